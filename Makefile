@@ -1,0 +1,117 @@
+# rockcache build. `make run` and `make test` are the quick start; see README.md.
+#
+# Objects go under $(BUILD) (build/ by default; build/asan and build/tsan for sanitizer builds).
+# Every module folder's *.cc is compiled; tests/unit/**/*_test.cc form build/unit-tests and
+# tests/integration/*_test.cc form build/integration-tests.
+
+CXX        ?= g++
+BUILD      ?= build
+OPT        ?= -O2 -g
+SANFLAGS   ?=
+PKGS        = libevent libevent_pthreads spdlog rocksdb
+CPPFLAGS   += -I. -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CXXFLAGS   += -std=c++17 $(OPT) -Wall -Wextra -Wno-unused-parameter -pthread $(SANFLAGS)
+LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lrocksdb -lfmt -pthread
+LDFLAGS    += $(SANFLAGS)
+
+MODULES     = config pool cache storage server
+CORE_SRCS   = $(foreach m,$(MODULES),$(wildcard $(m)/*.cc))
+CORE_OBJS   = $(CORE_SRCS:%.cc=$(BUILD)/%.o)
+UNIT_SRCS   = $(wildcard tests/unit/*.cc tests/unit/*/*.cc)
+UNIT_OBJS   = $(UNIT_SRCS:%.cc=$(BUILD)/%.o)
+INTEG_SRCS  = $(wildcard tests/integration/*.cc)
+INTEG_OBJS  = $(INTEG_SRCS:%.cc=$(BUILD)/%.o)
+BENCH_SRCS  = $(wildcard tests/bench/*.cc)
+
+SERVER      = $(BUILD)/rockcache-server
+UNIT_TESTS  = $(BUILD)/unit-tests
+INTEG_TESTS = $(BUILD)/integration-tests
+POOL_BENCH  = $(BUILD)/pool-bench
+
+DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev libfmt-dev \
+               libhiredis-dev catch2 redis-tools
+# redis-server is the reference `make bench` compares against; installed only by bench (on a
+# systemd machine its package starts a service on 6379, which would collide with `make run`).
+BENCH_PACKAGES = redis-server
+
+.PHONY: all build deps run test unit-test integration-test bench format lint asan tsan fuzz clean
+
+all: build
+build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH)
+
+# Installs the Debian packages that are missing (apt-get update runs once, only when needed).
+deps:
+	@./scripts/install-deps.sh $(DEB_PACKAGES)
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/librockcache.a: $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SERVER): $(BUILD)/cmd/main.o $(BUILD)/librockcache.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(UNIT_TESTS): $(UNIT_OBJS) $(BUILD)/librockcache.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(INTEG_TESTS): $(INTEG_OBJS)
+	$(CXX) $(LDFLAGS) $^ -o $@ -lhiredis -pthread
+
+$(POOL_BENCH): $(BENCH_SRCS:%.cc=$(BUILD)/%.o) $(BUILD)/librockcache.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+run: deps
+	@$(MAKE) --no-print-directory $(SERVER)
+	$(SERVER) $(ARGS)
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory unit-test integration-test
+
+unit-test: $(UNIT_TESTS)
+	./scripts/run-tests.sh unit $(UNIT_TESTS)
+
+integration-test: $(SERVER) $(INTEG_TESTS)
+	ROCKCACHE_SERVER=$(abspath $(SERVER)) ./scripts/run-tests.sh integration $(INTEG_TESTS)
+
+bench: deps
+	@./scripts/install-deps.sh $(BENCH_PACKAGES)
+	@$(MAKE) --no-print-directory $(SERVER) $(POOL_BENCH)
+	ROCKCACHE_SERVER=$(abspath $(SERVER)) POOL_BENCH=$(abspath $(POOL_BENCH)) ./scripts/bench.sh
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SANFLAGS="-fsanitize=address,undefined" test-only
+
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" \
+	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) halt_on_error=1" test-only
+
+.PHONY: test-only
+test-only: build
+	@$(MAKE) --no-print-directory unit-test integration-test
+
+FUZZ = $(BUILD)/fuzz-resp-parser
+fuzz: deps
+	@mkdir -p $(BUILD) tests/fuzz/corpus
+	clang++ -std=c++17 -O1 -g -I. -fsanitize=fuzzer,address,undefined \
+	  tests/fuzz/resp_parser_fuzz.cc server/resp_parser.cc -o $(FUZZ)
+	$(FUZZ) -max_total_time=$${FUZZ_SECONDS:-60} tests/fuzz/corpus
+
+CLANG_FORMAT ?= clang-format
+FORMAT_FILES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null)
+format:
+	$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+lint:
+	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
+	clang-tidy --quiet $(filter-out tests/%,$(filter %.cc,$(FORMAT_FILES))) -- \
+	  -std=c++17 -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
