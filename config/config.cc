@@ -1,0 +1,359 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <fstream>
+
+#include "config/glob.h"
+#include "config/split_args.h"
+
+namespace rockcache::config {
+namespace {
+
+constexpr int64_t kKB = 1024;
+constexpr int64_t kMB = 1024 * kKB;
+constexpr int64_t kGB = 1024 * kMB;
+
+using T = OptionType;
+
+// clang-format off
+const std::vector<OptionSpec> kOptionTable = {
+  // ---- network ----
+  {"bind", T::kString, "127.0.0.1", 0, 0, nullptr, false,
+   "Addresses to listen on, space separated; 0.0.0.0 exposes the server to the network."},
+  {"port", T::kInt, "6379", 0, 65535, nullptr, false,
+   "TCP port for the Redis protocol."},
+  {"protected-mode", T::kBool, "yes", 0, 0, nullptr, true,
+   "With no requirepass, refuse clients that are not on a loopback address."},
+  {"net-threads", T::kInt, "2", 1, 64, nullptr, false,
+   "Network event loops (each with its own SO_REUSEPORT listener); more helps only with more cores."},
+  {"maxclients", T::kInt, "10000", 1, 1000000, nullptr, true,
+   "Connections beyond this are refused with an error; bounded by the file descriptor limit."},
+  {"timeout", T::kInt, "0", 0, INT_MAX, nullptr, true,
+   "Close a client idle this many seconds (0 = never)."},
+  {"tcp-keepalive", T::kInt, "300", 0, INT_MAX, nullptr, true,
+   "Seconds between TCP keepalive probes on new connections (0 = off)."},
+  {"proto-max-bulk-len", T::kMemory, "512mb", 1 * kMB, 4 * kGB, nullptr, true,
+   "Largest bulk string a request may carry; bigger requests get a protocol error."},
+  {"client-output-buffer-limit", T::kMemory, "1gb", 0, LLONG_MAX, nullptr, true,
+   "Bytes of pending replies after which a client is disconnected (0 = no limit)."},
+  {"requirepass", T::kString, "", 0, 0, nullptr, true,
+   "Password clients must AUTH with; empty disables authentication."},
+  // ---- process ----
+  {"dir", T::kString, "./data", 0, 0, nullptr, false,
+   "Directory of the RocksDB database (created if missing)."},
+  {"loglevel", T::kEnum, "notice", 0, 0, "debug|verbose|notice|warning", true,
+   "Log verbosity; debug logs every connection."},
+  {"logfile", T::kString, "", 0, 0, nullptr, false,
+   "Log file path; empty logs to standard output."},
+  {"pidfile", T::kString, "", 0, 0, nullptr, false,
+   "Write the process id here at start-up and remove it at shutdown; empty = none."},
+  {"hz", T::kInt, "10", 1, 500, nullptr, true,
+   "Background task frequency per second (expired-key sweeps); higher reclaims sooner."},
+  // ---- worker pool ----
+  {"pool-threads", T::kInt, "4", 1, 256, nullptr, false,
+   "Worker threads running storage commands; more than cores helps only while they wait on disk."},
+  {"pool-mode", T::kEnum, "adaptive", 0, 0, "adaptive|classic", false,
+   "adaptive = lock-free lists with spin/yield/block waits; classic = one mutex+condvar queue."},
+  {"workers-per-list", T::kInt, "2", 1, 256, nullptr, false,
+   "Workers sharing one lock-free task list; more sharing balances load, fewer lowers contention."},
+  {"pool-spin-count", T::kInt, "200", 0, 1000000, nullptr, true,
+   "Pause-instruction spins of an idle worker before it yields (200 pauses are about 1 us)."},
+  {"pool-max-yield-usec", T::kInt, "100", 0, 1000000, nullptr, true,
+   "Longest an idle worker yields before it blocks; longer burns CPU, shorter wakes slower."},
+  {"pool-slow-yield-usec", T::kInt, "3", 0, 1000000, nullptr, true,
+   "A yield slower than this counts as slow (the CPU is contended)."},
+  {"pool-max-slow-yields", T::kInt, "3", 1, 1000000, nullptr, true,
+   "Slow yields after which the yield phase ends early and the worker blocks."},
+  {"pool-yield-sampling", T::kInt, "256", 1, 1 << 20, nullptr, true,
+   "One wait in this many tries the yield phase even when the adaptive credit says no."},
+  {"pool-queue-slow-size", T::kInt, "100", 1, INT_MAX, nullptr, true,
+   "A producer yields once when a task list holds more than this."},
+  {"pool-queue-max-size", T::kInt, "100000", 1, INT_MAX, nullptr, true,
+   "A producer waits while a task list holds this many tasks (backpressure bound)."},
+  {"pool-cpu-affinity", T::kBool, "no", 0, 0, nullptr, false,
+   "Pin worker i to core i mod ncores; helps cache locality on dedicated machines."},
+  // ---- storage ----
+  {"storage-sync", T::kEnum, "no", 0, 0, "no|always", true,
+   "always fsyncs the WAL on every write (safe against power loss, slower); no leaves it to the OS."},
+  {"rocksdb-block-cache-size", T::kMemory, "64mb", 0, LLONG_MAX, nullptr, false,
+   "RocksDB block cache for SST reads."},
+  {"rocksdb-write-buffer-size", T::kMemory, "64mb", 1 * kMB, LLONG_MAX, nullptr, false,
+   "RocksDB memtable size; larger absorbs more writes before a flush."},
+  {"rocksdb-compression", T::kEnum, "lz4", 0, 0, "none|snappy|lz4|zstd", false,
+   "SST block compression; zstd is smallest, lz4 fastest."},
+  {"rocksdb-max-background-jobs", T::kInt, "2", 1, 64, nullptr, false,
+   "RocksDB flush and compaction threads."},
+};
+// clang-format on
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool ParseInt(std::string_view text, int64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  size_t i = 0;
+  bool neg = false;
+  if (text[0] == '-') {
+    neg = true;
+    i = 1;
+    if (text.size() == 1) return false;
+  }
+  unsigned long long v = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    unsigned long long next = v * 10 + static_cast<unsigned>(text[i] - '0');
+    if (next / 10 != v) return false;
+    v = next;
+  }
+  if (!neg && v > static_cast<unsigned long long>(LLONG_MAX)) return false;
+  if (neg && v > static_cast<unsigned long long>(LLONG_MAX) + 1) return false;
+  *out = neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+  return true;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& OptionTable() { return kOptionTable; }
+
+const OptionSpec* FindOption(std::string_view name) {
+  std::string lower = Lower(name);
+  for (const auto& spec : kOptionTable) {
+    if (lower == spec.name) return &spec;
+  }
+  return nullptr;
+}
+
+bool ParseMemory(std::string_view text, int64_t* bytes) {
+  std::string lower = Lower(text);
+  size_t digits = 0;
+  while (digits < lower.size() && (std::isdigit(static_cast<unsigned char>(lower[digits])) ||
+                                   (digits == 0 && lower[0] == '-'))) {
+    ++digits;
+  }
+  int64_t number = 0;
+  if (!ParseInt(std::string_view(lower).substr(0, digits), &number)) return false;
+  std::string unit = lower.substr(digits);
+  int64_t mul = 1;
+  if (unit.empty() || unit == "b") {
+    mul = 1;
+  } else if (unit == "k") {
+    mul = 1000;
+  } else if (unit == "kb") {
+    mul = kKB;
+  } else if (unit == "m") {
+    mul = 1000 * 1000;
+  } else if (unit == "mb") {
+    mul = kMB;
+  } else if (unit == "g") {
+    mul = 1000LL * 1000 * 1000;
+  } else if (unit == "gb") {
+    mul = kGB;
+  } else {
+    return false;
+  }
+  if (number != 0 && (number > LLONG_MAX / mul || number < LLONG_MIN / mul)) return false;
+  *bytes = number * mul;
+  return true;
+}
+
+Config::Config() {
+  for (const auto& spec : kOptionTable) {
+    std::string canonical;
+    Status s = Canonicalize(spec, spec.default_value, &canonical);
+    assert(s.ok());
+    values_[spec.name] = s.ok() ? canonical : spec.default_value;
+  }
+}
+
+Status Config::Canonicalize(const OptionSpec& spec, std::string_view value,
+                            std::string* out) const {
+  switch (spec.type) {
+    case OptionType::kBool: {
+      std::string v = Lower(value);
+      if (v == "yes" || v == "no") {
+        *out = v;
+        return Status::OK();
+      }
+      return Status::InvalidArgument("argument must be 'yes' or 'no'");
+    }
+    case OptionType::kInt:
+    case OptionType::kMemory: {
+      int64_t n = 0;
+      bool ok = spec.type == OptionType::kInt ? ParseInt(value, &n) : ParseMemory(value, &n);
+      if (!ok) {
+        return Status::InvalidArgument(spec.type == OptionType::kInt
+                                           ? "argument couldn't be parsed into an integer"
+                                           : "argument must be a memory value");
+      }
+      if (n < spec.min || n > spec.max) {
+        return Status::InvalidArgument("argument must be between " + std::to_string(spec.min) +
+                                       " and " + std::to_string(spec.max) + " inclusive");
+      }
+      *out = std::to_string(n);
+      return Status::OK();
+    }
+    case OptionType::kEnum: {
+      std::string v = Lower(value);
+      std::string_view choices = spec.choices;
+      size_t start = 0;
+      while (start <= choices.size()) {
+        size_t bar = choices.find('|', start);
+        if (bar == std::string_view::npos) bar = choices.size();
+        if (choices.substr(start, bar - start) == v) {
+          *out = v;
+          return Status::OK();
+        }
+        start = bar + 1;
+      }
+      std::string list(choices);
+      std::replace(list.begin(), list.end(), '|', ',');
+      return Status::InvalidArgument("argument must be one of the following: " + list);
+    }
+    case OptionType::kString:
+      *out = std::string(value);
+      return Status::OK();
+  }
+  return Status::InvalidArgument("unknown option type");
+}
+
+Status Config::Set(std::string_view name, std::string_view value, bool from_config_set) {
+  const OptionSpec* spec = FindOption(name);
+  if (spec == nullptr) return Status::InvalidArgument("Unknown option or number of arguments");
+  if (from_config_set && !spec->runtime) {
+    return Status::InvalidArgument("can't set immutable config");
+  }
+  std::string canonical;
+  Status s = Canonicalize(*spec, value, &canonical);
+  if (!s.ok()) return s;
+  std::vector<std::function<void(const std::string&, const std::string&)>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    values_[spec->name] = canonical;
+    callbacks = callbacks_;
+  }
+  for (const auto& cb : callbacks) cb(spec->name, canonical);
+  return Status::OK();
+}
+
+Status Config::ApplyLine(std::string_view line) {
+  auto args = SplitArgs(line);
+  if (!args) return Status::InvalidArgument("Unbalanced quotes in configuration line");
+  if (args->empty() || (*args)[0][0] == '#') return Status::OK();
+  const std::string& name = (*args)[0];
+  const OptionSpec* spec = FindOption(name);
+  if (spec == nullptr) return Status::InvalidArgument("'" + name + "': Bad directive or wrong number of arguments");
+  if (args->size() < 2 && spec->type != OptionType::kString) {
+    return Status::InvalidArgument("'" + name + "': wrong number of arguments");
+  }
+  if (args->size() > 2 && std::string_view(spec->name) != "bind") {
+    return Status::InvalidArgument("'" + name + "': wrong number of arguments");
+  }
+  std::string value;
+  for (size_t i = 1; i < args->size(); ++i) {
+    if (i > 1) value += ' ';
+    value += (*args)[i];
+  }
+  Status s = Set(name, value);
+  if (!s.ok()) return Status::InvalidArgument("'" + name + "': " + s.message());
+  return Status::OK();
+}
+
+Status Config::LoadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("can't open config file '" + path + "'");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    config_file_ = path;
+  }
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    Status s = ApplyLine(line);
+    if (!s.ok()) {
+      return Status::InvalidArgument(path + ":" + std::to_string(number) + ": " + s.message());
+    }
+  }
+  return Status::OK();
+}
+
+Status Config::LoadFromArgs(int argc, const char* const* argv) {
+  int i = 1;
+  if (i < argc && std::string_view(argv[i]).rfind("--", 0) != 0) {
+    Status s = LoadFile(argv[i]);
+    if (!s.ok()) return s;
+    ++i;
+  }
+  while (i < argc) {
+    std::string_view flag = argv[i];
+    if (flag.rfind("--", 0) != 0 || flag.size() == 2) {
+      return Status::InvalidArgument("command line: expected --name value, got '" +
+                                     std::string(flag) + "'");
+    }
+    std::string name(flag.substr(2));
+    std::string value;
+    int words = 0;
+    ++i;
+    while (i < argc && std::string_view(argv[i]).rfind("--", 0) != 0) {
+      if (words++ > 0) value += ' ';
+      value += argv[i++];
+    }
+    const OptionSpec* spec = FindOption(name);
+    if (spec == nullptr) {
+      return Status::InvalidArgument("command line: '--" + name + "': unknown option");
+    }
+    if (words == 0 && spec->type != OptionType::kString) {
+      return Status::InvalidArgument("command line: '--" + name + "': missing value");
+    }
+    Status s = Set(name, value);
+    if (!s.ok()) return Status::InvalidArgument("command line: '--" + name + "': " + s.message());
+  }
+  return Status::OK();
+}
+
+std::string Config::Get(std::string_view name) const {
+  const OptionSpec* spec = FindOption(name);
+  if (spec == nullptr) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = values_.find(spec->name);
+  return it == values_.end() ? "" : it->second;
+}
+
+int64_t Config::GetInt(std::string_view name) const {
+  int64_t n = 0;
+  ParseInt(Get(name), &n);
+  return n;
+}
+
+bool Config::GetBool(std::string_view name) const { return Get(name) == "yes"; }
+
+std::string Config::GetString(std::string_view name) const { return Get(name); }
+
+std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view pattern) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& spec : kOptionTable) {
+    if (GlobMatch(pattern, spec.name, /*nocase=*/true)) {
+      out.emplace_back(spec.name, values_.at(spec.name));
+    }
+  }
+  return out;
+}
+
+std::string Config::config_file() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return config_file_;
+}
+
+void Config::OnChange(std::function<void(const std::string&, const std::string&)> callback) {
+  std::lock_guard<std::mutex> lock(mu_);
+  callbacks_.push_back(std::move(callback));
+}
+
+}  // namespace rockcache::config

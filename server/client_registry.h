@@ -1,0 +1,69 @@
+// ClientRegistry: the server-wide list of connected clients, for CLIENT LIST / CLIENT KILL /
+// INFO clients and maxclients. Each network loop registers its connections here; other threads
+// read snapshots. Only ids cross threads: a kill is a request posted to the owning loop.
+//
+// Thread-safety: all methods are thread-safe (one mutex, held briefly; not on the per-command
+// path: connections update ClientInfo's atomics and their own mutex only).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rockcache::server {
+
+// What CLIENT LIST shows about one connection. Immutable fields are set before registration.
+struct ClientInfo {
+  uint64_t id = 0;
+  uint32_t loop_index = 0;
+  int fd = -1;
+  std::string addr;   // peer "ip:port"
+  std::string laddr;  // local "ip:port"
+  int64_t created_ms = 0;
+  std::atomic<int64_t> last_interaction_ms{0};
+  std::atomic<uint64_t> pending_reply_bytes{0};  // omem
+  std::atomic<uint64_t> query_buffer_bytes{0};   // qbuf
+
+  std::string name() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return name_;
+  }
+  void set_name(std::string name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    name_ = std::move(name);
+  }
+  std::string last_command() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_command_;
+  }
+  void set_last_command(std::string cmd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_command_ = std::move(cmd);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string name_;          // GUARDED_BY(mu_)
+  std::string last_command_;  // GUARDED_BY(mu_)
+};
+
+class ClientRegistry {
+ public:
+  // Adds the client unless `max_clients` are already registered; false when full.
+  bool TryAdd(std::shared_ptr<ClientInfo> info, size_t max_clients);
+  void Remove(uint64_t id);
+  std::shared_ptr<ClientInfo> Find(uint64_t id) const;
+  // Every client, ordered by id.
+  std::vector<std::shared_ptr<ClientInfo>> Snapshot() const;
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<ClientInfo>> clients_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace rockcache::server

@@ -1,0 +1,80 @@
+// The command table: every command rockcache knows is one row (name, arity, flags, key
+// positions, handler). Metadata is data; a handler is short and appends reply bytes.
+//
+// Where a command runs is decided by its flags, not by its handler:
+// - kConnection: reads or changes the connection (AUTH, CLIENT, SELECT, HELLO, QUIT...), or
+//   server-wide state (CONFIG, INFO, SHUTDOWN): it runs on the connection's network thread, and
+//   only when the connection has nothing in flight. It never touches storage.
+// - kAnywhere: pure and cheap (PING, ECHO, TIME): runs on the network thread when nothing is in
+//   flight, or inside a worker task in order with the commands around it.
+// - otherwise (storage commands): runs on a worker thread, inside a task, in request order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rockcache::storage {
+class Store;
+}
+
+namespace rockcache::server {
+
+class Server;
+class Connection;
+
+enum CommandFlags : uint32_t {
+  kWrite = 1u << 0,       // may modify the dataset
+  kReadOnly = 1u << 1,    // reads the dataset only
+  kConnection = 1u << 2,  // runs on the network thread with the Connection (see above)
+  kAnywhere = 1u << 3,    // pure and cheap; may run on any thread
+  kNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
+  kFast = 1u << 5,        // O(1) or O(log n)
+  kAdmin = 1u << 6,
+};
+
+using Args = std::vector<std::string>;
+
+// What a handler may reach. `conn` is set only for kConnection commands (network thread).
+// `store` is set only on worker threads.
+struct CommandContext {
+  Server* server = nullptr;
+  storage::Store* store = nullptr;
+  Connection* conn = nullptr;
+};
+
+using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
+
+struct CommandSpec {
+  const char* name;  // lower case
+  int arity;         // Redis convention: N exact, -N at least N (argv[0] counts)
+  uint32_t flags;
+  int first_key;     // 0 = no keys
+  int last_key;      // -1 = last argument
+  int key_step;
+  CommandHandler handler;
+};
+
+// The row for `name` (case-insensitive), or nullptr. Any thread.
+const CommandSpec* FindCommand(std::string_view name);
+// Every row, for COMMAND / COMMAND COUNT.
+const std::vector<const CommandSpec*>& AllCommands();
+
+// Checks arity. False means the reply is "-ERR wrong number of arguments for '<name>' command".
+inline bool ArityOk(const CommandSpec& spec, size_t argc) {
+  return spec.arity >= 0 ? argc == static_cast<size_t>(spec.arity)
+                         : argc >= static_cast<size_t>(-spec.arity);
+}
+
+// Appends Redis's "-ERR unknown command '<name>', with args beginning with: ..." reply.
+void AppendUnknownCommand(std::string* out, const Args& argv);
+// Appends "-ERR wrong number of arguments for '<name>' command".
+void AppendArityError(std::string* out, std::string_view name);
+
+// Row groups, defined beside their handlers (commands_*.cc) and joined in command_table.cc.
+extern const std::vector<CommandSpec> kServerCommands;
+extern const std::vector<CommandSpec> kStringCommands;
+extern const std::vector<CommandSpec> kKeyspaceCommands;
+
+}  // namespace rockcache::server

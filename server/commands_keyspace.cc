@@ -1,0 +1,169 @@
+// Keyspace commands for every type: DEL, EXISTS, the EXPIRE and TTL families, PERSIST, TYPE,
+// KEYS, SCAN.
+#include <climits>
+#include <cstdlib>
+
+#include "server/args.h"
+#include "server/command.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+void Del(CommandContext& ctx, Args& argv, std::string* out) {
+  auto removed = ctx.store->Del(ArgViews(argv, 1));
+  if (!removed.ok()) return AppendStatusError(out, removed.status());
+  AppendInteger(out, *removed);
+}
+
+void Exists(CommandContext& ctx, Args& argv, std::string* out) {
+  auto count = ctx.store->Exists(ArgViews(argv, 1));
+  if (!count.ok()) return AppendStatusError(out, count.status());
+  AppendInteger(out, *count);
+}
+
+// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT]
+void Expire(CommandContext& ctx, Args& argv, std::string* out) {
+  bool seconds = Is(argv[0], "EXPIRE") || Is(argv[0], "EXPIREAT");
+  bool relative = Is(argv[0], "EXPIRE") || Is(argv[0], "PEXPIRE");
+  int64_t when = 0;
+  if (!ParseInteger(argv[2], &when)) return out->append(kReplyNotInteger), void();
+  storage::ExpireCondition cond = storage::ExpireCondition::kAlways;
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < argv.size(); ++i) {
+    if (Is(argv[i], "NX")) {
+      nx = true;
+      cond = storage::ExpireCondition::kNX;
+    } else if (Is(argv[i], "XX")) {
+      xx = true;
+      cond = storage::ExpireCondition::kXX;
+    } else if (Is(argv[i], "GT")) {
+      gt = true;
+      cond = storage::ExpireCondition::kGT;
+    } else if (Is(argv[i], "LT")) {
+      lt = true;
+      cond = storage::ExpireCondition::kLT;
+    } else {
+      return AppendError(out, "ERR Unsupported option " + argv[i]);
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    return AppendError(out, "ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if (gt && lt) return AppendError(out, "ERR GT and LT options at the same time are not compatible");
+  bool overflow = seconds && (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000);
+  int64_t at_ms = seconds && !overflow ? when * 1000 : when;
+  if (!overflow && relative) {
+    int64_t now = NowUnixMs();
+    overflow = at_ms > 0 && at_ms > LLONG_MAX - now;
+    if (!overflow) at_ms += now;
+  }
+  if (overflow) {
+    std::string name = argv[0];
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return AppendError(out, "ERR invalid expire time in '" + name + "' command");
+  }
+  if (xx && lt) {
+    // XX + LT: LT alone succeeds on a key without TTL (no TTL counts as infinite); XX adds that
+    // the key must have one. (XX + GT needs nothing more: GT already fails without a TTL.)
+    auto ttl = ctx.store->PTtl(argv[1]);
+    if (!ttl.ok()) return AppendStatusError(out, ttl.status());
+    if (*ttl < 0) return AppendInteger(out, 0);
+  }
+  auto changed = ctx.store->ExpireAt(argv[1], at_ms, cond);
+  if (!changed.ok()) return AppendStatusError(out, changed.status());
+  AppendInteger(out, *changed ? 1 : 0);
+}
+
+void Ttl(CommandContext& ctx, Args& argv, std::string* out) {
+  auto ttl = ctx.store->PTtl(argv[1]);
+  if (!ttl.ok()) return AppendStatusError(out, ttl.status());
+  if (*ttl < 0 || Is(argv[0], "PTTL")) return AppendInteger(out, *ttl);
+  AppendInteger(out, (*ttl + 500) / 1000);
+}
+
+void ExpireTime(CommandContext& ctx, Args& argv, std::string* out) {
+  auto at = ctx.store->ExpireTimeMs(argv[1]);
+  if (!at.ok()) return AppendStatusError(out, at.status());
+  if (*at < 0 || Is(argv[0], "PEXPIRETIME")) return AppendInteger(out, *at);
+  AppendInteger(out, *at / 1000);
+}
+
+void Persist(CommandContext& ctx, Args& argv, std::string* out) {
+  auto changed = ctx.store->Persist(argv[1]);
+  if (!changed.ok()) return AppendStatusError(out, changed.status());
+  AppendInteger(out, *changed ? 1 : 0);
+}
+
+void Type(CommandContext& ctx, Args& argv, std::string* out) {
+  auto type = ctx.store->Type(argv[1]);
+  if (!type.ok()) return AppendStatusError(out, type.status());
+  AppendSimple(out, storage::KeyTypeName(*type));
+}
+
+void Keys(CommandContext& ctx, Args& argv, std::string* out) {
+  auto keys = ctx.store->Keys(argv[1]);
+  if (!keys.ok()) return AppendStatusError(out, keys.status());
+  AppendArrayHeader(out, static_cast<int64_t>(keys->size()));
+  for (const auto& key : *keys) AppendBulk(out, key);
+}
+
+void Scan(CommandContext& ctx, Args& argv, std::string* out) {
+  const std::string& cursor_arg = argv[1];
+  char* end = nullptr;
+  errno = 0;
+  uint64_t cursor = std::strtoull(cursor_arg.c_str(), &end, 10);
+  if (cursor_arg.empty() || *end != '\0' || errno == ERANGE || cursor_arg[0] == '-') {
+    return AppendError(out, "ERR invalid cursor");
+  }
+  std::string pattern;
+  int64_t count = 10;
+  std::optional<storage::KeyType> type;
+  for (size_t i = 2; i < argv.size(); i += 2) {
+    if (i + 1 >= argv.size()) return out->append(kReplySyntaxError), void();
+    if (Is(argv[i], "MATCH")) {
+      pattern = argv[i + 1];
+      if (pattern == "*") pattern.clear();
+    } else if (Is(argv[i], "COUNT")) {
+      if (!ParseInteger(argv[i + 1], &count)) return out->append(kReplyNotInteger), void();
+      if (count < 1) return out->append(kReplySyntaxError), void();
+    } else if (Is(argv[i], "TYPE")) {
+      type = storage::ParseKeyTypeName(argv[i + 1]);
+      if (!type) return AppendError(out, "ERR unknown type name '" + argv[i + 1] + "'");
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto result = ctx.store->Scan(cursor, pattern, static_cast<uint64_t>(count), type);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  AppendArrayHeader(out, 2);
+  AppendBulk(out, std::to_string(result->next_cursor));
+  AppendArrayHeader(out, static_cast<int64_t>(result->keys.size()));
+  for (const auto& key : result->keys) AppendBulk(out, key);
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kKeyspaceCommands = {
+    {"del", -2, kWrite, 1, -1, 1, Del},
+    {"unlink", -2, kWrite | kFast, 1, -1, 1, Del},
+    {"exists", -2, kReadOnly | kFast, 1, -1, 1, Exists},
+    {"expire", -3, kWrite | kFast, 1, 1, 1, Expire},
+    {"pexpire", -3, kWrite | kFast, 1, 1, 1, Expire},
+    {"expireat", -3, kWrite | kFast, 1, 1, 1, Expire},
+    {"pexpireat", -3, kWrite | kFast, 1, 1, 1, Expire},
+    {"ttl", 2, kReadOnly | kFast, 1, 1, 1, Ttl},
+    {"pttl", 2, kReadOnly | kFast, 1, 1, 1, Ttl},
+    {"expiretime", 2, kReadOnly | kFast, 1, 1, 1, ExpireTime},
+    {"pexpiretime", 2, kReadOnly | kFast, 1, 1, 1, ExpireTime},
+    {"persist", 2, kWrite | kFast, 1, 1, 1, Persist},
+    {"type", 2, kReadOnly | kFast, 1, 1, 1, Type},
+    {"keys", 2, kReadOnly, 0, 0, 0, Keys},
+    {"scan", -2, kReadOnly, 0, 0, 0, Scan},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,254 @@
+// String commands: GET, SET and its family, MGET/MSET, counters, ranges.
+#include <climits>
+
+#include "server/args.h"
+#include "server/command.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using storage::Expiry;
+
+// Reads "EX s | PX ms | EXAT s | PXAT ms" at argv[i] (keyword) and argv[i + 1] (number) into an
+// absolute expire-at. Appends the error and returns false on a bad number.
+bool ParseExpiry(const Args& argv, size_t i, const char* command, Expiry* expiry,
+                 std::string* out) {
+  int64_t number = 0;
+  if (!ParseInteger(argv[i + 1], &number)) {
+    out->append(kReplyNotInteger);
+    return false;
+  }
+  bool seconds = Is(argv[i], "EX") || Is(argv[i], "EXAT");
+  bool relative = Is(argv[i], "EX") || Is(argv[i], "PX");
+  bool ok = number > 0 && (!seconds || number <= LLONG_MAX / 1000);
+  int64_t ms = seconds ? number * 1000 : number;
+  if (ok && relative) {
+    int64_t now = NowUnixMs();
+    ok = ms <= LLONG_MAX - now;
+    ms += now;
+  }
+  if (!ok) {
+    AppendError(out, std::string("ERR invalid expire time in '") + command + "' command");
+    return false;
+  }
+  expiry->mode = Expiry::Mode::kAt;
+  expiry->at_ms = ms;
+  return true;
+}
+
+bool IsExpiryKeyword(const std::string& arg) {
+  return Is(arg, "EX") || Is(arg, "PX") || Is(arg, "EXAT") || Is(arg, "PXAT");
+}
+
+void Get(CommandContext& ctx, Args& argv, std::string* out) {
+  auto value = ctx.store->Get(argv[1]);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+}
+
+void Set(CommandContext& ctx, Args& argv, std::string* out) {
+  storage::SetOptions options;
+  bool has_condition = false, has_expiry = false;
+  for (size_t i = 3; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if ((Is(arg, "NX") || Is(arg, "XX")) && !has_condition) {
+      options.condition = Is(arg, "NX") ? storage::SetOptions::Condition::kIfAbsent
+                                        : storage::SetOptions::Condition::kIfPresent;
+      has_condition = true;
+    } else if (Is(arg, "GET") && !options.return_old) {
+      options.return_old = true;
+    } else if (Is(arg, "KEEPTTL") && !has_expiry) {
+      options.expiry.mode = Expiry::Mode::kKeep;
+      has_expiry = true;
+    } else if (IsExpiryKeyword(arg) && !has_expiry && i + 1 < argv.size()) {
+      if (!ParseExpiry(argv, i, "set", &options.expiry, out)) return;
+      has_expiry = true;
+      ++i;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto result = ctx.store->Set(argv[1], argv[2], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  if (options.return_old) return AppendOptionalBulk(out, result->old_value);
+  out->append(result->written ? kReplyOk : kReplyNullBulk);
+}
+
+void SetNx(CommandContext& ctx, Args& argv, std::string* out) {
+  storage::SetOptions options;
+  options.condition = storage::SetOptions::Condition::kIfAbsent;
+  auto result = ctx.store->Set(argv[1], argv[2], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  AppendInteger(out, result->written ? 1 : 0);
+}
+
+// SETEX key seconds value / PSETEX key milliseconds value.
+void SetWithTtl(CommandContext& ctx, Args& argv, std::string* out) {
+  bool millis = Is(argv[0], "PSETEX");
+  Args expiry_args = {millis ? "PX" : "EX", argv[2]};
+  storage::SetOptions options;
+  if (!ParseExpiry(expiry_args, 0, millis ? "psetex" : "setex", &options.expiry, out)) return;
+  auto result = ctx.store->Set(argv[1], argv[3], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  out->append(kReplyOk);
+}
+
+void GetSet(CommandContext& ctx, Args& argv, std::string* out) {
+  storage::SetOptions options;
+  options.return_old = true;
+  auto result = ctx.store->Set(argv[1], argv[2], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  AppendOptionalBulk(out, result->old_value);
+}
+
+void MGet(CommandContext& ctx, Args& argv, std::string* out) {
+  auto values = ctx.store->MGet(ArgViews(argv, 1));
+  if (!values.ok()) return AppendStatusError(out, values.status());
+  AppendArrayHeader(out, static_cast<int64_t>(values->size()));
+  for (const auto& value : *values) AppendOptionalBulk(out, value);
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> Pairs(const Args& argv) {
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  pairs.reserve(argv.size() / 2);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2) pairs.emplace_back(argv[i], argv[i + 1]);
+  return pairs;
+}
+
+void MSet(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
+  Status s = ctx.store->MSet(Pairs(argv));
+  if (!s.ok()) return AppendStatusError(out, s);
+  out->append(kReplyOk);
+}
+
+void MSetNx(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
+  auto written = ctx.store->MSetNx(Pairs(argv));
+  if (!written.ok()) return AppendStatusError(out, written.status());
+  AppendInteger(out, *written ? 1 : 0);
+}
+
+void GetDel(CommandContext& ctx, Args& argv, std::string* out) {
+  auto value = ctx.store->GetDel(argv[1]);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+}
+
+void GetEx(CommandContext& ctx, Args& argv, std::string* out) {
+  Expiry expiry;
+  expiry.mode = Expiry::Mode::kKeep;
+  bool has_option = false;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    if (Is(argv[i], "PERSIST") && !has_option) {
+      expiry.mode = Expiry::Mode::kClear;
+      has_option = true;
+    } else if (IsExpiryKeyword(argv[i]) && !has_option && i + 1 < argv.size()) {
+      if (!ParseExpiry(argv, i, "getex", &expiry, out)) return;
+      has_option = true;
+      ++i;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto value = ctx.store->GetEx(argv[1], expiry);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+}
+
+void Append(CommandContext& ctx, Args& argv, std::string* out) {
+  auto length = ctx.store->Append(argv[1], argv[2]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+void StrLen(CommandContext& ctx, Args& argv, std::string* out) {
+  auto length = ctx.store->StrLen(argv[1]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+void IncrementBy(CommandContext& ctx, const std::string& key, int64_t delta, std::string* out) {
+  auto value = ctx.store->IncrBy(key, delta);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendInteger(out, *value);
+}
+
+void Incr(CommandContext& ctx, Args& argv, std::string* out) { IncrementBy(ctx, argv[1], 1, out); }
+void Decr(CommandContext& ctx, Args& argv, std::string* out) { IncrementBy(ctx, argv[1], -1, out); }
+
+void IncrBy(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t delta = 0;
+  if (!ParseInteger(argv[2], &delta)) return out->append(kReplyNotInteger), void();
+  IncrementBy(ctx, argv[1], delta, out);
+}
+
+void DecrBy(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t delta = 0;
+  if (!ParseInteger(argv[2], &delta)) return out->append(kReplyNotInteger), void();
+  if (delta == LLONG_MIN) return AppendError(out, "ERR decrement would overflow");
+  IncrementBy(ctx, argv[1], -delta, out);
+}
+
+void IncrByFloat(CommandContext& ctx, Args& argv, std::string* out) {
+  long double delta = 0;
+  if (!storage::ParseLongDouble(argv[2], &delta)) {
+    return AppendError(out, "ERR value is not a valid float");
+  }
+  auto value = ctx.store->IncrByFloat(argv[1], delta);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendBulk(out, *value);
+}
+
+void GetRange(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t start = 0, end = 0;
+  if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &end)) {
+    return out->append(kReplyNotInteger), void();
+  }
+  auto value = ctx.store->GetRange(argv[1], start, end);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendBulk(out, *value);
+}
+
+void SetRange(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t offset = 0;
+  if (!ParseInteger(argv[2], &offset)) return out->append(kReplyNotInteger), void();
+  if (offset < 0) return AppendError(out, "ERR offset is out of range");
+  uint64_t max_size = ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  auto length = ctx.store->SetRange(argv[1], offset, argv[3], max_size);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kStringCommands = {
+    {"get", 2, kReadOnly | kFast, 1, 1, 1, Get},
+    {"set", -3, kWrite, 1, 1, 1, Set},
+    {"setnx", 3, kWrite | kFast, 1, 1, 1, SetNx},
+    {"setex", 4, kWrite, 1, 1, 1, SetWithTtl},
+    {"psetex", 4, kWrite, 1, 1, 1, SetWithTtl},
+    {"getset", 3, kWrite | kFast, 1, 1, 1, GetSet},
+    {"mget", -2, kReadOnly | kFast, 1, -1, 1, MGet},
+    {"mset", -3, kWrite, 1, -1, 2, MSet},
+    {"msetnx", -3, kWrite, 1, -1, 2, MSetNx},
+    {"getdel", 2, kWrite | kFast, 1, 1, 1, GetDel},
+    {"getex", -2, kWrite | kFast, 1, 1, 1, GetEx},
+    {"append", 3, kWrite, 1, 1, 1, Append},
+    {"strlen", 2, kReadOnly | kFast, 1, 1, 1, StrLen},
+    {"incr", 2, kWrite | kFast, 1, 1, 1, Incr},
+    {"decr", 2, kWrite | kFast, 1, 1, 1, Decr},
+    {"incrby", 3, kWrite | kFast, 1, 1, 1, IncrBy},
+    {"decrby", 3, kWrite | kFast, 1, 1, 1, DecrBy},
+    {"incrbyfloat", 3, kWrite | kFast, 1, 1, 1, IncrByFloat},
+    {"getrange", 4, kReadOnly, 1, 1, 1, GetRange},
+    {"substr", 4, kReadOnly, 1, 1, 1, GetRange},
+    {"setrange", 4, kWrite, 1, 1, 1, SetRange},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,181 @@
+#include "server/info.h"
+
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+
+#include "pool/worker_pool.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+void Field(std::string* out, const char* name, const std::string& value) {
+  out->append(name);
+  out->push_back(':');
+  out->append(value);
+  out->append("\r\n");
+}
+
+void Field(std::string* out, const char* name, uint64_t value) {
+  Field(out, name, std::to_string(value));
+}
+
+std::string Fixed(double value, int digits = 2) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "K", "M", "G", "T"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? std::to_string(bytes) + "B" : Fixed(value) + units[unit];
+}
+
+void ServerSection(Server& server, std::string* out) {
+  utsname name;
+  uname(&name);
+  int64_t uptime = (NowUnixMs() - server.start_time_ms()) / 1000;
+  Field(out, "redis_version", kRedisCompatVersion);
+  Field(out, "rockcache_version", kRockcacheVersion);
+  Field(out, "redis_mode", "standalone");
+  Field(out, "os", std::string(name.sysname) + " " + name.release + " " + name.machine);
+  Field(out, "arch_bits", std::to_string(sizeof(void*) * 8));
+  Field(out, "multiplexing_api", "epoll");
+  Field(out, "process_id", static_cast<uint64_t>(getpid()));
+  Field(out, "tcp_port", static_cast<uint64_t>(server.config().GetInt("port")));
+  Field(out, "server_time_usec", static_cast<uint64_t>(NowUnixUs()));
+  Field(out, "uptime_in_seconds", static_cast<uint64_t>(uptime));
+  Field(out, "uptime_in_days", static_cast<uint64_t>(uptime / 86400));
+  Field(out, "hz", static_cast<uint64_t>(server.settings().hz.load()));
+  Field(out, "net_threads", static_cast<uint64_t>(server.loop_count()));
+  Field(out, "pool_threads", static_cast<uint64_t>(server.config().GetInt("pool-threads")));
+  Field(out, "config_file", server.config().config_file());
+}
+
+void ClientsSection(Server& server, std::string* out) {
+  Field(out, "connected_clients", static_cast<uint64_t>(server.clients().size()));
+  Field(out, "maxclients", static_cast<uint64_t>(server.settings().maxclients.load()));
+  Field(out, "blocked_clients", 0);
+}
+
+void MemorySection(Server&, std::string* out) {
+  uint64_t rss = ResidentBytes();
+  Field(out, "used_memory", rss);
+  Field(out, "used_memory_human", HumanBytes(rss));
+  Field(out, "used_memory_rss", rss);
+  Field(out, "used_memory_rss_human", HumanBytes(rss));
+}
+
+void PersistenceSection(Server& server, std::string* out) {
+  Field(out, "loading", 0);
+  Field(out, "storage_engine", "rocksdb");
+  Field(out, "storage_sync", server.config().GetString("storage-sync"));
+  Field(out, "storage_dir", server.config().GetString("dir"));
+}
+
+void StatsSection(Server& server, std::string* out) {
+  ServerStats& stats = server.stats();
+  Field(out, "total_connections_received", stats.total_connections_received.load());
+  Field(out, "total_commands_processed", stats.total_commands_processed.load());
+  Field(out, "total_net_input_bytes", stats.total_net_input_bytes.load());
+  Field(out, "total_net_output_bytes", stats.total_net_output_bytes.load());
+  Field(out, "rejected_connections", stats.rejected_connections.load());
+  Field(out, "expired_keys", stats.expired_keys.load());
+}
+
+void PoolSection(Server& server, std::string* out) {
+  pool::WorkerPool* pool = server.worker_pool();
+  if (pool == nullptr) return;
+  pool::Stats s = pool->GetStats();
+  Field(out, "pool_mode", pool->mode() == pool::Mode::kClassic ? "classic" : "adaptive");
+  Field(out, "pool_threads", static_cast<uint64_t>(server.config().GetInt("pool-threads")));
+  Field(out, "pool_tasks_run", s.tasks_run);
+  Field(out, "pool_wakeups_spin", s.wakeups_spin);
+  Field(out, "pool_wakeups_yield", s.wakeups_yield);
+  Field(out, "pool_wakeups_block", s.wakeups_block);
+  Field(out, "pool_yield_credit", Fixed(s.yield_credit, 4));
+  Field(out, "pool_producer_yields", s.producer_yields);
+  Field(out, "pool_producer_waits", s.producer_waits);
+  Field(out, "pool_queue_depth", s.queued_now);
+  Field(out, "pool_queue_depth_high_water", s.depth_high_water);
+  Field(out, "pool_delayed_pending", s.delayed_pending);
+  Field(out, "pool_queue_wait_count", s.queue_wait_count);
+  Field(out, "pool_queue_wait_usec_sum", Fixed(s.queue_wait_sum_us));
+  Field(out, "pool_queue_wait_usec_p50", Fixed(s.queue_wait_p50_us, 3));
+  Field(out, "pool_queue_wait_usec_p99", Fixed(s.queue_wait_p99_us, 3));
+  Field(out, "pool_queue_wait_usec_p99.9", Fixed(s.queue_wait_p999_us, 3));
+}
+
+void RocksDbSection(Server& server, std::string* out) { out->append(server.store()->InfoRocksDb()); }
+
+void KeyspaceSection(Server& server, std::string* out) {
+  auto keys = server.store()->DbSize();
+  if (keys.ok() && *keys > 0) {
+    Field(out, "db0", "keys=" + std::to_string(*keys) + ",expires=0,avg_ttl=0");
+  }
+}
+
+struct Section {
+  const char* name;
+  bool in_default;
+  void (*build)(Server&, std::string*);
+};
+
+const Section kSections[] = {
+    {"server", true, ServerSection},         {"clients", true, ClientsSection},
+    {"memory", true, MemorySection},         {"persistence", true, PersistenceSection},
+    {"stats", true, StatsSection},           {"pool", true, PoolSection},
+    {"rocksdb", false, RocksDbSection},      {"keyspace", true, KeyspaceSection},
+};
+
+std::string Title(const char* name) {
+  std::string title = name;
+  title[0] = static_cast<char>(toupper(title[0]));
+  if (title == "Rocksdb") title = "RocksDB";
+  return title;
+}
+
+}  // namespace
+
+std::string BuildInfo(Server& server, const std::vector<std::string>& sections) {
+  bool all = false, defaults = sections.empty();
+  for (const auto& s : sections) {
+    if (strcasecmp(s.c_str(), "all") == 0 || strcasecmp(s.c_str(), "everything") == 0) all = true;
+    if (strcasecmp(s.c_str(), "default") == 0) defaults = true;
+  }
+  std::string out;
+  for (const auto& section : kSections) {
+    bool wanted = all || (defaults && section.in_default);
+    for (const auto& s : sections) {
+      if (strcasecmp(s.c_str(), section.name) == 0) wanted = true;
+    }
+    if (!wanted) continue;
+    if (!out.empty()) out.append("\r\n");
+    out.append("# " + Title(section.name) + "\r\n");
+    section.build(server, &out);
+  }
+  return out;
+}
+
+}  // namespace rockcache::server

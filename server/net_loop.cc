@@ -1,0 +1,496 @@
+#include "server/net_loop.h"
+
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "server/reply.h"
+#include "server/server.h"
+
+namespace rockcache::server {
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+// While a batch is in flight, stop reading once this much unparsed input waits (TCP then
+// pushes back on the client); reading resumes when the batch completes.
+constexpr size_t kPausedInputLimit = 16 * 1024 * 1024;
+// Unparsed input beyond this closes the client (Redis's client-query-buffer-limit default).
+constexpr size_t kMaxQueryBuffer = 1024ull * 1024 * 1024;
+
+constexpr std::string_view kProtectedModeError =
+    "-DENIED rockcache is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to rockcache you may "
+    "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+    "'CONFIG SET protected-mode no' from the loopback interface by connecting to rockcache from "
+    "the same host the server is running, however MAKE SURE rockcache is not publicly accessible "
+    "from internet if you do so. 2) Alternatively you can just disable the protected mode by "
+    "editing the rockcache configuration file, and setting the protected mode option to 'no', "
+    "and then restarting the server. 3) If you started the server manually just for testing, "
+    "restart it with the '--protected-mode no' option. 4) Set up an authentication password for "
+    "the default user. NOTE: You only need to do one of the above things in order for the server "
+    "to start accepting connections from the outside.\r\n";
+
+std::string FormatAddress(const sockaddr* addr) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (addr->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (addr->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+bool IsLoopback(const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (addr->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return addr->sa_family == AF_UNIX;
+}
+
+bool ResolveAddress(const std::string& host, int port, sockaddr_storage* out, int* len) {
+  std::memset(out, 0, sizeof(*out));
+  auto* in = reinterpret_cast<sockaddr_in*>(out);
+  if (inet_pton(AF_INET, host.c_str(), &in->sin_addr) == 1) {
+    in->sin_family = AF_INET;
+    in->sin_port = htons(static_cast<uint16_t>(port));
+    *len = sizeof(sockaddr_in);
+    return true;
+  }
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(out);
+  std::string h = host == "*" ? "::" : host;
+  if (inet_pton(AF_INET6, h.c_str(), &in6->sin6_addr) == 1) {
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(port));
+    *len = sizeof(sockaddr_in6);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+NetLoop::NetLoop(Server* server, uint32_t index) : server_(server), index_(index) {}
+
+NetLoop::~NetLoop() {
+  Join();
+  for (auto& [id, conn] : connections_) {
+    if (conn->read_event) event_free(conn->read_event);
+    if (conn->write_event) event_free(conn->write_event);
+    close(conn->fd);
+    server_->clients().Remove(id);
+  }
+  connections_.clear();
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  if (wake_event_) event_free(wake_event_);
+  if (timer_event_) event_free(timer_event_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (base_) event_base_free(base_);
+}
+
+Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
+  base_ = event_base_new();
+  if (base_ == nullptr) return Status::IOError("event_base_new failed");
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Status::IOError(std::string("eventfd: ") + strerror(errno));
+  wake_event_ = event_new(base_, wake_fd_, EV_READ | EV_PERSIST, &NetLoop::OnWake, this);
+  event_add(wake_event_, nullptr);
+  timer_event_ = event_new(base_, -1, EV_PERSIST, &NetLoop::OnTimer, this);
+  timeval one_second{1, 0};
+  event_add(timer_event_, &one_second);
+
+  for (const auto& host : addresses) {
+    sockaddr_storage ss;
+    int len = 0;
+    if (!ResolveAddress(host, port, &ss, &len)) {
+      return Status::InvalidArgument("bind: '" + host + "' is not an IPv4 or IPv6 address");
+    }
+    if (index_ == 0) {
+      // SO_REUSEPORT would let us share the port with another running server without an
+      // error; probe with a plain socket first so a busy port fails start-up as in Redis.
+      int probe = socket(ss.ss_family, SOCK_STREAM, 0);
+      int one = 1;
+      setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      int rc = bind(probe, reinterpret_cast<sockaddr*>(&ss), len);
+      int err = errno;
+      close(probe);
+      if (rc != 0) {
+        return Status::IOError("could not bind " + host + ":" + std::to_string(port) + ": " +
+                               strerror(err));
+      }
+    }
+    evconnlistener* listener = evconnlistener_new_bind(
+        base_, &NetLoop::OnAccept, this,
+        LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_FREE |
+            LEV_OPT_CLOSE_ON_EXEC,
+        511, reinterpret_cast<sockaddr*>(&ss), len);
+    if (listener == nullptr) {
+      return Status::IOError("could not listen on " + host + ":" + std::to_string(port) + ": " +
+                             strerror(errno));
+    }
+    listeners_.push_back(listener);
+  }
+  return Status::OK();
+}
+
+void NetLoop::Start() {
+  thread_ = std::thread([this] {
+    event_base_dispatch(base_);
+  });
+}
+
+void NetLoop::StopListening() {
+  stop_listening_.store(true);
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+}
+
+void NetLoop::Stop() {
+  stopping_.store(true);
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+}
+
+void NetLoop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void NetLoop::PostCompletion(Completion completion) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock(completions_mu_);
+    was_empty = completions_.empty();
+    completions_.push_back(std::move(completion));
+  }
+  if (was_empty) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void NetLoop::OnAccept(evconnlistener*, int fd, sockaddr* addr, int, void* arg) {
+  static_cast<NetLoop*>(arg)->Accept(fd, addr);
+}
+
+void NetLoop::Accept(int fd, sockaddr* addr) {
+  Server& server = *server_;
+  server.stats().total_connections_received.fetch_add(1, std::memory_order_relaxed);
+  evutil_make_socket_nonblocking(fd);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int keepalive = server.settings().tcp_keepalive.load(std::memory_order_relaxed);
+  if (keepalive > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    int idle = keepalive;
+    int interval = keepalive / 3 > 0 ? keepalive / 3 : 1;
+    int count = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  }
+
+  if (server.settings().protected_mode.load(std::memory_order_relaxed) &&
+      !server.settings().auth_required.load(std::memory_order_relaxed) && !IsLoopback(addr)) {
+    [[maybe_unused]] ssize_t n = write(fd, kProtectedModeError.data(), kProtectedModeError.size());
+    server.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
+    close(fd);
+    return;
+  }
+
+  auto info = std::make_shared<ClientInfo>();
+  info->id = server.NextClientId();
+  info->loop_index = index_;
+  info->fd = fd;
+  info->addr = FormatAddress(addr);
+  sockaddr_storage local;
+  socklen_t local_len = sizeof(local);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0) {
+    info->laddr = FormatAddress(reinterpret_cast<sockaddr*>(&local));
+  }
+  info->created_ms = NowUnixMs();
+  info->last_interaction_ms.store(info->created_ms);
+  if (!server.clients().TryAdd(info, static_cast<size_t>(server.settings().maxclients.load()))) {
+    constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
+    [[maybe_unused]] ssize_t n = write(fd, kFull.data(), kFull.size());
+    server.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
+    close(fd);
+    return;
+  }
+  auto conn = std::make_unique<Connection>(info->id, fd, this, info);
+  conn->authenticated = !server.settings().auth_required.load(std::memory_order_relaxed);
+  conn->parser.set_max_bulk_len(server.settings().proto_max_bulk_len.load());
+  conn->last_interaction_ms = info->created_ms;
+  conn->read_event = event_new(base_, fd, EV_READ | EV_PERSIST, &NetLoop::OnReadable, conn.get());
+  conn->write_event = event_new(base_, fd, EV_WRITE | EV_PERSIST, &NetLoop::OnWritable, conn.get());
+  event_add(conn->read_event, nullptr);
+  spdlog::debug("accepted client id={} addr={} loop={}", info->id, info->addr, index_);
+  connections_.emplace(conn->id, std::move(conn));
+}
+
+void NetLoop::OnReadable(int, short, void* arg) {
+  auto* conn = static_cast<Connection*>(arg);
+  conn->loop->ReadFrom(conn);
+}
+
+void NetLoop::ReadFrom(Connection* conn) {
+  if (conn->input_pos > 0 && conn->input_pos == conn->input.size()) {
+    conn->input.clear();
+    conn->input_pos = 0;
+  }
+  size_t old_size = conn->input.size();
+  conn->input.resize(old_size + kReadChunk);
+  ssize_t n = read(conn->fd, &conn->input[old_size], kReadChunk);
+  if (n <= 0) {
+    conn->input.resize(old_size);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    CloseConnection(conn);
+    return;
+  }
+  conn->input.resize(old_size + static_cast<size_t>(n));
+  server_->stats().total_net_input_bytes.fetch_add(static_cast<uint64_t>(n),
+                                                   std::memory_order_relaxed);
+  conn->last_interaction_ms = NowUnixMs();
+  conn->info->last_interaction_ms.store(conn->last_interaction_ms, std::memory_order_relaxed);
+  size_t unparsed = conn->input.size() - conn->input_pos;
+  if (unparsed > kMaxQueryBuffer) {
+    spdlog::warn("closing client id={}: query buffer over {} bytes", conn->id, kMaxQueryBuffer);
+    CloseConnection(conn);
+    return;
+  }
+  if (conn->in_flight) {
+    if (unparsed > kPausedInputLimit && !conn->reading_paused) {
+      event_del(conn->read_event);
+      conn->reading_paused = true;
+    }
+    return;
+  }
+  ProcessInput(conn);
+}
+
+void NetLoop::ProcessInput(Connection* conn) {
+  Server& server = *server_;
+  std::vector<PreparedCommand> batch;
+  Args argv;
+  uint64_t commands = 0;
+  while (!conn->in_flight && !conn->close_after_reply && conn->input_pos < conn->input.size()) {
+    const size_t command_start = conn->input_pos;
+    size_t consumed = 0;
+    RespParser::Result result =
+        conn->parser.Parse(conn->input.data() + conn->input_pos,
+                           conn->input.size() - conn->input_pos, &consumed, &argv);
+    conn->input_pos += consumed;
+    if (result == RespParser::Result::kNeedMore) break;
+    if (result == RespParser::Result::kError) {
+      if (!batch.empty()) {
+        // Answer the commands before it first; the error is parsed again afterwards.
+        conn->input_pos = command_start;
+        break;
+      }
+      spdlog::debug("client id={} protocol error: {}", conn->id, conn->parser.error());
+      AppendError(&conn->output, "ERR " + conn->parser.error());
+      conn->close_after_reply = true;
+      break;
+    }
+    ++commands;
+    const CommandSpec* spec = FindCommand(argv[0]);
+    std::string error;
+    if (spec == nullptr) {
+      AppendUnknownCommand(&error, argv);
+    } else if (!ArityOk(*spec, argv.size())) {
+      AppendArityError(&error, argv[0]);
+    } else if (!conn->authenticated && !(spec->flags & kNoAuth)) {
+      error = "-NOAUTH Authentication required.\r\n";
+    }
+    if (!error.empty()) {
+      if (batch.empty()) {
+        conn->output += error;
+      } else {
+        batch.push_back(PreparedCommand{nullptr, {}, std::move(error)});
+      }
+      continue;
+    }
+    if (spec->flags & kConnection) {
+      if (!batch.empty()) {
+        conn->input_pos = command_start;  // runs after the batch's replies are back
+        --commands;
+        break;
+      }
+      RunConnectionCommand(conn, *spec, argv);
+      continue;
+    }
+    if ((spec->flags & kAnywhere) && batch.empty()) {
+      CommandContext ctx{&server, nullptr, nullptr};
+      spec->handler(ctx, argv, &conn->output);
+      continue;
+    }
+    batch.push_back(PreparedCommand{spec, std::move(argv), {}});
+    argv = Args();
+  }
+  if (commands > 0) {
+    server.stats().total_commands_processed.fetch_add(commands, std::memory_order_relaxed);
+  }
+  if (!batch.empty()) {
+    conn->in_flight = true;
+    server.SubmitBatch(index_, conn->id, std::move(batch));
+  }
+  // Drop parsed bytes once they are a large share of the buffer.
+  if (conn->input_pos == conn->input.size()) {
+    conn->input.clear();
+    conn->input_pos = 0;
+  } else if (conn->input_pos > 64 * 1024 && conn->input_pos * 2 > conn->input.size()) {
+    conn->input.erase(0, conn->input_pos);
+    conn->input_pos = 0;
+  }
+  conn->info->query_buffer_bytes.store(conn->input.size() - conn->input_pos,
+                                       std::memory_order_relaxed);
+  Flush(conn);
+}
+
+void NetLoop::RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv) {
+  CommandContext ctx{server_, nullptr, conn};
+  spec.handler(ctx, argv, &conn->output);
+}
+
+void NetLoop::Flush(Connection* conn) {
+  while (conn->output_pos < conn->output.size()) {
+    ssize_t n = write(conn->fd, conn->output.data() + conn->output_pos,
+                      conn->output.size() - conn->output_pos);
+    if (n > 0) {
+      conn->output_pos += static_cast<size_t>(n);
+      server_->stats().total_net_output_bytes.fetch_add(static_cast<uint64_t>(n),
+                                                        std::memory_order_relaxed);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) break;
+    CloseConnection(conn);  // peer gone
+    return;
+  }
+  size_t pending = conn->output.size() - conn->output_pos;
+  conn->info->pending_reply_bytes.store(pending, std::memory_order_relaxed);
+  if (pending == 0) {
+    conn->output.clear();
+    conn->output_pos = 0;
+    if (conn->write_pending) {
+      event_del(conn->write_event);
+      conn->write_pending = false;
+    }
+    if (conn->close_after_reply) CloseConnection(conn);
+    return;
+  }
+  uint64_t limit = server_->settings().client_output_buffer_limit.load(std::memory_order_relaxed);
+  if (limit > 0 && pending > limit) {
+    spdlog::warn("closing client id={} addr={}: {} bytes of pending replies exceed "
+                 "client-output-buffer-limit {}",
+                 conn->id, conn->info->addr, pending, limit);
+    CloseConnection(conn);
+    return;
+  }
+  if (conn->output_pos > 1024 * 1024 && conn->output_pos * 2 > conn->output.size()) {
+    conn->output.erase(0, conn->output_pos);
+    conn->output_pos = 0;
+  }
+  if (!conn->write_pending) {
+    event_add(conn->write_event, nullptr);
+    conn->write_pending = true;
+  }
+}
+
+void NetLoop::OnWritable(int, short, void* arg) {
+  auto* conn = static_cast<Connection*>(arg);
+  conn->loop->Flush(conn);
+}
+
+void NetLoop::OnWake(int fd, short, void* arg) {
+  auto* loop = static_cast<NetLoop*>(arg);
+  uint64_t value;
+  [[maybe_unused]] ssize_t n = read(fd, &value, sizeof(value));
+  loop->DrainCompletions();
+  if (loop->stop_listening_.exchange(false)) {
+    for (auto* listener : loop->listeners_) evconnlistener_free(listener);
+    loop->listeners_.clear();
+  }
+  if (loop->stopping_.load()) event_base_loopbreak(loop->base_);
+}
+
+void NetLoop::DrainCompletions() {
+  std::vector<Completion> batch;
+  {
+    std::lock_guard<std::mutex> lock(completions_mu_);
+    batch.swap(completions_);
+  }
+  for (auto& completion : batch) {
+    auto it = connections_.find(completion.conn_id);
+    if (it == connections_.end()) continue;  // closed while its batch was in flight
+    Connection* conn = it->second.get();
+    if (completion.kind == Completion::Kind::kKill) {
+      if (conn->in_flight) {
+        conn->close_after_reply = true;  // closes when the batch returns
+      } else {
+        CloseConnection(conn);
+      }
+      continue;
+    }
+    conn->output += completion.replies;
+    conn->in_flight = false;
+    if (conn->reading_paused) {
+      event_add(conn->read_event, nullptr);
+      conn->reading_paused = false;
+    }
+    if (conn->close_after_reply) {
+      Flush(conn);
+      continue;
+    }
+    ProcessInput(conn);  // resumes parsing; flushes
+  }
+}
+
+void NetLoop::CloseConnection(Connection* conn) {
+  spdlog::debug("closing client id={} addr={}", conn->id, conn->info->addr);
+  if (conn->read_event) event_free(conn->read_event);
+  if (conn->write_event) event_free(conn->write_event);
+  close(conn->fd);
+  server_->clients().Remove(conn->id);
+  connections_.erase(conn->id);  // destroys conn
+}
+
+void NetLoop::OnTimer(int, short, void* arg) { static_cast<NetLoop*>(arg)->CheckIdleTimeouts(); }
+
+void NetLoop::CheckIdleTimeouts() {
+  int64_t timeout = server_->settings().timeout_sec.load(std::memory_order_relaxed);
+  if (timeout <= 0) return;
+  int64_t now = NowUnixMs();
+  std::vector<Connection*> idle;
+  for (auto& [id, conn] : connections_) {
+    if (!conn->in_flight && now - conn->last_interaction_ms > timeout * 1000) {
+      idle.push_back(conn.get());
+    }
+  }
+  for (auto* conn : idle) {
+    spdlog::debug("closing idle client id={}", conn->id);
+    CloseConnection(conn);
+  }
+}
+
+}  // namespace rockcache::server

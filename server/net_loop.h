@@ -1,0 +1,100 @@
+// NetLoop: one network thread — a libevent event_base, its own SO_REUSEPORT listener(s), its
+// connections, and its completion queue.
+//
+// Threads: everything here runs on the loop's own thread except PostCompletion() (any thread),
+// Start/StopListening/Stop/Join (the main thread). The loop never blocks on disk: storage
+// commands go to the worker pool as a BatchTask; their replies come back through
+// PostCompletion(), which queues them (mutex-protected vector, multi-producer / single-consumer)
+// and wakes the loop with an eventfd write when the queue was empty.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "config/status.h"
+#include "server/command.h"
+#include "server/connection.h"
+
+struct event_base;
+struct evconnlistener;
+struct event;
+struct sockaddr;
+
+namespace rockcache::server {
+
+class Server;
+
+// A message to a loop about one of its connections.
+struct Completion {
+  enum class Kind { kReplies, kKill };
+  Kind kind = Kind::kReplies;
+  uint64_t conn_id = 0;
+  std::string replies;  // kReplies: the batch's reply bytes, in order
+};
+
+class NetLoop {
+ public:
+  NetLoop(Server* server, uint32_t index);
+  ~NetLoop();
+  NetLoop(const NetLoop&) = delete;
+  NetLoop& operator=(const NetLoop&) = delete;
+
+  // Creates the event base and one listener per address (SO_REUSEPORT, so every loop listens on
+  // the same port). Main thread, before Start().
+  [[nodiscard]] Status Listen(const std::vector<std::string>& addresses, int port);
+  void Start();          // spawns the loop thread
+  void StopListening();  // closes the listeners (from any thread; done inside the loop)
+  void Stop();           // flushes what it can and ends the loop (any thread)
+  void Join();
+
+  // Any thread. Hands replies (or a kill request) to the loop that owns conn_id.
+  void PostCompletion(Completion completion);
+
+  uint32_t index() const { return index_; }
+  Server* server() const { return server_; }
+
+  // ---- loop thread only (called from handlers of kConnection commands) ----
+  // Appends replies to the connection's output and writes what the socket takes.
+  void Flush(Connection* conn);
+
+ private:
+  static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen,
+                       void* arg);
+  static void OnReadable(int fd, short events, void* arg);
+  static void OnWritable(int fd, short events, void* arg);
+  static void OnWake(int fd, short events, void* arg);
+  static void OnTimer(int fd, short events, void* arg);
+
+  void Accept(int fd, sockaddr* addr);
+  void ReadFrom(Connection* conn);
+  // Parses and runs commands until the input is used up or a batch goes in flight.
+  void ProcessInput(Connection* conn);
+  void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
+  void DrainCompletions();
+  void CloseConnection(Connection* conn);
+  void CheckIdleTimeouts();
+
+  Server* const server_;
+  const uint32_t index_;
+  event_base* base_ = nullptr;
+  std::vector<evconnlistener*> listeners_;
+  int wake_fd_ = -1;
+  event* wake_event_ = nullptr;
+  event* timer_event_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> stop_listening_{false};
+  std::atomic<bool> stopping_{false};
+
+  std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;  // loop thread only
+
+  std::mutex completions_mu_;
+  std::vector<Completion> completions_;  // GUARDED_BY(completions_mu_)
+};
+
+}  // namespace rockcache::server

@@ -1,0 +1,154 @@
+#include "server/resp_parser.h"
+
+#include <cstring>
+
+#include "config/split_args.h"
+
+namespace rockcache::server {
+namespace {
+
+// Redis's string2ll strictness for headers: optional '-', digits, no spaces.
+bool ParseHeaderNumber(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+    if (s.size() == 1) return false;
+  }
+  uint64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    uint64_t next = v * 10 + static_cast<uint64_t>(s[i] - '0');
+    if (next / 10 != v || next > static_cast<uint64_t>(INT64_MAX)) return false;
+    v = next;
+  }
+  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
+}  // namespace
+
+RespParser::Result RespParser::Fail(const std::string& message) {
+  error_ = "Protocol error: " + message;
+  state_ = State::kIdle;
+  pending_.clear();
+  line_.clear();
+  return Result::kError;
+}
+
+RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consumed,
+                                     std::vector<std::string>* args) {
+  size_t pos = 0;
+  // Collects one CRLF- (or LF-) terminated line into line_. Returns false when more is needed.
+  auto read_line = [&](bool* too_big) -> bool {
+    const char* start = data + pos;
+    const char* nl = static_cast<const char*>(memchr(start, '\n', len - pos));
+    if (nl == nullptr) {
+      line_.append(start, len - pos);
+      pos = len;
+      *too_big = line_.size() > kMaxInlineSize;
+      return false;
+    }
+    line_.append(start, nl - start);
+    pos = static_cast<size_t>(nl - data) + 1;
+    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    *too_big = line_.size() > kMaxInlineSize;
+    return true;
+  };
+
+  while (pos < len) {
+    switch (state_) {
+      case State::kIdle:
+        line_.clear();
+        pending_.clear();
+        state_ = data[pos] == '*' ? State::kMultibulkCount : State::kInline;
+        if (state_ == State::kMultibulkCount) ++pos;
+        break;
+
+      case State::kInline: {
+        bool too_big = false;
+        bool complete = read_line(&too_big);
+        if (too_big) return *consumed = pos, Fail("too big inline request");
+        if (!complete) break;
+        auto split = SplitArgs(line_);
+        line_.clear();
+        state_ = State::kIdle;
+        if (!split) return *consumed = pos, Fail("unbalanced quotes in request");
+        if (split->empty()) break;  // empty line: Redis ignores it
+        *args = std::move(*split);
+        *consumed = pos;
+        return Result::kCommand;
+      }
+
+      case State::kMultibulkCount: {
+        bool too_big = false;
+        bool complete = read_line(&too_big);
+        if (too_big) return *consumed = pos, Fail("too big mbulk count string");
+        if (!complete) break;
+        int64_t count = 0;
+        if (!ParseHeaderNumber(line_, &count) || count > kMaxMultibulkLen) {
+          return *consumed = pos, Fail("invalid multibulk length");
+        }
+        line_.clear();
+        if (count <= 0) {  // "*0" or "*-1": an empty command, skipped as Redis does
+          state_ = State::kIdle;
+          break;
+        }
+        args_left_ = count;
+        pending_.reserve(static_cast<size_t>(count < 1024 ? count : 1024));
+        state_ = State::kBulkHeader;
+        break;
+      }
+
+      case State::kBulkHeader: {
+        if (line_.empty() && data[pos] != '$') {
+          return *consumed = pos, Fail(std::string("expected '$', got '") + data[pos] + "'");
+        }
+        bool too_big = false;
+        bool complete = read_line(&too_big);
+        if (too_big) return *consumed = pos, Fail("too big bulk count string");
+        if (!complete) break;
+        int64_t bulk_len = 0;
+        if (!ParseHeaderNumber(line_.substr(1), &bulk_len) || bulk_len < 0 ||
+            static_cast<uint64_t>(bulk_len) > max_bulk_len_) {
+          return *consumed = pos, Fail("invalid bulk length");
+        }
+        line_.clear();
+        pending_.emplace_back();
+        if (bulk_len >= 32 * 1024) {
+          pending_.back().reserve(static_cast<size_t>(bulk_len < (1 << 20) ? bulk_len : 1 << 20));
+        }
+        bulk_left_ = static_cast<uint64_t>(bulk_len) + 2;  // body and its CRLF
+        state_ = State::kBulkBody;
+        break;
+      }
+
+      case State::kBulkBody: {
+        size_t avail = len - pos;
+        size_t take = avail < bulk_left_ ? avail : static_cast<size_t>(bulk_left_);
+        // Append body bytes only; the trailing CRLF is skipped (unchecked, as Redis does).
+        uint64_t body_left = bulk_left_ > 2 ? bulk_left_ - 2 : 0;
+        size_t body_take = take < body_left ? take : static_cast<size_t>(body_left);
+        pending_.back().append(data + pos, body_take);
+        pos += take;
+        bulk_left_ -= take;
+        if (bulk_left_ > 0) break;
+        if (--args_left_ > 0) {
+          state_ = State::kBulkHeader;
+          break;
+        }
+        state_ = State::kIdle;
+        *args = std::move(pending_);
+        pending_.clear();
+        *consumed = pos;
+        return Result::kCommand;
+      }
+    }
+  }
+  *consumed = pos;
+  return Result::kNeedMore;
+}
+
+}  // namespace rockcache::server

@@ -1,0 +1,255 @@
+#include "server/server.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <sstream>
+
+#include "pool/worker_pool.h"
+#include "server/net_loop.h"
+#include "server/reply.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t NowUnixUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+// Runs one connection's batch of commands on a worker, in order, and hands the replies back
+// to the connection's loop.
+class BatchTask : public pool::Task {
+ public:
+  BatchTask(Server* server, uint32_t loop_index, uint64_t conn_id,
+            std::vector<PreparedCommand> batch)
+      : server_(server), loop_index_(loop_index), conn_id_(conn_id), batch_(std::move(batch)) {}
+
+  void Run() override {
+    Completion completion;
+    completion.conn_id = conn_id_;
+    CommandContext ctx{server_, server_->store(), nullptr};
+    for (auto& command : batch_) {
+      if (command.spec == nullptr) {
+        completion.replies += command.reply;
+      } else {
+        command.spec->handler(ctx, command.argv, &completion.replies);
+      }
+    }
+    server_->loop(loop_index_)->PostCompletion(std::move(completion));
+  }
+
+  void Cancel() override {
+    Completion completion;
+    completion.conn_id = conn_id_;
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      AppendError(&completion.replies, "ERR server is shutting down");
+    }
+    server_->loop(loop_index_)->PostCompletion(std::move(completion));
+  }
+
+ private:
+  Server* const server_;
+  const uint32_t loop_index_;
+  const uint64_t conn_id_;
+  std::vector<PreparedCommand> batch_;
+};
+
+// Removes expired keys a slice at a time, then schedules itself again 1/hz s later.
+class ExpirySweepTask : public pool::Task {
+ public:
+  explicit ExpirySweepTask(Server* server) : server_(server) {}
+  void Run() override {
+    auto removed = server_->store()->SweepExpired(200);
+    if (removed.ok() && *removed > 0) {
+      server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(*removed),
+                                              std::memory_order_relaxed);
+    }
+    int hz = server_->settings().hz.load(std::memory_order_relaxed);
+    server_->worker_pool()->ScheduleAt(
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(1000 / (hz > 0 ? hz : 10)),
+        std::make_unique<ExpirySweepTask>(server_));
+  }
+
+ private:
+  Server* const server_;
+};
+
+std::vector<std::string> SplitWords(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) words.push_back(word);
+  return words;
+}
+
+}  // namespace
+
+Server::Server(config::Config* config) : config_(config) {
+  for (const auto& spec : config::OptionTable()) {
+    ApplySetting(spec.name, config_->Get(spec.name));
+  }
+  config_->OnChange(
+      [this](const std::string& name, const std::string& value) { ApplySetting(name, value); });
+}
+
+Server::~Server() {
+  loops_.clear();
+  pool_.reset();
+  if (store_) (void)store_->Close();
+  if (shutdown_fd_ >= 0) close(shutdown_fd_);
+}
+
+void Server::ApplySetting(const std::string& name, const std::string& value) {
+  auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
+  if (name == "proto-max-bulk-len") {
+    settings_.proto_max_bulk_len = static_cast<uint64_t>(as_int());
+  } else if (name == "client-output-buffer-limit") {
+    settings_.client_output_buffer_limit = static_cast<uint64_t>(as_int());
+  } else if (name == "timeout") {
+    settings_.timeout_sec = as_int();
+  } else if (name == "maxclients") {
+    settings_.maxclients = as_int();
+  } else if (name == "tcp-keepalive") {
+    settings_.tcp_keepalive = static_cast<int>(as_int());
+  } else if (name == "protected-mode") {
+    settings_.protected_mode = value == "yes";
+  } else if (name == "requirepass") {
+    settings_.auth_required = !value.empty();
+  } else if (name == "hz") {
+    settings_.hz = static_cast<int>(as_int());
+  } else if (name == "loglevel") {
+    spdlog::level::level_enum level = spdlog::level::info;
+    if (value == "debug") level = spdlog::level::debug;
+    if (value == "verbose") level = spdlog::level::debug;
+    if (value == "warning") level = spdlog::level::warn;
+    spdlog::set_level(level);
+  } else if (name == "storage-sync" && store_) {
+    // Applied at open; a runtime change needs the store to support it (see storage).
+  } else if (pool_ && name.rfind("pool-", 0) == 0) {
+    pool::Options tunables;
+    tunables.spin_count = static_cast<int>(config_->GetInt("pool-spin-count"));
+    tunables.max_yield_usec = static_cast<int>(config_->GetInt("pool-max-yield-usec"));
+    tunables.slow_yield_usec = static_cast<int>(config_->GetInt("pool-slow-yield-usec"));
+    tunables.max_slow_yields = static_cast<int>(config_->GetInt("pool-max-slow-yields"));
+    tunables.yield_sampling = static_cast<int>(config_->GetInt("pool-yield-sampling"));
+    tunables.queue_slow_size = static_cast<int>(config_->GetInt("pool-queue-slow-size"));
+    tunables.queue_max_size = static_cast<int>(config_->GetInt("pool-queue-max-size"));
+    pool_->SetTunables(tunables);
+  }
+}
+
+Status Server::Start() {
+  start_time_ms_ = NowUnixMs();
+  shutdown_fd_ = eventfd(0, EFD_CLOEXEC);
+  if (shutdown_fd_ < 0) return Status::IOError(std::string("eventfd: ") + strerror(errno));
+
+  storage::Options store_options;
+  store_options.dir = config_->GetString("dir");
+  store_options.sync_writes = config_->GetString("storage-sync") == "always";
+  store_options.block_cache_bytes = static_cast<uint64_t>(config_->GetInt("rocksdb-block-cache-size"));
+  store_options.write_buffer_bytes =
+      static_cast<uint64_t>(config_->GetInt("rocksdb-write-buffer-size"));
+  store_options.compression = config_->GetString("rocksdb-compression");
+  store_options.max_background_jobs =
+      static_cast<int>(config_->GetInt("rocksdb-max-background-jobs"));
+  auto store = storage::Store::Open(store_options);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+
+  pool::Options pool_options;
+  pool_options.mode =
+      config_->GetString("pool-mode") == "classic" ? pool::Mode::kClassic : pool::Mode::kAdaptive;
+  pool_options.threads = static_cast<int>(config_->GetInt("pool-threads"));
+  pool_options.workers_per_list = static_cast<int>(config_->GetInt("workers-per-list"));
+  pool_options.spin_count = static_cast<int>(config_->GetInt("pool-spin-count"));
+  pool_options.max_yield_usec = static_cast<int>(config_->GetInt("pool-max-yield-usec"));
+  pool_options.slow_yield_usec = static_cast<int>(config_->GetInt("pool-slow-yield-usec"));
+  pool_options.max_slow_yields = static_cast<int>(config_->GetInt("pool-max-slow-yields"));
+  pool_options.yield_sampling = static_cast<int>(config_->GetInt("pool-yield-sampling"));
+  pool_options.queue_slow_size = static_cast<int>(config_->GetInt("pool-queue-slow-size"));
+  pool_options.queue_max_size = static_cast<int>(config_->GetInt("pool-queue-max-size"));
+  pool_options.cpu_affinity = config_->GetBool("pool-cpu-affinity");
+  pool_ = pool::WorkerPool::Create(pool_options);
+
+  std::vector<std::string> addresses = SplitWords(config_->GetString("bind"));
+  if (addresses.empty()) addresses.push_back("0.0.0.0");
+  int port = static_cast<int>(config_->GetInt("port"));
+  int threads = static_cast<int>(config_->GetInt("net-threads"));
+  for (int i = 0; i < threads; ++i) {
+    auto loop = std::make_unique<NetLoop>(this, static_cast<uint32_t>(i));
+    Status s = loop->Listen(addresses, port);
+    if (!s.ok()) return s;
+    loops_.push_back(std::move(loop));
+  }
+  for (auto& loop : loops_) loop->Start();
+  ScheduleExpirySweep();
+  return Status::OK();
+}
+
+void Server::ScheduleExpirySweep() {
+  pool_->ScheduleAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+                    std::make_unique<ExpirySweepTask>(this));
+}
+
+void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id,
+                         std::vector<PreparedCommand> batch) {
+  pool_->Submit(std::make_unique<BatchTask>(this, loop_index, conn_id, std::move(batch)), conn_id);
+}
+
+void Server::RequestShutdown() {
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(shutdown_fd_, &one, sizeof(one));
+}
+
+void Server::Run() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+  pollfd fds[2] = {{shutdown_fd_, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+  while (true) {
+    int rc = poll(fds, signal_fd >= 0 ? 2 : 1, -1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (fds[0].revents & POLLIN) {
+      spdlog::warn("SHUTDOWN requested by a client");
+      break;
+    }
+    if (signal_fd >= 0 && (fds[1].revents & POLLIN)) {
+      signalfd_siginfo info;
+      [[maybe_unused]] ssize_t n = read(signal_fd, &info, sizeof(info));
+      spdlog::warn("received {}, shutting down", strsignal(static_cast<int>(info.ssi_signo)));
+      break;
+    }
+  }
+  if (signal_fd >= 0) close(signal_fd);
+
+  shutting_down_ = true;
+  for (auto& loop : loops_) loop->StopListening();
+  pool_->Shutdown();  // runs every queued task; their replies reach the loops
+  for (auto& loop : loops_) loop->Stop();
+  for (auto& loop : loops_) loop->Join();
+  loops_.clear();
+  pool_.reset();
+  Status s = store_->Close();
+  if (!s.ok()) spdlog::error("closing storage: {}", s.ToString());
+  spdlog::info("rockcache is now ready to exit, bye bye...");
+}
+
+}  // namespace rockcache::server

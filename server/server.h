@@ -1,0 +1,111 @@
+// Server: owns and wires every part of a running rockcache — the config, the RocksDB store, the
+// worker pool, the network loops and the client registry — and orders start-up and shutdown.
+//
+// Threads: Start() and Run() are called by the main thread. Accessors are thread-safe. Hot-path
+// settings are mirrored from the config into atomics (Settings) by an OnChange callback, so the
+// network threads never take the config lock per command.
+//
+// Shutdown order (SIGINT/SIGTERM or SHUTDOWN): stop accepting; let the worker pool finish every
+// queued task (their replies are still delivered); stop the loops; close RocksDB.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/status.h"
+#include "server/client_registry.h"
+#include "server/command.h"
+
+namespace rockcache::pool {
+class WorkerPool;
+}
+
+namespace rockcache::server {
+
+class NetLoop;
+
+// Settings read on hot paths, mirrored from the config.
+struct Settings {
+  std::atomic<uint64_t> proto_max_bulk_len{512ull << 20};
+  std::atomic<uint64_t> client_output_buffer_limit{1ull << 30};
+  std::atomic<int64_t> timeout_sec{0};
+  std::atomic<int64_t> maxclients{10000};
+  std::atomic<int> tcp_keepalive{300};
+  std::atomic<bool> protected_mode{true};
+  std::atomic<bool> auth_required{false};
+  std::atomic<int> hz{10};
+};
+
+// Server-wide counters for INFO stats (relaxed atomics; incremented once per batch or event).
+struct ServerStats {
+  std::atomic<uint64_t> total_connections_received{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> total_commands_processed{0};
+  std::atomic<uint64_t> total_net_input_bytes{0};
+  std::atomic<uint64_t> total_net_output_bytes{0};
+  std::atomic<uint64_t> expired_keys{0};
+};
+
+// One command of a batch: either a command to run, or a reply decided already (an error).
+struct PreparedCommand {
+  const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
+  Args argv;
+  std::string reply;
+};
+
+class Server {
+ public:
+  explicit Server(config::Config* config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Opens storage, starts the pool and the loops. Blocking (RocksDB open). Main thread.
+  [[nodiscard]] Status Start();
+  // Blocks until SIGINT/SIGTERM or RequestShutdown(), then shuts everything down in order.
+  // REQUIRES: SIGINT, SIGTERM blocked in every thread (cmd/main.cc does it before Start()).
+  void Run();
+  // Any thread: asks Run() to shut down.
+  void RequestShutdown();
+
+  // Any thread: hands a batch of a connection's commands to the worker pool; the replies come
+  // back to loop `loop_index` as one Completion for `conn_id`.
+  void SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch);
+
+  config::Config& config() { return *config_; }
+  const Settings& settings() const { return settings_; }
+  ServerStats& stats() { return stats_; }
+  ClientRegistry& clients() { return clients_; }
+  storage::Store* store() { return store_.get(); }
+  pool::WorkerPool* worker_pool() { return pool_.get(); }
+  NetLoop* loop(uint32_t index) { return loops_[index].get(); }
+  size_t loop_count() const { return loops_.size(); }
+  int64_t start_time_ms() const { return start_time_ms_; }
+  uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void ApplySetting(const std::string& name, const std::string& value);
+  void ScheduleExpirySweep();
+
+  config::Config* const config_;
+  Settings settings_;
+  ServerStats stats_;
+  ClientRegistry clients_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<pool::WorkerPool> pool_;
+  std::vector<std::unique_ptr<NetLoop>> loops_;
+  std::atomic<uint64_t> next_client_id_{1};
+  int64_t start_time_ms_ = 0;
+  int shutdown_fd_ = -1;  // eventfd: RequestShutdown() writes, Run() polls
+  std::atomic<bool> shutting_down_{false};
+};
+
+// Wall-clock Unix time in milliseconds / microseconds.
+int64_t NowUnixMs();
+int64_t NowUnixUs();
+
+}  // namespace rockcache::server

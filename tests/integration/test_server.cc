@@ -1,0 +1,299 @@
+#include "tests/integration/test_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace rockcache::testing {
+
+std::string ServerBinary() {
+  const char* env = std::getenv("ROCKCACHE_SERVER");
+  return env != nullptr ? env : "build/rockcache-server";
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string MakeTempDir() {
+  char pattern[] = "/tmp/rockcache-test-XXXXXX";
+  char* dir = mkdtemp(pattern);
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+
+void RemoveTree(const std::string& path) {
+  if (path.rfind("/tmp/rockcache-test-", 0) != 0) return;  // never anything else
+  std::string cmd = "rm -rf '" + path + "'";
+  int rc = std::system(cmd.c_str());
+  (void)rc;
+}
+
+TestServer::TestServer(std::vector<std::string> extra_args, std::string dir)
+    : args_(std::move(extra_args)), dir_(std::move(dir)) {
+  if (dir_.empty()) dir_ = MakeTempDir();
+  log_path_ = dir_ + ".log";
+  port_ = FreePort();
+  Launch();
+}
+
+TestServer::~TestServer() {
+  Stop();
+  if (!keep_dir_) {
+    RemoveTree(dir_);
+    std::remove(log_path_.c_str());
+  }
+}
+
+void TestServer::Launch() {
+  std::vector<std::string> argv = {ServerBinary(), "--port", std::to_string(port_), "--dir",
+                                   dir_ + "/db", "--bind", "127.0.0.1"};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  pid_ = fork();
+  REQUIRE(pid_ >= 0);
+  if (pid_ == 0) {
+    int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(log, 1);
+    dup2(log, 2);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      FAIL("server exited during start-up:\n" << Log());
+    }
+    redisContext* c = redisConnect("127.0.0.1", port_);
+    bool up = c != nullptr && c->err == 0;
+    if (c) redisFree(c);
+    if (up) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL("server did not accept connections within 20 s:\n" << Log());
+}
+
+int TestServer::WaitExit(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+int TestServer::Stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int code = WaitExit(20000);
+  if (code == -1 && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  return code;
+}
+
+void TestServer::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+void TestServer::Restart() {
+  Stop();
+  Launch();
+}
+
+std::string TestServer::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+namespace {
+
+Reply Flatten(const redisReply* r) {
+  Reply out;
+  out.type = r->type;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(Flatten(r->element[i]));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Client::Client(int port, int timeout_ms) {
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ctx_ = redisConnectWithTimeout("127.0.0.1", port, tv);
+  if (ctx_ != nullptr && ctx_->err == 0) redisSetTimeout(ctx_, tv);
+}
+
+Client::~Client() {
+  if (ctx_) redisFree(ctx_);
+}
+
+bool Client::connected() const { return ctx_ != nullptr && ctx_->err == 0; }
+
+bool Client::TryCommand(const std::vector<std::string>& args, Reply* reply) {
+  Append(args);
+  return GetReply(reply);
+}
+
+Reply Client::Command(const std::vector<std::string>& args) {
+  Reply reply;
+  bool ok = TryCommand(args, &reply);
+  INFO("command " << (args.empty() ? "" : args[0]) << ": " << (ctx_ ? ctx_->errstr : "no ctx"));
+  REQUIRE(ok);
+  return reply;
+}
+
+void Client::Append(const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  redisAppendCommandArgv(ctx_, static_cast<int>(args.size()), argv.data(), lens.data());
+}
+
+bool Client::GetReply(Reply* reply) {
+  void* raw = nullptr;
+  if (!connected() || redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) return false;
+  *reply = Flatten(static_cast<redisReply*>(raw));
+  freeReplyObject(raw);
+  return true;
+}
+
+std::string Str(const Reply& r) {
+  switch (r.type) {
+    case REDIS_REPLY_NIL:
+      return "(nil)";
+    case REDIS_REPLY_INTEGER:
+      return std::to_string(r.integer);
+    case REDIS_REPLY_ARRAY:
+      return "(array of " + std::to_string(r.elements.size()) + ")";
+    default:
+      return r.str;
+  }
+}
+
+RawConnection::RawConnection(int port) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+}
+
+RawConnection::~RawConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void RawConnection::Send(const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return;
+    sent += static_cast<size_t>(n);
+  }
+}
+
+std::string RawConnection::ReadExactly(size_t bytes, int timeout_ms) {
+  std::string out;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[65536];
+  while (out.size() < bytes) {
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now())
+                                    .count());
+    if (left <= 0) break;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, left) <= 0) break;
+    ssize_t n = recv(fd_, buf, std::min(sizeof(buf), bytes - out.size()), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+bool RawConnection::WaitClosed(std::string* received, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[65536];
+  while (true) {
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now())
+                                    .count());
+    if (left <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, left) <= 0) return false;
+    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n == 0) return true;
+    if (n < 0) return errno == ECONNRESET;
+    if (received) received->append(buf, static_cast<size_t>(n));
+  }
+}
+
+std::string RunShell(const std::string& command, int* exit_code) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  if (exit_code) *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+}  // namespace rockcache::testing
