@@ -242,9 +242,11 @@ Status Config::Set(std::string_view name, std::string_view value, bool from_conf
 }
 
 Status Config::ApplyLine(std::string_view line) {
+  size_t first = line.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || line[first] == '#') return Status::OK();
   auto args = SplitArgs(line);
   if (!args) return Status::InvalidArgument("Unbalanced quotes in configuration line");
-  if (args->empty() || (*args)[0][0] == '#') return Status::OK();
+  if (args->empty()) return Status::OK();
   const std::string& name = (*args)[0];
   const OptionSpec* spec = FindOption(name);
   if (spec == nullptr) return Status::InvalidArgument("'" + name + "': Bad directive or wrong number of arguments");
