@@ -98,8 +98,8 @@ FUZZ = $(BUILD)/fuzz-resp-parser
 fuzz: deps
 	@mkdir -p $(BUILD) tests/fuzz/corpus
 	clang++ -std=c++17 -O1 -g -I. -fsanitize=fuzzer,address,undefined \
-	  tests/fuzz/resp_parser_fuzz.cc server/resp_parser.cc -o $(FUZZ)
-	$(FUZZ) -max_total_time=$${FUZZ_SECONDS:-60} tests/fuzz/corpus
+	  tests/fuzz/resp_parser_fuzz.cc server/resp_parser.cc config/split_args.cc -o $(FUZZ)
+	$(FUZZ) -max_total_time=$${FUZZ_SECONDS:-60} tests/fuzz/corpus tests/fuzz/seeds
 
 CLANG_FORMAT ?= clang-format
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null)
