@@ -1,0 +1,98 @@
+#include "storage/compaction_filter.h"
+
+#include <chrono>
+#include <string>
+
+namespace rockcache::storage {
+namespace {
+
+int64_t WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class MetaFilter : public rocksdb::CompactionFilter {
+ public:
+  bool Filter(int /*level*/, const rocksdb::Slice& /*key*/, const rocksdb::Slice& value,
+              std::string* /*new_value*/, bool* /*value_changed*/) const override {
+    Meta meta;
+    if (!DecodeMetaHeader(std::string_view(value.data(), value.size()), &meta)) return false;
+    return meta.ExpiredAt(now_ms_);
+  }
+  const char* Name() const override { return "rockcache.MetaFilter"; }
+
+ private:
+  int64_t now_ms_ = WallNowMs();  // one clock read per compaction is precise enough
+};
+
+class DataFilter : public rocksdb::CompactionFilter {
+ public:
+  DataFilter(std::shared_ptr<FilterContext> ctx, MetaType type)
+      : ctx_(std::move(ctx)), type_(type) {}
+
+  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& /*value*/,
+              std::string* /*new_value*/, bool* /*value_changed*/) const override {
+    std::string_view user_key, sub_key;
+    uint64_t version = 0;
+    if (!ParseDataKey(std::string_view(key.data(), key.size()), &user_key, &version, &sub_key)) {
+      return false;  // not ours to judge
+    }
+    // Entries of one key are adjacent: look its meta up once per key.
+    if (!cached_ || user_key != cached_key_) {
+      if (!LookUp(user_key)) return false;
+    }
+    return !(live_ && version == live_version_);
+  }
+  const char* Name() const override { return "rockcache.DataFilter"; }
+
+ private:
+  // Fills the cache for user_key; false when the meta could not be read (keep the entry).
+  bool LookUp(std::string_view user_key) const {
+    rocksdb::DB* db = ctx_->db.load(std::memory_order_acquire);
+    rocksdb::ColumnFamilyHandle* cf = ctx_->meta_cf.load(std::memory_order_acquire);
+    if (db == nullptr || cf == nullptr) return false;
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    std::string value;
+    rocksdb::Status s = db->Get(ro, cf, rocksdb::Slice(user_key.data(), user_key.size()), &value);
+    cached_key_.assign(user_key.data(), user_key.size());
+    cached_ = true;
+    live_ = false;
+    if (s.IsNotFound()) return true;
+    if (!s.ok()) {
+      cached_ = false;
+      return false;
+    }
+    Meta meta;
+    if (!DecodeMetaHeader(value, &meta)) {
+      cached_ = false;
+      return false;
+    }
+    live_ = meta.type == type_ && !meta.ExpiredAt(now_ms_);
+    live_version_ = meta.version;
+    return true;
+  }
+
+  std::shared_ptr<FilterContext> ctx_;
+  MetaType type_;
+  int64_t now_ms_ = WallNowMs();
+  mutable bool cached_ = false;
+  mutable std::string cached_key_;
+  mutable bool live_ = false;
+  mutable uint64_t live_version_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<rocksdb::CompactionFilter> MetaFilterFactory::CreateCompactionFilter(
+    const rocksdb::CompactionFilter::Context& /*context*/) {
+  return std::make_unique<MetaFilter>();
+}
+
+std::unique_ptr<rocksdb::CompactionFilter> DataFilterFactory::CreateCompactionFilter(
+    const rocksdb::CompactionFilter::Context& /*context*/) {
+  return std::make_unique<DataFilter>(ctx_, type_);
+}
+
+}  // namespace rockcache::storage

@@ -1,0 +1,55 @@
+// storage/compaction_filter — drops what no read can see any more, during RocksDB compactions.
+//
+// - Meta column family: a meta record whose expire-at has passed is dropped. Safe because every
+//   read treats an expired key as absent, and no write revives one (a write to an expired key
+//   starts a new version). Note: DbSize's counter is not told (a compaction cannot tell whether it
+//   saw the newest copy of a key), so DBSIZE may over-count keys dropped here before
+//   SweepExpired reached them; the counter is exact again after a restart.
+// - Data column families: an entry whose user key has no meta, a meta of another type, a meta with
+//   another version, or an expired meta is dropped. Versions only grow, so once an entry's version
+//   is not its key's live version it never will be again. The meta is read through the DB pointer
+//   published in FilterContext after Open; while it is null (during Open and Close) every entry is
+//   kept.
+//
+// Threads: RocksDB's compaction threads. Each (sub)compaction gets its own filter object.
+// Only storage/*.cc includes this header (it includes RocksDB).
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include <rocksdb/compaction_filter.h>
+#include <rocksdb/db.h>
+
+#include "storage/encoding.h"
+
+namespace rockcache::storage {
+
+// What filters need from the open database. The store publishes db/meta_cf after Open and clears
+// them at the start of Close, before it waits for background work to stop.
+struct FilterContext {
+  std::atomic<rocksdb::DB*> db{nullptr};
+  std::atomic<rocksdb::ColumnFamilyHandle*> meta_cf{nullptr};
+};
+
+class MetaFilterFactory : public rocksdb::CompactionFilterFactory {
+ public:
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& context) override;
+  const char* Name() const override { return "rockcache.MetaFilterFactory"; }
+};
+
+class DataFilterFactory : public rocksdb::CompactionFilterFactory {
+ public:
+  DataFilterFactory(std::shared_ptr<FilterContext> ctx, MetaType type)
+      : ctx_(std::move(ctx)), type_(type) {}
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& context) override;
+  const char* Name() const override { return "rockcache.DataFilterFactory"; }
+
+ private:
+  std::shared_ptr<FilterContext> ctx_;
+  MetaType type_;
+};
+
+}  // namespace rockcache::storage

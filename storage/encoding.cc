@@ -1,0 +1,159 @@
+#include "storage/encoding.h"
+
+#include <cassert>
+#include <cstring>
+
+namespace rockcache::storage {
+
+void PutFixed32BE(std::string* dst, uint32_t v) {
+  char buf[4];
+  for (int i = 3; i >= 0; --i) {
+    buf[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  dst->append(buf, 4);
+}
+
+void PutFixed64BE(std::string* dst, uint64_t v) {
+  char buf[8];
+  for (int i = 7; i >= 0; --i) {
+    buf[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  dst->append(buf, 8);
+}
+
+uint32_t GetFixed32BE(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+uint64_t GetFixed64BE(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+std::string EncodeMeta(const Meta& meta) {
+  std::string out;
+  out.reserve(kMetaHeaderSize + (meta.type == MetaType::kList ? 16 : meta.value.size()));
+  out.push_back(static_cast<char>(meta.type));
+  PutFixed64BE(&out, meta.version);
+  PutFixed64BE(&out, static_cast<uint64_t>(meta.expire_at_ms));
+  PutFixed64BE(&out, meta.count);
+  if (meta.type == MetaType::kString) {
+    out.append(meta.value);
+  } else if (meta.type == MetaType::kList) {
+    PutFixed64BE(&out, meta.head);
+    PutFixed64BE(&out, meta.tail);
+  }
+  return out;
+}
+
+bool DecodeMetaHeader(std::string_view bytes, Meta* meta) {
+  if (bytes.size() < kMetaHeaderSize) return false;
+  uint8_t type = static_cast<uint8_t>(bytes[0]);
+  if (type < static_cast<uint8_t>(MetaType::kString) || type > static_cast<uint8_t>(MetaType::kZSet)) {
+    return false;
+  }
+  meta->type = static_cast<MetaType>(type);
+  meta->version = GetFixed64BE(bytes.data() + 1);
+  meta->expire_at_ms = static_cast<int64_t>(GetFixed64BE(bytes.data() + 9));
+  meta->count = GetFixed64BE(bytes.data() + 17);
+  return true;
+}
+
+bool DecodeMeta(std::string_view bytes, Meta* meta) {
+  if (!DecodeMetaHeader(bytes, meta)) return false;
+  std::string_view rest = bytes.substr(kMetaHeaderSize);
+  meta->value.clear();
+  meta->head = meta->tail = kListInitialIndex;
+  if (meta->type == MetaType::kString) {
+    meta->value.assign(rest.data(), rest.size());
+  } else if (meta->type == MetaType::kList) {
+    if (rest.size() != 16) return false;
+    meta->head = GetFixed64BE(rest.data());
+    meta->tail = GetFixed64BE(rest.data() + 8);
+    if (meta->tail - meta->head != meta->count) return false;
+  }
+  return true;
+}
+
+std::string DataPrefix(std::string_view key, uint64_t version) {
+  std::string out;
+  out.reserve(4 + key.size() + 8);
+  PutFixed32BE(&out, static_cast<uint32_t>(key.size()));
+  out.append(key.data(), key.size());
+  PutFixed64BE(&out, version);
+  return out;
+}
+
+std::string DataKey(std::string_view key, uint64_t version, std::string_view sub_key) {
+  std::string out;
+  out.reserve(4 + key.size() + 8 + sub_key.size());
+  PutFixed32BE(&out, static_cast<uint32_t>(key.size()));
+  out.append(key.data(), key.size());
+  PutFixed64BE(&out, version);
+  out.append(sub_key.data(), sub_key.size());
+  return out;
+}
+
+bool ParseDataKey(std::string_view data_key, std::string_view* key, uint64_t* version,
+                  std::string_view* sub_key) {
+  if (data_key.size() < 4) return false;
+  uint64_t len = GetFixed32BE(data_key.data());
+  if (data_key.size() < 4 + len + 8) return false;
+  *key = data_key.substr(4, len);
+  *version = GetFixed64BE(data_key.data() + 4 + len);
+  *sub_key = data_key.substr(4 + len + 8);
+  return true;
+}
+
+std::string PrefixSuccessor(std::string_view prefix) {
+  std::string out(prefix);
+  while (!out.empty()) {
+    unsigned char last = static_cast<unsigned char>(out.back());
+    if (last != 0xff) {
+      out.back() = static_cast<char>(last + 1);
+      return out;
+    }
+    out.pop_back();
+  }
+  assert(false && "PrefixSuccessor of an all-0xff prefix");
+  return out;
+}
+
+std::string EncodeListIndex(uint64_t index) {
+  std::string out;
+  PutFixed64BE(&out, index);
+  return out;
+}
+
+std::string EncodeScore(double score) {
+  assert(score == score);
+  if (score == 0) score = 0.0;  // -0.0 -> +0.0
+  uint64_t bits;
+  std::memcpy(&bits, &score, sizeof(bits));
+  // Negative numbers: flip every bit (larger magnitude sorts first); others: set the sign bit.
+  bits = (bits & (1ull << 63)) ? ~bits : bits | (1ull << 63);
+  std::string out;
+  PutFixed64BE(&out, bits);
+  return out;
+}
+
+double DecodeScore(const char* p) {
+  uint64_t bits = GetFixed64BE(p);
+  bits = (bits & (1ull << 63)) ? bits & ~(1ull << 63) : ~bits;
+  double score;
+  std::memcpy(&score, &bits, sizeof(score));
+  return score;
+}
+
+std::string ScoreIndexSubKey(double score, std::string_view member) {
+  std::string out = EncodeScore(score);
+  out.append(member.data(), member.size());
+  return out;
+}
+
+}  // namespace rockcache::storage

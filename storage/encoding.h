@@ -1,0 +1,90 @@
+// storage/encoding — the on-disk format of rockcache. Pure functions, any thread, no RocksDB.
+//
+// Column families
+//   "default" (meta)   user key (raw bytes, unprefixed) -> meta record (below). One entry per key
+//                      of any type; its byte order is the order KEYS and SCAN return.
+//   "hash"             DataKey(key, version, field)            -> field value
+//   "set"              DataKey(key, version, member)           -> "" (empty)
+//   "list"             DataKey(key, version, BE64(index))      -> element
+//   "zset"             DataKey(key, version, member)           -> EncodeScore(score) (8 bytes)
+//   "zscore"           DataKey(key, version, EncodeScore(score) + member) -> "" (the score index)
+//   "props"            internal figures ("next-version" reservation); never user data.
+//
+// Meta record (all integers big-endian):
+//   [type u8][version u64][expire-at ms i64, 0 = none][element count u64]
+//   then, by type:  string: the value bytes (to the end of the record)
+//                   list:   [head u64][tail u64]; the elements live at indexes [head, tail),
+//                           an empty list starts at head = tail = 2^63, so LPUSH and RPUSH are
+//                           both O(1) for 2^63 pushes either way.
+//                   hash, set, zset: nothing more.
+//   `count` is the number of elements of a collection (0 for strings). An absent key has no meta
+//   record; an empty collection never has one (it is deleted with its last element).
+//
+// Data keys: [u32 key length][key bytes][u64 version][sub-key]. The length prefix makes every
+// binary key safe (empty, containing \0) and means the entries of key "a" and of key "a\0b" never
+// share a prefix. The version is taken from a store-wide counter that only grows (persisted in
+// "props"), so a collection deleted or overwritten gets a new version: its old entries become
+// unreachable at once (O(1) DEL) and the data compaction filter drops them later.
+//
+// Scores: EncodeScore maps a double to 8 bytes whose memcmp order is numeric order
+// (-inf < ... < -0 == 0 < ... < +inf); -0.0 is normalised to 0.0; NaN is never stored.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rockcache::storage {
+
+// The type byte of a meta record. Values are on disk: never renumber.
+enum class MetaType : uint8_t { kString = 1, kHash = 2, kList = 3, kSet = 4, kZSet = 5 };
+
+inline constexpr uint64_t kListInitialIndex = 1ull << 63;
+inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
+
+struct Meta {
+  MetaType type = MetaType::kString;
+  uint64_t version = 0;
+  int64_t expire_at_ms = 0;  // 0 = no TTL
+  uint64_t count = 0;        // elements of a collection; 0 for strings
+  uint64_t head = kListInitialIndex;  // lists only
+  uint64_t tail = kListInitialIndex;  // lists only
+  std::string value;                  // strings only
+
+  bool ExpiredAt(int64_t now_ms) const { return expire_at_ms != 0 && expire_at_ms <= now_ms; }
+};
+
+// Meta record <-> bytes. DecodeMeta returns false on a malformed record.
+std::string EncodeMeta(const Meta& meta);
+bool DecodeMeta(std::string_view bytes, Meta* meta);
+// Reads only the fixed header (type, version, expire-at, count), cheap for filters and SCAN.
+bool DecodeMetaHeader(std::string_view bytes, Meta* meta);
+
+// Fixed-width big-endian integers.
+void PutFixed32BE(std::string* dst, uint32_t v);
+void PutFixed64BE(std::string* dst, uint64_t v);
+uint32_t GetFixed32BE(const char* p);
+uint64_t GetFixed64BE(const char* p);
+
+// [u32 len][key][u64 version]: every data entry of one (key, version) starts with this.
+std::string DataPrefix(std::string_view key, uint64_t version);
+// DataPrefix + sub_key.
+std::string DataKey(std::string_view key, uint64_t version, std::string_view sub_key);
+// Splits a data key; false when malformed.
+bool ParseDataKey(std::string_view data_key, std::string_view* key, uint64_t* version,
+                  std::string_view* sub_key);
+// The smallest string greater than every string starting with `prefix` (the iterate_upper_bound
+// of a prefix scan). REQUIRES: prefix is not all 0xff bytes (a DataPrefix never is).
+std::string PrefixSuccessor(std::string_view prefix);
+
+// List element sub-key.
+std::string EncodeListIndex(uint64_t index);
+
+// Scores: 8 bytes, memcmp order == numeric order. REQUIRES: !isnan(score).
+std::string EncodeScore(double score);
+double DecodeScore(const char* p);
+// Score index sub-key: EncodeScore(score) + member.
+std::string ScoreIndexSubKey(double score, std::string_view member);
+
+}  // namespace rockcache::storage

@@ -1,0 +1,320 @@
+// RocksStore: string commands. A string lives entirely in its meta record (value inline).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "storage/numbers.h"
+#include "storage/rocks_store.h"
+
+namespace rockcache::storage {
+
+namespace {
+
+// Redis's proto-max-bulk-len default: the largest string APPEND may build.
+constexpr uint64_t kMaxStringBytes = 512ull << 20;
+
+const char kErrNotInteger[] = "value is not an integer or out of range";
+const char kErrStringTooBig[] = "string exceeds maximum allowed size (proto-max-bulk-len)";
+
+// The TTL a write that keeps the TTL carries forward.
+int64_t KeptExpiry(const MetaLookup& old) { return old.live ? old.meta.expire_at_ms : 0; }
+
+}  // namespace
+
+StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  MetaLookup lookup;
+  return ReadString(rocksdb::ReadOptions(), key, &lookup);
+}
+
+StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value,
+                                    const SetOptions& options) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+  SetResult result;
+  if (options.return_old && old.live) {
+    if (old.meta.type != MetaType::kString) return Status::WrongType();
+    result.old_value = old.meta.value;
+  }
+  if ((options.condition == SetOptions::Condition::kIfAbsent && old.live) ||
+      (options.condition == SetOptions::Condition::kIfPresent && !old.live)) {
+    return result;
+  }
+  int64_t expire_at = 0;
+  switch (options.expiry.mode) {
+    case Expiry::Mode::kClear:
+      break;
+    case Expiry::Mode::kKeep:
+      expire_at = KeptExpiry(old);
+      break;
+    case Expiry::Mode::kAt:
+      expire_at = options.expiry.at_ms;
+      if (expire_at <= NowMs()) {
+        // Written and expired at once: the key is gone.
+        if (old.present) {
+          if (Status s = DeleteKey(key, old); !s.ok()) return s;
+        }
+        result.written = true;
+        return result;
+      }
+      break;
+  }
+  if (Status s = WriteString(key, old, std::string(value), expire_at); !s.ok()) return s;
+  result.written = true;
+  return result;
+}
+
+StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
+    const std::vector<std::string_view>& keys) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::vector<std::optional<std::string>> out(keys.size());
+  if (keys.empty()) return out;
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(keys.size());
+  for (auto k : keys) slices.emplace_back(k.data(), k.size());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  db_->MultiGet(rocksdb::ReadOptions(), meta_cf_, keys.size(), slices.data(), values.data(),
+                statuses.data());
+  int64_t now = NowMs();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) return FromRocks(statuses[i]);
+    Meta meta;
+    if (!DecodeMeta(std::string_view(values[i].data(), values[i].size()), &meta)) {
+      return Status::Corruption("undecodable meta record");
+    }
+    if (meta.type == MetaType::kString && !meta.ExpiredAt(now)) out[i] = std::move(meta.value);
+  }
+  return out;
+}
+
+namespace {
+
+// The last value of each distinct key (in key order).
+std::vector<std::pair<std::string_view, std::string_view>> LastWins(
+    const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
+  std::map<std::string_view, size_t> last;
+  for (size_t i = 0; i < kvs.size(); ++i) last[kvs[i].first] = i;
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  out.reserve(last.size());
+  for (const auto& [key, i] : last) out.push_back(kvs[i]);
+  return out;
+}
+
+}  // namespace
+
+Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  auto unique = LastWins(kvs);
+  std::vector<std::string_view> keys;
+  for (const auto& kv : unique) keys.push_back(kv.first);
+  StripeGuard lock = LockKeys(keys);
+  rocksdb::WriteBatch batch;
+  int64_t created = 0;
+  for (const auto& [key, value] : unique) {
+    MetaLookup old;
+    if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+    Meta meta;
+    meta.type = MetaType::kString;
+    if (old.live && old.meta.type == MetaType::kString) {
+      meta.version = old.meta.version;
+    } else {
+      auto v = NewVersion();
+      if (!v.ok()) return v.status();
+      meta.version = *v;
+    }
+    meta.value.assign(value.data(), value.size());
+    PutMeta(&batch, key, meta);
+    if (!old.present) ++created;
+  }
+  if (Status s = Write(&batch); !s.ok()) return s;
+  AddKeyCount(created);
+  return Status::OK();
+}
+
+StatusOr<bool> RocksStore::MSetNx(
+    const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  auto unique = LastWins(kvs);
+  std::vector<std::string_view> keys;
+  for (const auto& kv : unique) keys.push_back(kv.first);
+  StripeGuard lock = LockKeys(keys);
+  std::vector<bool> present(unique.size());
+  for (size_t i = 0; i < unique.size(); ++i) {
+    MetaLookup old;
+    if (Status s = ReadMetaLocked(unique[i].first, &old); !s.ok()) return s;
+    if (old.live) return false;
+    present[i] = old.present;
+  }
+  rocksdb::WriteBatch batch;
+  int64_t created = 0;
+  for (size_t i = 0; i < unique.size(); ++i) {
+    auto v = NewVersion();
+    if (!v.ok()) return v.status();
+    Meta meta;
+    meta.type = MetaType::kString;
+    meta.version = *v;
+    meta.value.assign(unique[i].second.data(), unique[i].second.size());
+    PutMeta(&batch, unique[i].first, meta);
+    if (!present[i]) ++created;
+  }
+  if (Status s = Write(&batch); !s.ok()) return s;
+  AddKeyCount(created);
+  return true;
+}
+
+StatusOr<std::optional<std::string>> RocksStore::GetDel(std::string_view key) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  auto value = ReadString(rocksdb::ReadOptions(), key, &old);
+  if (!value.ok() || !value->has_value()) return value;
+  if (Status s = DeleteKey(key, old); !s.ok()) return s;
+  return value;
+}
+
+StatusOr<std::optional<std::string>> RocksStore::GetEx(std::string_view key,
+                                                       const Expiry& expiry) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  auto value = ReadString(rocksdb::ReadOptions(), key, &old);
+  if (!value.ok() || !value->has_value()) return value;
+  switch (expiry.mode) {
+    case Expiry::Mode::kKeep:
+      break;
+    case Expiry::Mode::kClear:
+      if (old.meta.expire_at_ms != 0) {
+        if (Status s = WriteString(key, old, old.meta.value, 0); !s.ok()) return s;
+      }
+      break;
+    case Expiry::Mode::kAt:
+      if (expiry.at_ms <= NowMs()) {
+        if (Status s = DeleteKey(key, old); !s.ok()) return s;
+      } else if (Status s = WriteString(key, old, old.meta.value, expiry.at_ms); !s.ok()) {
+        return s;
+      }
+      break;
+  }
+  return value;
+}
+
+StatusOr<int64_t> RocksStore::Append(std::string_view key, std::string_view value) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  auto current = ReadString(rocksdb::ReadOptions(), key, &old);
+  if (!current.ok()) return current.status();
+  std::string updated = current->value_or(std::string());
+  if (updated.size() + value.size() > kMaxStringBytes) {
+    return Status::InvalidArgument(kErrStringTooBig);
+  }
+  updated.append(value.data(), value.size());
+  int64_t len = static_cast<int64_t>(updated.size());
+  if (Status s = WriteString(key, old, std::move(updated), KeptExpiry(old)); !s.ok()) return s;
+  return len;
+}
+
+StatusOr<int64_t> RocksStore::StrLen(std::string_view key) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  MetaLookup lookup;
+  auto value = ReadString(rocksdb::ReadOptions(), key, &lookup);
+  if (!value.ok()) return value.status();
+  return static_cast<int64_t>(value->has_value() ? (*value)->size() : 0);
+}
+
+StatusOr<int64_t> RocksStore::IncrBy(std::string_view key, int64_t delta) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  auto current = ReadString(rocksdb::ReadOptions(), key, &old);
+  if (!current.ok()) return current.status();
+  int64_t value = 0;
+  if (current->has_value() && !ParseInt64(**current, &value)) {
+    return Status::InvalidArgument(kErrNotInteger);
+  }
+  if ((delta < 0 && value < 0 && delta < INT64_MIN - value) ||
+      (delta > 0 && value > 0 && delta > INT64_MAX - value)) {
+    return Status::InvalidArgument("increment or decrement would overflow");
+  }
+  value += delta;
+  if (Status s = WriteString(key, old, FormatInt64(value), KeptExpiry(old)); !s.ok()) return s;
+  return value;
+}
+
+StatusOr<std::string> RocksStore::IncrByFloat(std::string_view key, long double delta) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  auto current = ReadString(rocksdb::ReadOptions(), key, &old);
+  if (!current.ok()) return current.status();
+  long double value = 0;
+  if (current->has_value() && !ParseLongDouble(**current, &value)) {
+    return Status::InvalidArgument("value is not a valid float");
+  }
+  value += delta;
+  if (std::isnan(value) || std::isinf(value)) {
+    return Status::InvalidArgument("increment would produce NaN or Infinity");
+  }
+  std::string formatted = FormatLongDouble(value);
+  if (Status s = WriteString(key, old, formatted, KeptExpiry(old)); !s.ok()) return s;
+  return formatted;
+}
+
+StatusOr<std::string> RocksStore::GetRange(std::string_view key, int64_t start, int64_t end) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  MetaLookup lookup;
+  auto value = ReadString(rocksdb::ReadOptions(), key, &lookup);
+  if (!value.ok()) return value.status();
+  if (!value->has_value()) return std::string();
+  const std::string& str = **value;
+  int64_t len = static_cast<int64_t>(str.size());
+  // Redis getrangeCommand, step by step.
+  if (start < 0 && end < 0 && start > end) return std::string();
+  if (start < 0) start = len + start;
+  if (end < 0) end = len + end;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return std::string();
+  return str.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
+}
+
+StatusOr<int64_t> RocksStore::SetRange(std::string_view key, int64_t offset,
+                                       std::string_view value, uint64_t max_size) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  if (offset < 0) return Status::InvalidArgument("offset is out of range");
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  auto current = ReadString(rocksdb::ReadOptions(), key, &old);
+  if (!current.ok()) return current.status();
+  std::string str = current->value_or(std::string());
+  if (value.empty()) return static_cast<int64_t>(str.size());  // nothing to write
+  if (static_cast<uint64_t>(offset) + value.size() > max_size) {
+    return Status::InvalidArgument(kErrStringTooBig);
+  }
+  size_t needed = static_cast<size_t>(offset) + value.size();
+  if (str.size() < needed) str.resize(needed, '\0');
+  std::copy(value.begin(), value.end(), str.begin() + offset);
+  int64_t len = static_cast<int64_t>(str.size());
+  if (Status s = WriteString(key, old, std::move(str), KeptExpiry(old)); !s.ok()) return s;
+  return len;
+}
+
+}  // namespace rockcache::storage

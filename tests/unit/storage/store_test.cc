@@ -1,0 +1,583 @@
+// storage::Store: strings and keyspace commands against a real RocksDB in a temp dir.
+#include "storage/store.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using namespace rockcache;
+using namespace rockcache::storage;
+using namespace std::string_literals;
+
+namespace {
+
+int64_t Now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/rockcache-store-test-XXXXXX";
+    char* p = mkdtemp(tmpl);
+    REQUIRE(p != nullptr);
+    path_ = p;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::unique_ptr<Store> OpenAt(const std::string& dir) {
+  Options o;
+  o.dir = dir;
+  o.write_buffer_bytes = 4 << 20;
+  o.block_cache_bytes = 8 << 20;
+  auto s = Store::Open(o);
+  INFO(s.status().ToString());
+  REQUIRE(s.ok());
+  return std::move(s).value();
+}
+
+struct Fixture {
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenAt(dir.path());
+
+  std::optional<std::string> Get(std::string_view key) {
+    auto r = store->Get(key);
+    REQUIRE(r.ok());
+    return *r;
+  }
+  void Set(std::string_view key, std::string_view value, SetOptions o = {}) {
+    auto r = store->Set(key, value, o);
+    REQUIRE(r.ok());
+    REQUIRE(r->written);
+  }
+  int64_t DbSize() {
+    auto r = store->DbSize();
+    REQUIRE(r.ok());
+    return *r;
+  }
+};
+
+SetOptions Cond(SetOptions::Condition c) {
+  SetOptions o;
+  o.condition = c;
+  return o;
+}
+
+Expiry At(int64_t at_ms) {
+  Expiry e;
+  e.mode = Expiry::Mode::kAt;
+  e.at_ms = at_ms;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(Fixture, "Get/Set basics and binary safety", "[storage][strings]") {
+  CHECK_FALSE(Get("missing").has_value());
+  Set("k", "v");
+  CHECK(Get("k") == "v");
+  Set("", "empty key");
+  Set("a", "A");
+  Set("a\0b"s, "with nul"s);
+  Set("bin", "\0\xff\0"s);
+  CHECK(Get("") == "empty key");
+  CHECK(Get("a") == "A");
+  CHECK(Get("a\0b"s) == "with nul");
+  CHECK(Get("bin") == "\0\xff\0"s);
+  CHECK_FALSE(Get("a\0"s).has_value());
+  Set("k", "");
+  CHECK(Get("k") == "");
+  CHECK(DbSize() == 5);
+  CHECK(KeyTypeName(KeyType::kZSet) == "zset"s);
+  CHECK(ParseKeyTypeName("HaSh") == KeyType::kHash);
+  CHECK_FALSE(ParseKeyTypeName("stream").has_value());
+}
+
+TEST_CASE_METHOD(Fixture, "Set NX / XX / GET / KEEPTTL / expiry", "[storage][strings]") {
+  auto r = store->Set("k", "1", Cond(SetOptions::Condition::kIfPresent));
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->written);
+  CHECK_FALSE(Get("k").has_value());
+
+  r = store->Set("k", "1", Cond(SetOptions::Condition::kIfAbsent));
+  REQUIRE(r.ok());
+  CHECK(r->written);
+  r = store->Set("k", "2", Cond(SetOptions::Condition::kIfAbsent));
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->written);
+  CHECK(Get("k") == "1");
+  r = store->Set("k", "3", Cond(SetOptions::Condition::kIfPresent));
+  REQUIRE(r.ok());
+  CHECK(r->written);
+  CHECK(Get("k") == "3");
+
+  SetOptions get;
+  get.return_old = true;
+  r = store->Set("k", "4", get);
+  REQUIRE(r.ok());
+  CHECK(r->old_value == "3");
+  r = store->Set("new", "x", get);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->old_value.has_value());
+  CHECK(r->written);
+  // NX + GET on an existing key: returns the old value, writes nothing.
+  get.condition = SetOptions::Condition::kIfAbsent;
+  r = store->Set("k", "5", get);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->written);
+  CHECK(r->old_value == "4");
+
+  // TTLs: SET EX, then plain SET clears it, KEEPTTL keeps it.
+  SetOptions ex;
+  ex.expiry = At(Now() + 100000);
+  Set("t", "v", ex);
+  auto ttl = store->PTtl("t");
+  REQUIRE(ttl.ok());
+  CHECK(*ttl > 90000);
+  CHECK(*ttl <= 100000);
+  SetOptions keep;
+  keep.expiry.mode = Expiry::Mode::kKeep;
+  Set("t", "v2", keep);
+  CHECK(*store->PTtl("t") > 90000);
+  Set("t", "v3");
+  CHECK(*store->PTtl("t") == -1);
+  // An expire-at in the past deletes the key (the write still "happens").
+  ex.expiry = At(Now() - 1);
+  Set("t", "gone", ex);
+  CHECK_FALSE(Get("t").has_value());
+  CHECK(*store->PTtl("t") == -2);
+  CHECK(DbSize() == 2);
+}
+
+TEST_CASE_METHOD(Fixture, "MGet / MSet / MSetNx", "[storage][strings]") {
+  Set("a", "1");
+  REQUIRE(store->MSet({{"b", "2"}, {"c", "3"}, {"b", "2b"}}).ok());
+  auto m = store->MGet({"a", "b", "c", "nope", "a"});
+  REQUIRE(m.ok());
+  REQUIRE(m->size() == 5);
+  CHECK((*m)[0] == "1");
+  CHECK((*m)[1] == "2b");
+  CHECK((*m)[2] == "3");
+  CHECK_FALSE((*m)[3].has_value());
+  CHECK((*m)[4] == "1");
+  CHECK(DbSize() == 3);
+
+  auto nx = store->MSetNx({{"x", "1"}, {"a", "9"}});
+  REQUIRE(nx.ok());
+  CHECK_FALSE(*nx);
+  CHECK_FALSE(Get("x").has_value());
+  CHECK(Get("a") == "1");
+  nx = store->MSetNx({{"x", "1"}, {"y", "2"}});
+  REQUIRE(nx.ok());
+  CHECK(*nx);
+  CHECK(Get("y") == "2");
+  CHECK(DbSize() == 5);
+
+  // MSET clears TTLs.
+  SetOptions ex;
+  ex.expiry = At(Now() + 100000);
+  Set("a", "1", ex);
+  REQUIRE(store->MSet({{"a", "2"}}).ok());
+  CHECK(*store->PTtl("a") == -1);
+}
+
+TEST_CASE_METHOD(Fixture, "GetDel / GetEx", "[storage][strings]") {
+  Set("k", "v");
+  auto r = store->GetDel("k");
+  REQUIRE(r.ok());
+  CHECK(*r == "v");
+  CHECK_FALSE(Get("k").has_value());
+  r = store->GetDel("k");
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->has_value());
+  CHECK(DbSize() == 0);
+
+  Set("k", "v");
+  r = store->GetEx("k", At(Now() + 50000));
+  REQUIRE(r.ok());
+  CHECK(*r == "v");
+  CHECK(*store->PTtl("k") > 40000);
+  Expiry keep;
+  keep.mode = Expiry::Mode::kKeep;
+  REQUIRE(store->GetEx("k", keep).ok());
+  CHECK(*store->PTtl("k") > 40000);
+  REQUIRE(store->GetEx("k", Expiry{}).ok());  // kClear = PERSIST
+  CHECK(*store->PTtl("k") == -1);
+  r = store->GetEx("k", At(Now() - 10));
+  REQUIRE(r.ok());
+  CHECK(*r == "v");
+  CHECK_FALSE(Get("k").has_value());
+  r = store->GetEx("missing", keep);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->has_value());
+}
+
+TEST_CASE_METHOD(Fixture, "Append / StrLen keep the TTL", "[storage][strings]") {
+  auto n = store->Append("k", "abc");
+  REQUIRE(n.ok());
+  CHECK(*n == 3);
+  SetOptions keep;
+  keep.expiry = At(Now() + 100000);
+  Set("k", "abc", keep);
+  n = store->Append("k", "\0de"s);
+  REQUIRE(n.ok());
+  CHECK(*n == 6);
+  CHECK(Get("k") == "abc\0de"s);
+  CHECK(*store->PTtl("k") > 0);
+  CHECK(*store->StrLen("k") == 6);
+  CHECK(*store->StrLen("missing") == 0);
+  n = store->Append("empty", "");
+  REQUIRE(n.ok());
+  CHECK(*n == 0);
+  CHECK(Get("empty") == "");  // APPEND creates the key even with ""
+}
+
+TEST_CASE_METHOD(Fixture, "IncrBy: parsing, overflow, TTL", "[storage][strings]") {
+  auto r = store->IncrBy("n", 1);
+  REQUIRE(r.ok());
+  CHECK(*r == 1);
+  r = store->IncrBy("n", -11);
+  REQUIRE(r.ok());
+  CHECK(*r == -10);
+  CHECK(Get("n") == "-10");
+
+  for (const char* bad : {"abc", " 1", "1 ", "01", "+1", "1.5", "", "99999999999999999999"}) {
+    INFO(bad);
+    Set("bad", bad);
+    r = store->IncrBy("bad", 1);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().IsInvalidArgument());
+    CHECK(r.status().message() == "value is not an integer or out of range");
+  }
+
+  Set("max", "9223372036854775807");
+  r = store->IncrBy("max", 1);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "increment or decrement would overflow");
+  Set("min", "-9223372036854775808");
+  r = store->IncrBy("min", -1);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "increment or decrement would overflow");
+  r = store->IncrBy("min", 1);
+  REQUIRE(r.ok());
+  CHECK(*r == INT64_MIN + 1);
+
+  SetOptions ttl;
+  ttl.expiry = At(Now() + 100000);
+  Set("t", "5", ttl);
+  REQUIRE(store->IncrBy("t", 5).ok());
+  CHECK(Get("t") == "10");
+  CHECK(*store->PTtl("t") > 0);
+}
+
+TEST_CASE_METHOD(Fixture, "IncrByFloat formats as Redis", "[storage][strings]") {
+  Set("k", "10.50");
+  auto r = store->IncrByFloat("k", 0.1L);
+  REQUIRE(r.ok());
+  CHECK(*r == "10.6");
+  // Redis prints "%.17Lf" (17 decimals of an x86 80-bit long double, trailing zeros removed),
+  // so past ~128 the long double's own error shows, exactly as redis-server on x86-64 replies
+  // (redis/redis#3695: 1000 + 0.1 -> "1000.09999999999999998").
+  r = store->IncrByFloat("k", 5.0e3L);
+  REQUIRE(r.ok());
+  CHECK(*r == "5010.60000000000000009");
+  CHECK(Get("k") == *r);
+  Set("k", "1000");
+  CHECK(*store->IncrByFloat("k", 0.1L) == "1000.09999999999999998");
+  Set("k", "5.0e3");
+  CHECK(*store->IncrByFloat("k", 2.0e2L) == "5200");
+  r = store->IncrByFloat("x", 3.0L);
+  REQUIRE(r.ok());
+  CHECK(*r == "3");
+  Set("i", "5");
+  r = store->IncrByFloat("i", -5.0L);
+  REQUIRE(r.ok());
+  CHECK(*r == "0");
+
+  Set("bad", "abc");
+  r = store->IncrByFloat("bad", 1);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "value is not a valid float");
+  Set("big", "1e4932");  // valid for a long double
+  r = store->IncrByFloat("big", 1e4932L);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "increment would produce NaN or Infinity");
+}
+
+TEST_CASE_METHOD(Fixture, "GetRange negative indexes", "[storage][strings]") {
+  Set("k", "This is a string");
+  auto gr = [&](int64_t s, int64_t e) {
+    auto r = store->GetRange("k", s, e);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  CHECK(gr(0, 3) == "This");
+  CHECK(gr(-3, -1) == "ing");
+  CHECK(gr(0, -1) == "This is a string");
+  CHECK(gr(10, 100) == "string");
+  CHECK(gr(5, 3) == "");
+  CHECK(gr(-1, -5) == "");
+  CHECK(gr(-100, 2) == "Thi");
+  CHECK(gr(100, 200) == "");
+  CHECK(*store->GetRange("missing", 0, -1) == "");
+  Set("e", "");
+  CHECK(*store->GetRange("e", 0, -1) == "");
+}
+
+TEST_CASE_METHOD(Fixture, "SetRange pads with NUL and checks the size", "[storage][strings]") {
+  auto r = store->SetRange("k", 5, "hi", 512 << 20);
+  REQUIRE(r.ok());
+  CHECK(*r == 7);
+  CHECK(Get("k") == "\0\0\0\0\0hi"s);
+  r = store->SetRange("k", 0, "ab", 512 << 20);
+  REQUIRE(r.ok());
+  CHECK(*r == 7);
+  CHECK(Get("k") == "ab\0\0\0hi"s);
+  // Empty value: no write, current length (0 for an absent key, which stays absent).
+  r = store->SetRange("missing", 10, "", 512 << 20);
+  REQUIRE(r.ok());
+  CHECK(*r == 0);
+  CHECK_FALSE(Get("missing").has_value());
+  r = store->SetRange("k", 100, "", 512 << 20);
+  REQUIRE(r.ok());
+  CHECK(*r == 7);
+  r = store->SetRange("k", 10, "abc", 12);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "string exceeds maximum allowed size (proto-max-bulk-len)");
+  r = store->SetRange("k", 9, "abc", 12);
+  REQUIRE(r.ok());
+  CHECK(*r == 12);
+}
+
+TEST_CASE_METHOD(Fixture, "Del / Exists / Type", "[storage][keyspace]") {
+  Set("a", "1");
+  Set("b", "2");
+  auto e = store->Exists({"a", "b", "a", "c"});
+  REQUIRE(e.ok());
+  CHECK(*e == 3);
+  CHECK(*store->Type("a") == KeyType::kString);
+  CHECK(*store->Type("c") == KeyType::kNone);
+  auto d = store->Del({"a", "a", "c"});
+  REQUIRE(d.ok());
+  CHECK(*d == 1);
+  CHECK(*store->Exists({"a"}) == 0);
+  CHECK(DbSize() == 1);
+}
+
+TEST_CASE_METHOD(Fixture, "TTL commands", "[storage][keyspace]") {
+  Set("k", "v");
+  CHECK(*store->PTtl("k") == -1);
+  CHECK(*store->ExpireTimeMs("k") == -1);
+  CHECK(*store->PTtl("none") == -2);
+  CHECK(*store->ExpireTimeMs("none") == -2);
+  CHECK_FALSE(*store->ExpireAt("none", Now() + 1000, ExpireCondition::kAlways));
+
+  int64_t at = Now() + 100000;
+  CHECK_FALSE(*store->ExpireAt("k", at, ExpireCondition::kXX));  // no TTL yet
+  CHECK_FALSE(*store->ExpireAt("k", at, ExpireCondition::kGT));  // no TTL = infinite
+  CHECK(*store->ExpireAt("k", at, ExpireCondition::kNX));
+  CHECK(*store->ExpireTimeMs("k") == at);
+  CHECK_FALSE(*store->ExpireAt("k", at + 1, ExpireCondition::kNX));
+  CHECK_FALSE(*store->ExpireAt("k", at - 1, ExpireCondition::kGT));
+  CHECK(*store->ExpireAt("k", at + 1, ExpireCondition::kGT));
+  CHECK_FALSE(*store->ExpireAt("k", at + 2, ExpireCondition::kLT));
+  CHECK(*store->ExpireAt("k", at, ExpireCondition::kLT));
+  CHECK(*store->ExpireAt("k", at + 5, ExpireCondition::kXX));
+  auto ttl = *store->PTtl("k");
+  CHECK(ttl > 90000);
+  CHECK(ttl <= 100005);
+  CHECK(Get("k") == "v");  // rewriting the meta keeps the value
+
+  CHECK(*store->Persist("k"));
+  CHECK_FALSE(*store->Persist("k"));
+  CHECK_FALSE(*store->Persist("none"));
+  CHECK(*store->PTtl("k") == -1);
+  CHECK(*store->ExpireAt("k", Now() + 100000, ExpireCondition::kLT));  // LT: none = infinite
+
+  // A time in the past deletes.
+  CHECK(*store->ExpireAt("k", Now() - 1000, ExpireCondition::kAlways));
+  CHECK_FALSE(Get("k").has_value());
+  CHECK(DbSize() == 0);
+
+  // A key that expires on its own is absent everywhere at once.
+  SetOptions ex;
+  ex.expiry = At(Now() + 30);
+  Set("short", "v", ex);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK_FALSE(Get("short").has_value());
+  CHECK(*store->Exists({"short"}) == 0);
+  CHECK(*store->Type("short") == KeyType::kNone);
+  CHECK(*store->PTtl("short") == -2);
+  CHECK_FALSE(*store->Persist("short"));
+  CHECK(store->Keys("*")->empty());
+  auto inc = store->IncrBy("short", 1);  // starts over from 0
+  REQUIRE(inc.ok());
+  CHECK(*inc == 1);
+  CHECK(*store->PTtl("short") == -1);
+}
+
+TEST_CASE_METHOD(Fixture, "Keys with patterns", "[storage][keyspace]") {
+  for (auto k : {"hello", "hallo", "hxllo", "hllo", "heeeello", "world"}) Set(k, "v");
+  Set("h\0llo"s, "v");
+  auto keys = [&](std::string_view p) {
+    auto r = store->Keys(p);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  CHECK(keys("*").size() == 7);
+  CHECK(keys("h?llo") == std::vector<std::string>{"h\0llo"s, "hallo", "hello", "hxllo"});
+  CHECK(keys("h*llo").size() == 6);
+  CHECK(keys("h[ae]llo") == std::vector<std::string>{"hallo", "hello"});
+  CHECK(keys("h[^e]llo") == std::vector<std::string>{"h\0llo"s, "hallo", "hxllo"});
+  CHECK(keys("wor*") == std::vector<std::string>{"world"});
+  CHECK(keys("world") == std::vector<std::string>{"world"});
+  CHECK(keys("nothing*").empty());
+  CHECK(keys("h\\*").empty());
+}
+
+TEST_CASE_METHOD(Fixture, "Scan returns every key exactly once for any count",
+                 "[storage][keyspace]") {
+  std::set<std::string> all;
+  for (int i = 0; i < 137; ++i) {
+    std::string k = "key:" + std::to_string(i);
+    Set(k, "v");
+    all.insert(k);
+  }
+  for (uint64_t count : {1, 2, 7, 10, 136, 137, 138, 1000}) {
+    INFO("count " << count);
+    std::multiset<std::string> seen;
+    uint64_t cursor = 0;
+    int calls = 0;
+    do {
+      auto r = store->Scan(cursor, "", count, std::nullopt);
+      REQUIRE(r.ok());
+      CHECK(r->keys.size() <= count);
+      seen.insert(r->keys.begin(), r->keys.end());
+      cursor = r->next_cursor;
+      REQUIRE(++calls < 1000);
+    } while (cursor != 0);
+    CHECK(seen.size() == all.size());
+    CHECK(std::set<std::string>(seen.begin(), seen.end()) == all);
+  }
+  // Pattern and type filters apply after examining.
+  auto r = store->Scan(0, "key:1*", 1000, std::nullopt);
+  REQUIRE(r.ok());
+  CHECK(r->keys.size() == 1 + 10 + 37);
+  CHECK(r->next_cursor == 0);
+  r = store->Scan(0, "", 1000, KeyType::kHash);
+  REQUIRE(r.ok());
+  CHECK(r->keys.empty());
+  r = store->Scan(0, "", 1000, KeyType::kString);
+  REQUIRE(r.ok());
+  CHECK(r->keys.size() == 137);
+  // An unknown cursor restarts.
+  r = store->Scan(987654321, "", 1000, std::nullopt);
+  REQUIRE(r.ok());
+  CHECK(r->keys.size() == 137);
+}
+
+TEST_CASE_METHOD(Fixture, "DbSize and FlushAll", "[storage][keyspace]") {
+  for (int i = 0; i < 50; ++i) Set("k" + std::to_string(i), "v");
+  CHECK(DbSize() == 50);
+  Set("k1", "again");
+  CHECK(DbSize() == 50);
+  REQUIRE(store->Del({"k1", "k2"}).ok());
+  CHECK(DbSize() == 48);
+  REQUIRE(store->FlushAll().ok());
+  CHECK(DbSize() == 0);
+  CHECK(store->Keys("*")->empty());
+  CHECK_FALSE(Get("k3").has_value());
+  REQUIRE(store->FlushAll().ok());  // on an empty store too
+  Set("after", "flush");
+  CHECK(DbSize() == 1);
+  CHECK(Get("after") == "flush");
+}
+
+TEST_CASE("data survives Close and reopen", "[storage][durability]") {
+  TempDir dir;
+  {
+    auto store = OpenAt(dir.path());
+    REQUIRE(store->Set("k", "v", {}).ok());
+    REQUIRE(store->Set("bin\0"s, "\0"s, {}).ok());
+    REQUIRE(store->Close().ok());
+    REQUIRE(store->Close().ok());  // idempotent
+    auto r = store->Get("k");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Status::Code::kShutdown);
+  }
+  {
+    auto store = OpenAt(dir.path());
+    CHECK(*store->Get("k") == "v");
+    CHECK(*store->Get("bin\0"s) == "\0"s);
+    CHECK(*store->DbSize() == 2);
+    REQUIRE(store->Set("k2", "v2", {}).ok());
+  }  // destructor closes
+  {
+    auto store = OpenAt(dir.path());
+    CHECK(*store->DbSize() == 3);
+    CHECK(*store->Get("k2") == "v2");
+    CHECK(store->InfoRocksDb().find("rocksdb_total_sst_size:") != std::string::npos);
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "SweepExpired removes expired keys, resumably", "[storage][keyspace]") {
+  SetOptions ex;
+  ex.expiry = At(Now() + 30);
+  for (int i = 0; i < 20; ++i) Set("e" + std::to_string(i), "v", ex);
+  for (int i = 0; i < 10; ++i) Set("l" + std::to_string(i), "v");
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK(DbSize() == 30);  // expired keys count until swept, as in Redis
+  int64_t removed = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto r = store->SweepExpired(7);
+    REQUIRE(r.ok());
+    removed += *r;
+  }
+  CHECK(removed == 20);
+  CHECK(DbSize() == 10);
+  CHECK(*store->SweepExpired(100) == 0);
+}
+
+TEST_CASE("invalid options are refused", "[storage]") {
+  TempDir dir;
+  Options o;
+  o.dir = dir.path();
+  o.compression = "brotli";
+  auto s = Store::Open(o);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().IsInvalidArgument());
+  for (const char* c : {"none", "snappy", "lz4", "zstd"}) {
+    TempDir d;
+    o.dir = d.path();
+    o.compression = c;
+    auto ok = Store::Open(o);
+    INFO(c);
+    CHECK(ok.ok());
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "concurrent IncrBy is atomic", "[storage][strings]") {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) REQUIRE(store->IncrBy("ctr", 1).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(Get("ctr") == "2000");
+}
