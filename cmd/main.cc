@@ -70,8 +70,7 @@ int main(int argc, char** argv) {
   rockcache::server::Server server(&config);
   spdlog::info("rockcache {} starting, pid={}", rockcache::server::kRockcacheVersion, getpid());
   std::string config_file = config.config_file();
-  spdlog::info("config file: {}",
-               config_file.empty() ? "none (embedded defaults)" : config_file);
+  spdlog::info("config file: {}", config_file.empty() ? "none (embedded defaults)" : config_file);
   status = server.Start();
   if (!status.ok()) {
     spdlog::critical("failed to start: {}", status.ToString());
@@ -79,11 +78,11 @@ int main(int argc, char** argv) {
   }
   std::string pidfile = config.GetString("pidfile");
   if (!pidfile.empty()) std::ofstream(pidfile) << getpid() << "\n";
-  spdlog::info("ready to accept connections on {} port {}; net-threads={} pool-threads={} "
-               "pool-mode={} dir={}",
-               config.GetString("bind"), config.GetString("port"), config.GetString("net-threads"),
-               config.GetString("pool-threads"), config.GetString("pool-mode"),
-               config.GetString("dir"));
+  spdlog::info(
+      "ready to accept connections on {} port {}; net-threads={} pool-threads={} "
+      "pool-mode={} dir={}",
+      config.GetString("bind"), config.GetString("port"), config.GetString("net-threads"),
+      config.GetString("pool-threads"), config.GetString("pool-mode"), config.GetString("dir"));
   server.Run();
   if (!pidfile.empty()) unlink(pidfile.c_str());
   return 0;

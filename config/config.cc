@@ -249,7 +249,8 @@ Status Config::ApplyLine(std::string_view line) {
   if (args->empty()) return Status::OK();
   const std::string& name = (*args)[0];
   const OptionSpec* spec = FindOption(name);
-  if (spec == nullptr) return Status::InvalidArgument("'" + name + "': Bad directive or wrong number of arguments");
+  if (spec == nullptr)
+    return Status::InvalidArgument("'" + name + "': Bad directive or wrong number of arguments");
   if (args->size() < 2 && spec->type != OptionType::kString) {
     return Status::InvalidArgument("'" + name + "': wrong number of arguments");
   }

@@ -36,7 +36,7 @@ struct OptionSpec {
   const char* name;
   OptionType type;
   const char* default_value;
-  int64_t min;          // kInt / kMemory bounds (inclusive)
+  int64_t min;  // kInt / kMemory bounds (inclusive)
   int64_t max;
   const char* choices;  // kEnum: "a|b|c"; otherwise nullptr
   bool runtime;         // CONFIG SET may change it while running

@@ -5,7 +5,9 @@
 namespace rockcache {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -37,12 +39,24 @@ std::optional<std::vector<std::string>> SplitArgs(std::string_view line) {
         } else if (line[p] == '\\' && p + 1 < n) {
           ++p;
           switch (line[p]) {
-            case 'n': current.push_back('\n'); break;
-            case 'r': current.push_back('\r'); break;
-            case 't': current.push_back('\t'); break;
-            case 'b': current.push_back('\b'); break;
-            case 'a': current.push_back('\a'); break;
-            default: current.push_back(line[p]); break;
+            case 'n':
+              current.push_back('\n');
+              break;
+            case 'r':
+              current.push_back('\r');
+              break;
+            case 't':
+              current.push_back('\t');
+              break;
+            case 'b':
+              current.push_back('\b');
+              break;
+            case 'a':
+              current.push_back('\a');
+              break;
+            default:
+              current.push_back(line[p]);
+              break;
           }
         } else if (line[p] == '"') {
           if (p + 1 < n && !IsSpace(line[p + 1])) return std::nullopt;
@@ -67,7 +81,12 @@ std::optional<std::vector<std::string>> SplitArgs(std::string_view line) {
           break;
         }
         switch (line[p]) {
-          case ' ': case '\n': case '\r': case '\t': case '\v': case '\f':
+          case ' ':
+          case '\n':
+          case '\r':
+          case '\t':
+          case '\v':
+          case '\f':
             done = true;
             break;
           case '"':

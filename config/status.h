@@ -31,15 +31,21 @@ class [[nodiscard]] Status {
 
   Status() = default;
   static Status OK() { return Status(); }
-  static Status NotFound(std::string msg = "not found") { return {Code::kNotFound, std::move(msg)}; }
+  static Status NotFound(std::string msg = "not found") {
+    return {Code::kNotFound, std::move(msg)};
+  }
   static Status WrongType() {
     return {Code::kWrongType, "Operation against a key holding the wrong kind of value"};
   }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status IOError(std::string msg) { return {Code::kIOError, std::move(msg)}; }
   static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status Busy(std::string msg) { return {Code::kBusy, std::move(msg)}; }
-  static Status Shutdown(std::string msg = "shutting down") { return {Code::kShutdown, std::move(msg)}; }
+  static Status Shutdown(std::string msg = "shutting down") {
+    return {Code::kShutdown, std::move(msg)};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
@@ -61,7 +67,7 @@ template <typename T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
-  StatusOr(T value) : value_(std::move(value)) {}                                   // NOLINT
+  StatusOr(T value) : value_(std::move(value)) {}                                  // NOLINT
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }

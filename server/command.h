@@ -50,8 +50,8 @@ struct CommandSpec {
   const char* name;  // lower case
   int arity;         // Redis convention: N exact, -N at least N (argv[0] counts)
   uint32_t flags;
-  int first_key;     // 0 = no keys
-  int last_key;      // -1 = last argument
+  int first_key;  // 0 = no keys
+  int last_key;   // -1 = last argument
   int key_step;
   CommandHandler handler;
 };

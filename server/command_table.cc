@@ -60,7 +60,8 @@ void AppendUnknownCommand(std::string* out, const Args& argv) {
 
 void AppendArityError(std::string* out, std::string_view name) {
   std::string text = "ERR wrong number of arguments for '";
-  for (char c : name) text.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : name)
+    text.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   text += "' command";
   AppendError(out, text);
 }

@@ -52,7 +52,8 @@ void Expire(CommandContext& ctx, Args& argv, std::string* out) {
   if (nx && (xx || gt || lt)) {
     return AppendError(out, "ERR NX and XX, GT or LT options at the same time are not compatible");
   }
-  if (gt && lt) return AppendError(out, "ERR GT and LT options at the same time are not compatible");
+  if (gt && lt)
+    return AppendError(out, "ERR GT and LT options at the same time are not compatible");
   bool overflow = seconds && (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000);
   int64_t at_ms = seconds && !overflow ? when * 1000 : when;
   if (!overflow && relative) {

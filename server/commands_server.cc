@@ -100,10 +100,11 @@ void Hello(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   if (!ctx.conn->authenticated) {
-    return AppendError(out, "NOAUTH HELLO must be called with the client already authenticated, "
-                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
-                            "authenticate the client and select the RESP protocol version at the "
-                            "same time");
+    return AppendError(out,
+                       "NOAUTH HELLO must be called with the client already authenticated, "
+                       "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                       "authenticate the client and select the RESP protocol version at the "
+                       "same time");
   }
   if (set_name) ctx.conn->info->set_name(name);
   AppendArrayHeader(out, 14);
@@ -271,16 +272,22 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(sub, "HELP")) {
     const char* lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME", "    Return the name of the current connection.",
-        "ID", "    Return the ID of the current connection.",
-        "INFO", "    Return information about the current client connection.",
-        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
         "KILL <option> <value> [<option> <value> [...]]",
         "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME, TYPE, USER.",
         "LIST [TYPE normal|master|replica|pubsub] [ID <id> [<id> ...]]",
         "    Return information about client connections.",
-        "SETNAME <name>", "    Assign the name <name> to the current connection.",
-        "HELP", "    Print this help."};
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "HELP",
+        "    Print this help."};
     AppendArrayHeader(out, static_cast<int64_t>(std::size(lines)));
     for (const char* line : lines) AppendSimple(out, line);
     return;
@@ -312,8 +319,8 @@ void Config(CommandContext& ctx, Args& argv, std::string* out) {
     for (size_t i = 2; i < argv.size(); i += 2) {
       const config::OptionSpec* spec = config::FindOption(argv[i]);
       if (spec == nullptr) {
-        return AppendError(out, "ERR Unknown option or number of arguments for CONFIG SET - '" +
-                                    argv[i] + "'");
+        return AppendError(
+            out, "ERR Unknown option or number of arguments for CONFIG SET - '" + argv[i] + "'");
       }
       if (!spec->runtime) {
         return AppendError(out, "ERR CONFIG SET failed (possibly related to argument '" + argv[i] +
@@ -342,11 +349,16 @@ void Config(CommandContext& ctx, Args& argv, std::string* out) {
     return AppendError(out, "ERR CONFIG REWRITE is not supported; edit the config file instead");
   }
   if (Is(sub, "HELP")) {
-    const char* lines[] = {"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                           "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-                           "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-                           "RESETSTAT", "    Reset statistics reported by the INFO command.",
-                           "HELP", "    Print this help."};
+    const char* lines[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "HELP",
+        "    Print this help."};
     AppendArrayHeader(out, static_cast<int64_t>(std::size(lines)));
     for (const char* line : lines) AppendSimple(out, line);
     return;
@@ -388,7 +400,8 @@ void Command(CommandContext&, Args& argv, std::string* out) {
     return;
   }
   const std::string& sub = argv[1];
-  if (Is(sub, "COUNT") && argv.size() == 2) return AppendInteger(out, static_cast<int64_t>(all.size()));
+  if (Is(sub, "COUNT") && argv.size() == 2)
+    return AppendInteger(out, static_cast<int64_t>(all.size()));
   if (Is(sub, "INFO")) {
     if (argv.size() == 2) {
       AppendArrayHeader(out, static_cast<int64_t>(all.size()));

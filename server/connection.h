@@ -32,16 +32,16 @@ struct Connection {
   const std::shared_ptr<ClientInfo> info;
 
   RespParser parser;
-  std::string input;       // received bytes; [input_pos, size) not yet parsed
+  std::string input;  // received bytes; [input_pos, size) not yet parsed
   size_t input_pos = 0;
-  std::string output;      // reply bytes; [output_pos, size) not yet written
+  std::string output;  // reply bytes; [output_pos, size) not yet written
   size_t output_pos = 0;
 
-  bool in_flight = false;           // a batch is with the worker pool
+  bool in_flight = false;  // a batch is with the worker pool
   bool authenticated = false;
-  bool close_after_reply = false;   // QUIT, protocol error, CLIENT KILL of itself
-  bool reading_paused = false;      // input backlog too large while in flight
-  bool write_pending = false;       // EV_WRITE armed
+  bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
+  bool reading_paused = false;     // input backlog too large while in flight
+  bool write_pending = false;      // EV_WRITE armed
   int64_t last_interaction_ms = 0;
 
   event* read_event = nullptr;   // owned; freed by NetLoop::CloseConnection

@@ -127,7 +127,9 @@ void PoolSection(Server& server, std::string* out) {
   Field(out, "pool_queue_wait_usec_p99.9", Fixed(s.queue_wait_p999_us, 3));
 }
 
-void RocksDbSection(Server& server, std::string* out) { out->append(server.store()->InfoRocksDb()); }
+void RocksDbSection(Server& server, std::string* out) {
+  out->append(server.store()->InfoRocksDb());
+}
 
 void KeyspaceSection(Server& server, std::string* out) {
   auto keys = server.store()->DbSize();
@@ -143,10 +145,10 @@ struct Section {
 };
 
 const Section kSections[] = {
-    {"server", true, ServerSection},         {"clients", true, ClientsSection},
-    {"memory", true, MemorySection},         {"persistence", true, PersistenceSection},
-    {"stats", true, StatsSection},           {"pool", true, PoolSection},
-    {"rocksdb", false, RocksDbSection},      {"keyspace", true, KeyspaceSection},
+    {"server", true, ServerSection},    {"clients", true, ClientsSection},
+    {"memory", true, MemorySection},    {"persistence", true, PersistenceSection},
+    {"stats", true, StatsSection},      {"pool", true, PoolSection},
+    {"rocksdb", false, RocksDbSection}, {"keyspace", true, KeyspaceSection},
 };
 
 std::string Title(const char* name) {

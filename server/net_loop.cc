@@ -142,8 +142,7 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
     }
     evconnlistener* listener = evconnlistener_new_bind(
         base_, &NetLoop::OnAccept, this,
-        LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_FREE |
-            LEV_OPT_CLOSE_ON_EXEC,
+        LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
         511, reinterpret_cast<sockaddr*>(&ss), len);
     if (listener == nullptr) {
       return Status::IOError("could not listen on " + host + ":" + std::to_string(port) + ": " +
@@ -155,9 +154,7 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
 }
 
 void NetLoop::Start() {
-  thread_ = std::thread([this] {
-    event_base_dispatch(base_);
-  });
+  thread_ = std::thread([this] { event_base_dispatch(base_); });
 }
 
 void NetLoop::StopListening() {
@@ -401,9 +398,10 @@ void NetLoop::Flush(Connection* conn) {
   }
   uint64_t limit = server_->settings().client_output_buffer_limit.load(std::memory_order_relaxed);
   if (limit > 0 && pending > limit) {
-    spdlog::warn("closing client id={} addr={}: {} bytes of pending replies exceed "
-                 "client-output-buffer-limit {}",
-                 conn->id, conn->info->addr, pending, limit);
+    spdlog::warn(
+        "closing client id={} addr={}: {} bytes of pending replies exceed "
+        "client-output-buffer-limit {}",
+        conn->id, conn->info->addr, pending, limit);
     CloseConnection(conn);
     return;
   }

@@ -64,8 +64,7 @@ class NetLoop {
   void Flush(Connection* conn);
 
  private:
-  static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen,
-                       void* arg);
+  static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen, void* arg);
   static void OnReadable(int fd, short events, void* arg);
   static void OnWritable(int fd, short events, void* arg);
   static void OnWake(int fd, short events, void* arg);

@@ -50,9 +50,9 @@ class RespParser {
 
   State state_ = State::kIdle;
   uint64_t max_bulk_len_;
-  int64_t args_left_ = 0;     // bulks still expected in the current multibulk
-  uint64_t bulk_left_ = 0;    // body bytes (plus CRLF) still expected in the current bulk
-  std::string line_;          // partial header or inline line
+  int64_t args_left_ = 0;   // bulks still expected in the current multibulk
+  uint64_t bulk_left_ = 0;  // body bytes (plus CRLF) still expected in the current bulk
+  std::string line_;        // partial header or inline line
   std::vector<std::string> pending_;
   std::string error_;
 };

@@ -162,7 +162,8 @@ Status Server::Start() {
   storage::Options store_options;
   store_options.dir = config_->GetString("dir");
   store_options.sync_writes = config_->GetString("storage-sync") == "always";
-  store_options.block_cache_bytes = static_cast<uint64_t>(config_->GetInt("rocksdb-block-cache-size"));
+  store_options.block_cache_bytes =
+      static_cast<uint64_t>(config_->GetInt("rocksdb-block-cache-size"));
   store_options.write_buffer_bytes =
       static_cast<uint64_t>(config_->GetInt("rocksdb-write-buffer-size"));
   store_options.compression = config_->GetString("rocksdb-compression");

@@ -1,6 +1,7 @@
 #include "tests/integration/test_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -56,7 +57,16 @@ TestServer::TestServer(std::vector<std::string> extra_args, std::string dir)
   if (dir_.empty()) dir_ = MakeTempDir();
   log_path_ = dir_ + ".log";
   port_ = FreePort();
-  Launch();
+  try {
+    Launch();
+  } catch (...) {
+    // The destructor does not run when the constructor throws: clean up here.
+    if (!keep_dir_) {
+      RemoveTree(dir_);
+      std::remove(log_path_.c_str());
+    }
+    throw;
+  }
 }
 
 TestServer::~TestServer() {
@@ -68,8 +78,9 @@ TestServer::~TestServer() {
 }
 
 void TestServer::Launch() {
-  std::vector<std::string> argv = {ServerBinary(), "--port", std::to_string(port_), "--dir",
-                                   dir_ + "/db", "--bind", "127.0.0.1"};
+  std::vector<std::string> argv = {ServerBinary(), "--port",     std::to_string(port_),
+                                   "--dir",        dir_ + "/db", "--bind",
+                                   "127.0.0.1"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   pid_ = fork();
   REQUIRE(pid_ >= 0);
@@ -96,6 +107,11 @@ void TestServer::Launch() {
     if (up) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // Never leave the process behind.
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
   FAIL("server did not accept connections within 20 s:\n" << Log());
 }
 
@@ -197,6 +213,7 @@ Reply Client::Command(const std::vector<std::string>& args) {
 }
 
 void Client::Append(const std::vector<std::string>& args) {
+  if (ctx_ == nullptr) return;
   std::vector<const char*> argv;
   std::vector<size_t> lens;
   for (const auto& a : args) {

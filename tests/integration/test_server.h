@@ -60,9 +60,9 @@ class TestServer {
 
 // A reply flattened for assertions.
 struct Reply {
-  int type = 0;            // REDIS_REPLY_*
-  std::string str;         // STRING, STATUS, ERROR
-  long long integer = 0;   // INTEGER
+  int type = 0;           // REDIS_REPLY_*
+  std::string str;        // STRING, STATUS, ERROR
+  long long integer = 0;  // INTEGER
   std::vector<Reply> elements;
   bool is_nil() const { return type == REDIS_REPLY_NIL; }
   bool is_error() const { return type == REDIS_REPLY_ERROR; }

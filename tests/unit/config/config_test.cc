@@ -73,14 +73,15 @@ TEST_CASE("Set validates type, bounds and runtime mutability", "[config]") {
 TEST_CASE("OnChange callbacks see canonical values", "[config]") {
   Config config;
   std::string seen;
-  config.OnChange([&](const std::string& name, const std::string& value) { seen = name + "=" + value; });
+  config.OnChange(
+      [&](const std::string& name, const std::string& value) { seen = name + "=" + value; });
   REQUIRE(config.Set("maxclients", "42").ok());
   CHECK(seen == "maxclients=42");
 }
 
 TEST_CASE("config files: comments, quotes, errors name file and line", "[config]") {
-  std::string path = WriteTempFile(
-      "# a comment\n\nport 7000\nrequirepass \"with space\"\nbind 127.0.0.1 ::1\n");
+  std::string path =
+      WriteTempFile("# a comment\n\nport 7000\nrequirepass \"with space\"\nbind 127.0.0.1 ::1\n");
   Config config;
   REQUIRE(config.LoadFile(path).ok());
   CHECK(config.GetInt("port") == 7000);
@@ -106,8 +107,8 @@ TEST_CASE("config files: comments, quotes, errors name file and line", "[config]
 
 TEST_CASE("command line: file then flags, flags win", "[config]") {
   std::string path = WriteTempFile("port 7000\ntimeout 3\n");
-  const char* argv[] = {"rockcache-server", path.c_str(), "--port", "7001", "--bind", "127.0.0.1",
-                        "::1"};
+  const char* argv[] = {"rockcache-server", path.c_str(), "--port", "7001",
+                        "--bind",           "127.0.0.1",  "::1"};
   Config config;
   REQUIRE(config.LoadFromArgs(7, argv).ok());
   CHECK(config.GetInt("port") == 7001);

@@ -162,8 +162,7 @@ TEST_CASE("the parser is reusable after a command and reports in_command", "[par
   CHECK(consumed == part.size());
   CHECK(parser.in_command());
   std::string rest = "\r\n$1\r\nk\r\n";
-  REQUIRE(parser.Parse(rest.data(), rest.size(), &consumed, &args) ==
-          RespParser::Result::kCommand);
+  REQUIRE(parser.Parse(rest.data(), rest.size(), &consumed, &args) == RespParser::Result::kCommand);
   CHECK(args == std::vector<std::string>{"GET", "k"});
   CHECK_FALSE(parser.in_command());
 }
