@@ -16,6 +16,8 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -153,7 +155,123 @@ class RocksStore final : public Store {
   Status FlushAll() override;
   StatusOr<int64_t> SweepExpired(uint64_t max_keys) override;
 
-  // ---- admin (rocks_store.cc) ----
+  StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) override;
+  StatusOr<std::optional<std::string>> RandomKey() override;
+
+  // ---- hashes (store_hash.cc) ----
+  StatusOr<int64_t> HSet(
+      std::string_view key,
+      const std::vector<std::pair<std::string_view, std::string_view>>& field_values) override;
+  StatusOr<bool> HSetNx(std::string_view key, std::string_view field,
+                        std::string_view value) override;
+  StatusOr<std::optional<std::string>> HGet(std::string_view key,
+                                            std::string_view field) override;
+  StatusOr<std::vector<std::optional<std::string>>> HMGet(
+      std::string_view key, const std::vector<std::string_view>& fields) override;
+  StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(
+      std::string_view key) override;
+  StatusOr<int64_t> HDel(std::string_view key,
+                         const std::vector<std::string_view>& fields) override;
+  StatusOr<int64_t> HLen(std::string_view key) override;
+  StatusOr<bool> HExists(std::string_view key, std::string_view field) override;
+  StatusOr<std::vector<std::string>> HKeys(std::string_view key) override;
+  StatusOr<std::vector<std::string>> HVals(std::string_view key) override;
+  StatusOr<int64_t> HIncrBy(std::string_view key, std::string_view field,
+                            int64_t delta) override;
+  StatusOr<std::string> HIncrByFloat(std::string_view key, std::string_view field,
+                                     long double delta) override;
+  StatusOr<int64_t> HStrLen(std::string_view key, std::string_view field) override;
+  StatusOr<std::vector<std::pair<std::string, std::string>>> HRandField(std::string_view key,
+                                                                        int64_t count) override;
+  StatusOr<PairScanResult> HScan(std::string_view key, uint64_t cursor,
+                                 std::string_view pattern, uint64_t count) override;
+
+  // ---- lists (store_list.cc) ----
+  StatusOr<int64_t> LPush(std::string_view key,
+                          const std::vector<std::string_view>& elements) override;
+  StatusOr<int64_t> RPush(std::string_view key,
+                          const std::vector<std::string_view>& elements) override;
+  StatusOr<int64_t> LPushX(std::string_view key,
+                           const std::vector<std::string_view>& elements) override;
+  StatusOr<int64_t> RPushX(std::string_view key,
+                           const std::vector<std::string_view>& elements) override;
+  StatusOr<std::optional<std::vector<std::string>>> LPop(std::string_view key,
+                                                         uint64_t count) override;
+  StatusOr<std::optional<std::vector<std::string>>> RPop(std::string_view key,
+                                                         uint64_t count) override;
+  StatusOr<int64_t> LLen(std::string_view key) override;
+  StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start,
+                                            int64_t stop) override;
+  StatusOr<std::optional<std::string>> LIndex(std::string_view key, int64_t index) override;
+  Status LSet(std::string_view key, int64_t index, std::string_view element) override;
+  StatusOr<int64_t> LRem(std::string_view key, int64_t count, std::string_view element) override;
+  Status LTrim(std::string_view key, int64_t start, int64_t stop) override;
+  StatusOr<int64_t> LInsert(std::string_view key, bool before, std::string_view pivot,
+                            std::string_view element) override;
+  StatusOr<std::vector<int64_t>> LPos(std::string_view key, std::string_view element,
+                                      int64_t rank, uint64_t count, uint64_t maxlen) override;
+  StatusOr<std::optional<std::string>> LMove(std::string_view src, std::string_view dst,
+                                             ListEnd from, ListEnd to) override;
+
+  // ---- sets (store_set.cc) ----
+  StatusOr<int64_t> SAdd(std::string_view key,
+                         const std::vector<std::string_view>& members) override;
+  StatusOr<int64_t> SRem(std::string_view key,
+                         const std::vector<std::string_view>& members) override;
+  StatusOr<std::vector<std::string>> SMembers(std::string_view key) override;
+  StatusOr<bool> SIsMember(std::string_view key, std::string_view member) override;
+  StatusOr<std::vector<bool>> SMIsMember(std::string_view key,
+                                         const std::vector<std::string_view>& members) override;
+  StatusOr<int64_t> SCard(std::string_view key) override;
+  StatusOr<std::vector<std::string>> SPop(std::string_view key, uint64_t count) override;
+  StatusOr<std::vector<std::string>> SRandMember(std::string_view key, int64_t count) override;
+  StatusOr<bool> SMove(std::string_view src, std::string_view dst,
+                       std::string_view member) override;
+  StatusOr<std::vector<std::string>> SInter(const std::vector<std::string_view>& keys) override;
+  StatusOr<std::vector<std::string>> SUnion(const std::vector<std::string_view>& keys) override;
+  StatusOr<std::vector<std::string>> SDiff(const std::vector<std::string_view>& keys) override;
+  StatusOr<int64_t> SInterCard(const std::vector<std::string_view>& keys,
+                               uint64_t limit) override;
+  StatusOr<int64_t> SInterStore(std::string_view dst,
+                                const std::vector<std::string_view>& keys) override;
+  StatusOr<int64_t> SUnionStore(std::string_view dst,
+                                const std::vector<std::string_view>& keys) override;
+  StatusOr<int64_t> SDiffStore(std::string_view dst,
+                               const std::vector<std::string_view>& keys) override;
+  StatusOr<ScanResult> SScan(std::string_view key, uint64_t cursor, std::string_view pattern,
+                             uint64_t count) override;
+
+  // ---- sorted sets (store_zset.cc) ----
+  StatusOr<ZAddResult> ZAdd(std::string_view key,
+                            const std::vector<std::pair<double, std::string_view>>& members,
+                            const ZAddOptions& options) override;
+  StatusOr<double> ZIncrBy(std::string_view key, double increment,
+                           std::string_view member) override;
+  StatusOr<std::optional<double>> ZScore(std::string_view key, std::string_view member) override;
+  StatusOr<std::vector<std::optional<double>>> ZMScore(
+      std::string_view key, const std::vector<std::string_view>& members) override;
+  StatusOr<int64_t> ZCard(std::string_view key) override;
+  StatusOr<int64_t> ZCount(std::string_view key, const ScoreRange& range) override;
+  StatusOr<int64_t> ZLexCount(std::string_view key, const LexRange& range) override;
+  StatusOr<std::optional<int64_t>> ZRank(std::string_view key, std::string_view member,
+                                         bool reverse) override;
+  StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key,
+                                             const ZRangeSpec& spec) override;
+  StatusOr<int64_t> ZRangeStore(std::string_view dst, std::string_view src,
+                                const ZRangeSpec& spec) override;
+  StatusOr<int64_t> ZRem(std::string_view key,
+                         const std::vector<std::string_view>& members) override;
+  StatusOr<int64_t> ZRemRangeByScore(std::string_view key, const ScoreRange& range) override;
+  StatusOr<int64_t> ZRemRangeByRank(std::string_view key, int64_t start, int64_t stop) override;
+  StatusOr<int64_t> ZRemRangeByLex(std::string_view key, const LexRange& range) override;
+  StatusOr<std::vector<ScoredMember>> ZPopMin(std::string_view key, uint64_t count) override;
+  StatusOr<std::vector<ScoredMember>> ZPopMax(std::string_view key, uint64_t count) override;
+  StatusOr<ZScanResult> ZScan(std::string_view key, uint64_t cursor, std::string_view pattern,
+                              uint64_t count) override;
+
+  // ---- admin (rocks_store.cc, store_collections.cc) ----
+  Status CompactAll() override;
+  StatusOr<uint64_t> CountDataEntries() override;
   std::string InfoRocksDb() override;
   Status Close() override;
 
@@ -195,6 +313,89 @@ class RocksStore final : public Store {
   StatusOr<std::optional<std::string>> ReadString(const rocksdb::ReadOptions& ro,
                                                   std::string_view key, MetaLookup* lookup);
   void AddKeyCount(int64_t delta) { key_count_.fetch_add(delta, std::memory_order_relaxed); }
+
+  // ---- collection helpers (store_collections.cc) ----
+  // The data column family of a collection type (zset: member -> score; the score index is
+  // zscore_cf_).
+  rocksdb::ColumnFamilyHandle* DataCf(MetaType type) const;
+  // For a write to the collection at `key` (stripe held): WrongType when the key is live with
+  // another type. *meta is the live meta, or a fresh empty meta of `type` with version 0 (see
+  // EnsureVersion) when the key is absent or expired.
+  Status LoadForWrite(std::string_view key, MetaType type, MetaLookup* old, Meta* meta);
+  // Gives a fresh meta its version (a collection being created). No-op when it has one.
+  Status EnsureVersion(Meta* meta);
+  // Ends a collection write: puts `meta` (count > 0) or deletes the key (count == 0) in `batch`,
+  // writes the batch and adjusts the key counter.
+  Status Commit(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+                const Meta& meta);
+  // For a read: *found = false when absent or expired; WrongType when another type.
+  Status LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key, MetaType type,
+                     Meta* meta, bool* found);
+  // Point read of one data entry; *found = false when absent.
+  Status GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                  std::string_view key, uint64_t version, std::string_view sub_key,
+                  std::string* value, bool* found);
+  // Visits the entries of (key, version) in `cf` in byte order of sub-key (or reverse), starting
+  // at `from` (inclusive; nullopt = the first, or the last when reverse), until fn returns false.
+  using EntryFn = std::function<bool(std::string_view sub_key, std::string_view value)>;
+  Status ForEachEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                      std::string_view key, uint64_t version, const EntryFn& fn,
+                      std::optional<std::string_view> from = std::nullopt, bool reverse = false);
+  // Random entries of a collection of `size` entries: count > 0: min(count, size) distinct;
+  // count < 0: |count| entries, repeats allowed. Approximately uniform.
+  Status RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                       std::string_view key, uint64_t version, uint64_t size, int64_t count,
+                       std::vector<std::pair<std::string, std::string>>* out);
+  // One HSCAN/SSCAN/ZSCAN step over the entries of `cf`; fn gets the matching entries.
+  Status ScanEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                     char scope_tag, std::string_view key, uint64_t version, uint64_t cursor,
+                     std::string_view pattern, uint64_t count,
+                     const std::function<void(std::string_view, std::string_view)>& fn,
+                     uint64_t* next_cursor);
+  // Puts a copy of every data entry of the collection (src, src_meta) under (dst, dst_version).
+  Status CopyEntries(const rocksdb::ReadOptions& ro, std::string_view src, const Meta& src_meta,
+                     std::string_view dst, uint64_t dst_version, rocksdb::WriteBatch* batch);
+  // Deletes the entries of (key, version) in `cf` with sub-keys in [from, to): point deletes for
+  // a few, one range tombstone for many.
+  void DeleteEntries(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+                     std::string_view key, uint64_t version, uint64_t from_index,
+                     uint64_t to_index);
+  // List internals (store_list.cc).
+  StatusOr<int64_t> PushElements(std::string_view key,
+                                 const std::vector<std::string_view>& elements, bool left,
+                                 bool only_if_exists);
+  StatusOr<std::optional<std::vector<std::string>>> PopElements(std::string_view key,
+                                                                uint64_t count, bool left);
+  // The elements at offsets [begin, end) from the head.
+  Status ReadListSpan(const rocksdb::ReadOptions& ro, std::string_view key, const Meta& meta,
+                      uint64_t begin, uint64_t end, std::vector<std::string>* out);
+  // Set internals (store_set.cc).
+  enum class SetOp { kInter, kUnion, kDiff };
+  // The result of `op` over `keys` read with `ro` (intersection stops at `limit`, 0 = none).
+  Status SetAlgebra(const rocksdb::ReadOptions& ro, const std::vector<std::string_view>& keys,
+                    SetOp op, uint64_t limit, std::vector<std::string>* out);
+  StatusOr<std::vector<std::string>> SetAlgebraRead(const std::vector<std::string_view>& keys,
+                                                    SetOp op);
+  StatusOr<int64_t> SetAlgebraStore(std::string_view dst,
+                                    const std::vector<std::string_view>& keys, SetOp op);
+  // Sorted-set internals (store_zset.cc).
+  void PutZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
+                  std::string_view member, double score);
+  void DeleteZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
+                     std::string_view member, double score);
+  Status GetZScore(const rocksdb::ReadOptions& ro, std::string_view key, uint64_t version,
+                   std::string_view member, std::optional<double>* score);
+  // Visits the members `spec` selects, in result order (LIMIT applied), until fn returns false.
+  using ZMemberFn = std::function<bool(std::string_view member, double score)>;
+  Status VisitZRange(const rocksdb::ReadOptions& ro, std::string_view key, const Meta& meta,
+                     const ZRangeSpec& spec, const ZMemberFn& fn);
+  StatusOr<int64_t> CountZRange(std::string_view key, const ZRangeSpec& spec);
+  // Removes the members `spec` selects and returns them.
+  StatusOr<std::vector<ScoredMember>> RemoveZRange(std::string_view key, const ZRangeSpec& spec);
+  // Replaces `dst` (stripe held, current state `old`) with the set `members` in `batch`, or
+  // deletes it when members is empty; commits. Shared by the set *STORE commands.
+  Status StoreSet(rocksdb::WriteBatch* batch, std::string_view dst, const MetaLookup& old,
+                  const std::vector<std::string>& members);
 
   Options options_;
   std::string compression_note_;

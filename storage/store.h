@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,7 +78,85 @@ enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };  // EXPIRE's NX/XX/G
 
 struct ScanResult {
   uint64_t next_cursor = 0;  // 0 when the iteration is complete
-  std::vector<std::string> keys;
+  std::vector<std::string> keys;  // keys (SCAN) or members (SSCAN)
+};
+
+// HSCAN: field/value pairs.
+struct PairScanResult {
+  uint64_t next_cursor = 0;
+  std::vector<std::pair<std::string, std::string>> items;
+};
+
+// A sorted-set member with its score.
+struct ScoredMember {
+  std::string member;
+  double score = 0;
+  bool operator==(const ScoredMember& o) const { return member == o.member && score == o.score; }
+};
+
+// ZSCAN: members with their scores.
+struct ZScanResult {
+  uint64_t next_cursor = 0;
+  std::vector<ScoredMember> items;
+};
+
+enum class ListEnd { kLeft, kRight };  // LMOVE's LEFT/RIGHT; LPUSH/LPOP work on kLeft
+
+// ZADD's flags. REQUIRES (the server reports the Redis errors): not NX with XX, not GT/LT with
+// NX, not GT with LT, INCR with exactly one score/member pair.
+struct ZAddOptions {
+  enum class Condition { kAlways, kIfAbsent /* NX */, kIfPresent /* XX */ };
+  Condition condition = Condition::kAlways;
+  bool gt = false;    // update only when the new score is greater (new members still added)
+  bool lt = false;    // update only when the new score is less
+  bool ch = false;    // count changed members as well as added ones
+  bool incr = false;  // ZINCRBY-like: add the score to the current one
+};
+
+struct ZAddResult {
+  int64_t count = 0;            // members added (+ changed with CH); not meaningful with INCR
+  std::optional<double> score;  // with INCR: the new score; nullopt when NX/XX/GT/LT blocked it
+};
+
+// A score interval (ZRANGEBYSCORE, ZCOUNT...), always min <= max in the logical sense; REV only
+// changes the order of the result. Infinite bounds are ±infinity.
+struct ScoreRange {
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool min_exclusive = false;
+  bool max_exclusive = false;
+};
+
+// One end of a lex interval (ZRANGEBYLEX): "-", "+", "[member" or "(member".
+struct LexBound {
+  enum class Kind { kNegInf, kPosInf, kInclusive, kExclusive };
+  Kind kind = Kind::kNegInf;
+  std::string value;  // kInclusive / kExclusive
+};
+
+struct LexRange {
+  LexBound min{LexBound::Kind::kNegInf, {}};
+  LexBound max{LexBound::Kind::kPosInf, {}};
+};
+
+// Parses ZRANGEBYSCORE-style bounds ("1.5", "(1.5", "-inf", "+inf"), as Redis zslParseRange.
+// Error: InvalidArgument "min or max is not a float".
+Status ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
+// Parses ZRANGEBYLEX-style bounds ("-", "+", "[a", "(a"), as Redis zslParseLexRange.
+// Error: InvalidArgument "min or max not valid string range item".
+Status ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
+
+// The general ZRANGE: by rank, by score or by lex; REV; LIMIT offset count (score/lex only).
+struct ZRangeSpec {
+  enum class By { kRank, kScore, kLex };
+  By by = By::kRank;
+  bool reverse = false;  // ZREVRANGE / REV: highest first (rank 0 = highest score)
+  int64_t start = 0;     // kRank: Redis indexes, negative from the end
+  int64_t stop = -1;
+  ScoreRange score;      // kScore
+  LexRange lex;          // kLex (assumes equal scores, as Redis; ordered by member)
+  int64_t offset = 0;    // LIMIT: skip `offset` matches (negative offset = empty result)
+  int64_t limit = -1;    // LIMIT: at most `limit` results; negative = no limit
 };
 
 class Store {
@@ -154,6 +233,197 @@ class Store {
   // Removes keys whose TTL passed; examines at most `max_keys` meta entries starting after the
   // previous call's position. Returns the number removed. For the periodic sweep.
   virtual StatusOr<int64_t> SweepExpired(uint64_t max_keys) = 0;
+
+  // Renames src to dst (any type, keeping the TTL), replacing dst. With `nx`, does nothing and
+  // returns false when dst exists. Error: InvalidArgument "no such key" when src is absent.
+  // src == dst: true (false with nx), nothing written. O(1) for strings; a collection is copied
+  // under a new version of dst (O(size)) and src's entries are left to the compaction filter.
+  virtual StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) = 0;
+  // RANDOMKEY: a random live key (approximately uniform), nullopt when there is none.
+  virtual StatusOr<std::optional<std::string>> RandomKey() = 0;
+
+  // ---- hashes ----
+  // Common rules for collections (hashes, lists, sets, sorted sets):
+  // - WrongType when the key holds another type; an absent (or expired) key reads as empty.
+  // - A collection whose last element is removed is deleted (absent, not empty).
+  // - Read methods see one RocksDB snapshot: a consistent view of the whole collection.
+  // - Results that Redis returns in hash-table order are returned in byte order here.
+  //
+  // HSET: sets the pairs (a later pair wins over an earlier one with the same field); returns the
+  // number of fields that did not exist. Keeps the TTL.
+  virtual StatusOr<int64_t> HSet(
+      std::string_view key,
+      const std::vector<std::pair<std::string_view, std::string_view>>& field_values) = 0;
+  // HSETNX: true when the field was created.
+  virtual StatusOr<bool> HSetNx(std::string_view key, std::string_view field,
+                                std::string_view value) = 0;
+  virtual StatusOr<std::optional<std::string>> HGet(std::string_view key,
+                                                    std::string_view field) = 0;
+  // One entry per field; nullopt for absent fields (all nullopt for an absent key).
+  virtual StatusOr<std::vector<std::optional<std::string>>> HMGet(
+      std::string_view key, const std::vector<std::string_view>& fields) = 0;
+  virtual StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(
+      std::string_view key) = 0;
+  // Number of fields removed (repeats count once).
+  virtual StatusOr<int64_t> HDel(std::string_view key,
+                                 const std::vector<std::string_view>& fields) = 0;
+  virtual StatusOr<int64_t> HLen(std::string_view key) = 0;
+  virtual StatusOr<bool> HExists(std::string_view key, std::string_view field) = 0;
+  virtual StatusOr<std::vector<std::string>> HKeys(std::string_view key) = 0;
+  virtual StatusOr<std::vector<std::string>> HVals(std::string_view key) = 0;
+  // Errors: "hash value is not an integer", "increment or decrement would overflow".
+  virtual StatusOr<int64_t> HIncrBy(std::string_view key, std::string_view field,
+                                    int64_t delta) = 0;
+  // Returns the new value formatted as Redis (FormatLongDouble). REQUIRES: delta finite (server:
+  // "value is NaN or Infinity"). Errors: "hash value is not a float", "increment would produce
+  // NaN or Infinity".
+  virtual StatusOr<std::string> HIncrByFloat(std::string_view key, std::string_view field,
+                                             long double delta) = 0;
+  // Length of the field's value, 0 when absent.
+  virtual StatusOr<int64_t> HStrLen(std::string_view key, std::string_view field) = 0;
+  // HRANDFIELD with Redis's count rules: count > 0 returns min(count, HLEN) distinct fields,
+  // count < 0 returns |count| fields that may repeat, 0 returns none. Values always come along
+  // (the server drops them without WITHVALUES; without a count argument it asks for 1 and replies
+  // nil when the result is empty). Approximately uniform.
+  virtual StatusOr<std::vector<std::pair<std::string, std::string>>> HRandField(
+      std::string_view key, int64_t count) = 0;
+  // HSCAN, with SCAN's cursor rules; `count` fields examined per call; pattern matches fields.
+  virtual StatusOr<PairScanResult> HScan(std::string_view key, uint64_t cursor,
+                                         std::string_view pattern, uint64_t count) = 0;
+
+  // ---- lists ----
+  // Elements are numbered from the head (index 0, LEFT) to the tail (index -1, RIGHT).
+  // LPUSH / RPUSH: pushes each element in turn (LPUSH a b c leaves c at the head); returns the
+  // new length. Keeps the TTL.
+  virtual StatusOr<int64_t> LPush(std::string_view key,
+                                  const std::vector<std::string_view>& elements) = 0;
+  virtual StatusOr<int64_t> RPush(std::string_view key,
+                                  const std::vector<std::string_view>& elements) = 0;
+  // LPUSHX / RPUSHX: only when the list exists; returns the new length, 0 when absent.
+  virtual StatusOr<int64_t> LPushX(std::string_view key,
+                                   const std::vector<std::string_view>& elements) = 0;
+  virtual StatusOr<int64_t> RPushX(std::string_view key,
+                                   const std::vector<std::string_view>& elements) = 0;
+  // LPOP / RPOP key count: up to `count` elements (empty when count is 0); nullopt when the key
+  // is absent. The server maps the count-less form to count 1 and a single bulk reply.
+  virtual StatusOr<std::optional<std::vector<std::string>>> LPop(std::string_view key,
+                                                                 uint64_t count) = 0;
+  virtual StatusOr<std::optional<std::vector<std::string>>> RPop(std::string_view key,
+                                                                 uint64_t count) = 0;
+  virtual StatusOr<int64_t> LLen(std::string_view key) = 0;
+  // LRANGE with Redis's index rules.
+  virtual StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start,
+                                                    int64_t stop) = 0;
+  // nullopt when absent or out of range.
+  virtual StatusOr<std::optional<std::string>> LIndex(std::string_view key, int64_t index) = 0;
+  // Errors: "no such key", "index out of range".
+  virtual Status LSet(std::string_view key, int64_t index, std::string_view element) = 0;
+  // LREM: count > 0 removes the first `count` matches from the head, < 0 from the tail, 0 all.
+  // Returns the number removed. O(n).
+  virtual StatusOr<int64_t> LRem(std::string_view key, int64_t count,
+                                 std::string_view element) = 0;
+  // LTRIM with Redis's index rules (an empty range deletes the key).
+  virtual Status LTrim(std::string_view key, int64_t start, int64_t stop) = 0;
+  // LINSERT BEFORE/AFTER: the new length, -1 when the pivot is absent, 0 when the key is. O(n).
+  virtual StatusOr<int64_t> LInsert(std::string_view key, bool before, std::string_view pivot,
+                                    std::string_view element) = 0;
+  // LPOS: indexes of matches. REQUIRES rank != 0 (the server reports Redis's RANK error);
+  // rank > 0 skips rank-1 matches from the head, rank < 0 scans from the tail. count 0 = all
+  // matches (the server passes 1 without COUNT and replies a single integer or nil); maxlen 0 =
+  // compare every element, else at most maxlen elements.
+  virtual StatusOr<std::vector<int64_t>> LPos(std::string_view key, std::string_view element,
+                                              int64_t rank, uint64_t count, uint64_t maxlen) = 0;
+  // LMOVE (RPOPLPUSH = LMove(src, dst, kRight, kLeft)): pops from src's `from` end, pushes onto
+  // dst's `to` end, atomically; returns the element, nullopt when src is absent. src == dst
+  // rotates. WrongType when src, or dst (if it exists), is not a list.
+  virtual StatusOr<std::optional<std::string>> LMove(std::string_view src, std::string_view dst,
+                                                     ListEnd from, ListEnd to) = 0;
+
+  // ---- sets ----
+  // Number of members added / removed (repeats count once).
+  virtual StatusOr<int64_t> SAdd(std::string_view key,
+                                 const std::vector<std::string_view>& members) = 0;
+  virtual StatusOr<int64_t> SRem(std::string_view key,
+                                 const std::vector<std::string_view>& members) = 0;
+  virtual StatusOr<std::vector<std::string>> SMembers(std::string_view key) = 0;
+  virtual StatusOr<bool> SIsMember(std::string_view key, std::string_view member) = 0;
+  virtual StatusOr<std::vector<bool>> SMIsMember(std::string_view key,
+                                                 const std::vector<std::string_view>& members) = 0;
+  virtual StatusOr<int64_t> SCard(std::string_view key) = 0;
+  // SPOP key count: removes and returns up to `count` random members (empty when absent). The
+  // server maps the count-less form to count 1 (nil when empty).
+  virtual StatusOr<std::vector<std::string>> SPop(std::string_view key, uint64_t count) = 0;
+  // SRANDMEMBER with Redis's count rules (count < 0: |count| members, repeats allowed).
+  virtual StatusOr<std::vector<std::string>> SRandMember(std::string_view key, int64_t count) = 0;
+  // SMOVE: false when src is absent or member is not in it. WrongType when src or dst (if it
+  // exists) is not a set; src absent wins over dst's type, as Redis.
+  virtual StatusOr<bool> SMove(std::string_view src, std::string_view dst,
+                               std::string_view member) = 0;
+  // SINTER / SUNION / SDIFF over one snapshot; absent keys are empty sets; WrongType if any key
+  // is not a set. Members in byte order.
+  virtual StatusOr<std::vector<std::string>> SInter(const std::vector<std::string_view>& keys) = 0;
+  virtual StatusOr<std::vector<std::string>> SUnion(const std::vector<std::string_view>& keys) = 0;
+  virtual StatusOr<std::vector<std::string>> SDiff(const std::vector<std::string_view>& keys) = 0;
+  // SINTERCARD: size of the intersection, stopping at `limit` (0 = no limit).
+  virtual StatusOr<int64_t> SInterCard(const std::vector<std::string_view>& keys,
+                                       uint64_t limit) = 0;
+  // *STORE: computes as above and replaces dst (any type, TTL cleared) with the result, deleting
+  // dst when it is empty; atomic with respect to all the keys. Returns the result's size.
+  virtual StatusOr<int64_t> SInterStore(std::string_view dst,
+                                        const std::vector<std::string_view>& keys) = 0;
+  virtual StatusOr<int64_t> SUnionStore(std::string_view dst,
+                                        const std::vector<std::string_view>& keys) = 0;
+  virtual StatusOr<int64_t> SDiffStore(std::string_view dst,
+                                       const std::vector<std::string_view>& keys) = 0;
+  virtual StatusOr<ScanResult> SScan(std::string_view key, uint64_t cursor,
+                                     std::string_view pattern, uint64_t count) = 0;
+
+  // ---- sorted sets ----
+  // Members are ordered by (score, member bytes). Scores are never NaN; -0 is stored as 0.
+  // ZADD: pairs are applied in order. Error "resulting score is not a number (NaN)" when INCR
+  // adds +inf to -inf (nothing is written).
+  virtual StatusOr<ZAddResult> ZAdd(std::string_view key,
+                                    const std::vector<std::pair<double, std::string_view>>& members,
+                                    const ZAddOptions& options) = 0;
+  // ZINCRBY: the new score. Error as ZADD INCR.
+  virtual StatusOr<double> ZIncrBy(std::string_view key, double increment,
+                                   std::string_view member) = 0;
+  virtual StatusOr<std::optional<double>> ZScore(std::string_view key,
+                                                 std::string_view member) = 0;
+  virtual StatusOr<std::vector<std::optional<double>>> ZMScore(
+      std::string_view key, const std::vector<std::string_view>& members) = 0;
+  virtual StatusOr<int64_t> ZCard(std::string_view key) = 0;
+  virtual StatusOr<int64_t> ZCount(std::string_view key, const ScoreRange& range) = 0;
+  virtual StatusOr<int64_t> ZLexCount(std::string_view key, const LexRange& range) = 0;
+  // ZRANK / ZREVRANK: nullopt when the key or member is absent. O(rank).
+  virtual StatusOr<std::optional<int64_t>> ZRank(std::string_view key, std::string_view member,
+                                                 bool reverse) = 0;
+  // ZRANGE in all its forms (and ZRANGEBYSCORE, ZREVRANGE..., mapped by the server).
+  virtual StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key,
+                                                     const ZRangeSpec& spec) = 0;
+  // ZRANGESTORE: replaces dst (any type) with the range (deleting dst when empty); its size.
+  virtual StatusOr<int64_t> ZRangeStore(std::string_view dst, std::string_view src,
+                                        const ZRangeSpec& spec) = 0;
+  virtual StatusOr<int64_t> ZRem(std::string_view key,
+                                 const std::vector<std::string_view>& members) = 0;
+  virtual StatusOr<int64_t> ZRemRangeByScore(std::string_view key, const ScoreRange& range) = 0;
+  virtual StatusOr<int64_t> ZRemRangeByRank(std::string_view key, int64_t start,
+                                            int64_t stop) = 0;
+  virtual StatusOr<int64_t> ZRemRangeByLex(std::string_view key, const LexRange& range) = 0;
+  // ZPOPMIN / ZPOPMAX: up to `count` members, lowest (highest) first; empty when absent.
+  virtual StatusOr<std::vector<ScoredMember>> ZPopMin(std::string_view key, uint64_t count) = 0;
+  virtual StatusOr<std::vector<ScoredMember>> ZPopMax(std::string_view key, uint64_t count) = 0;
+  // ZSCAN: members in byte order with their scores; pattern matches members.
+  virtual StatusOr<ZScanResult> ZScan(std::string_view key, uint64_t cursor,
+                                      std::string_view pattern, uint64_t count) = 0;
+
+  // ---- maintenance ----
+  // Compacts every column family now (expired metas and stale collection entries are dropped).
+  // Blocking, O(database): for DEBUG-style admin commands and tests.
+  virtual Status CompactAll() = 0;
+  // Entries in the data column families, live and stale, by iterating them: O(database). For
+  // tests and DEBUG.
+  virtual StatusOr<uint64_t> CountDataEntries() = 0;
 
   // A few "name:value" lines of RocksDB figures for INFO (sst size, memtable size, pending
   // compaction bytes, ...), each ending in "\r\n".

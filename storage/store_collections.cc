@@ -1,0 +1,416 @@
+// RocksStore: helpers shared by the collection types, and the keyspace commands that must know
+// every type (RENAME, RANDOMKEY) plus maintenance (CompactAll, CountDataEntries).
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <unordered_set>
+
+#include "config/glob.h"
+#include "storage/rocks_store.h"
+
+namespace rockcache::storage {
+
+namespace {
+
+std::mt19937_64& Rng() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  return rng;
+}
+
+bool HasPrefix(const rocksdb::Slice& s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
+}
+
+// Picks a random key among the keys of `it` that start with `prefix`, and leaves `it` on it;
+// false when there is none. Descends the keys as a trie: at each point where they diverge it
+// picks one of the next bytes present (or ends at the common prefix when it is a key itself), so
+// every branch is about equally likely. Close to uniform for keys that share structure (ids,
+// counters), O(key length) seeks; biased towards keys in sparse branches. Good enough for
+// RANDOMKEY, SRANDMEMBER, SPOP, HRANDFIELD, which promise only approximate uniformity.
+bool RandomDescent(rocksdb::Iterator* it, std::string_view prefix) {
+  std::string p(prefix);  // the common prefix of every key still in the running
+  for (int depth = 0; depth < 256; ++depth) {
+    it->Seek(p);
+    if (!it->Valid() || !HasPrefix(it->key(), p)) return false;
+    std::string first = it->key().ToString();
+    bool all_ff = std::all_of(p.begin() + static_cast<long>(prefix.size()), p.end(),
+                              [](char c) { return static_cast<unsigned char>(c) == 0xff; });
+    if (p.size() == prefix.size() || all_ff) {
+      // No successor of p within the prefix: the last key overall is the last candidate (the
+      // iterator's bounds, if any, end at the prefix).
+      it->SeekToLast();
+    } else {
+      it->Seek(PrefixSuccessor(p));
+      it->Valid() ? it->Prev() : it->SeekToLast();
+    }
+    if (!it->Valid()) return false;
+    std::string last = it->key().ToString();
+    if (first == last) {
+      it->Seek(first);
+      return it->Valid();
+    }
+    size_t common = 0;
+    while (common < first.size() && common < last.size() && first[common] == last[common]) {
+      ++common;
+    }
+    p = first.substr(0, common);
+    unsigned lo, hi = static_cast<unsigned char>(last[common]);
+    if (first.size() == common) {  // p is a key itself: ending here is one more choice
+      it->Seek(first);
+      it->Next();
+      if (!it->Valid()) return false;
+      lo = static_cast<unsigned char>(it->key()[common]);
+      std::uniform_int_distribution<unsigned> pick(lo, hi + 1);
+      if (pick(Rng()) == hi + 1) {
+        it->Seek(first);
+        return it->Valid();
+      }
+    } else {
+      lo = static_cast<unsigned char>(first[common]);
+    }
+    std::uniform_int_distribution<unsigned> pick(lo, hi);
+    std::string target = p;
+    target.push_back(static_cast<char>(pick(Rng())));
+    it->Seek(target);  // lands on the first key whose byte at `common` is >= the pick
+    if (!it->Valid()) return false;
+    p.push_back(it->key()[common]);
+  }
+  return false;
+}
+
+// Collections up to this size are sampled by reading them whole.
+constexpr uint64_t kSampleReadAllBelow = 1024;
+
+}  // namespace
+
+rocksdb::ColumnFamilyHandle* RocksStore::DataCf(MetaType type) const {
+  switch (type) {
+    case MetaType::kHash:
+      return hash_cf_;
+    case MetaType::kSet:
+      return set_cf_;
+    case MetaType::kList:
+      return list_cf_;
+    case MetaType::kZSet:
+      return zset_cf_;
+    case MetaType::kString:
+      break;
+  }
+  return nullptr;
+}
+
+Status RocksStore::LoadForWrite(std::string_view key, MetaType type, MetaLookup* old,
+                                Meta* meta) {
+  if (Status s = ReadMetaLocked(key, old); !s.ok()) return s;
+  if (old->live) {
+    if (old->meta.type != type) return Status::WrongType();
+    *meta = old->meta;
+  } else {
+    *meta = Meta();
+    meta->type = type;
+    meta->version = 0;
+  }
+  return Status::OK();
+}
+
+Status RocksStore::EnsureVersion(Meta* meta) {
+  if (meta->version != 0) return Status::OK();
+  auto v = NewVersion();
+  if (!v.ok()) return v.status();
+  meta->version = *v;
+  return Status::OK();
+}
+
+Status RocksStore::Commit(rocksdb::WriteBatch* batch, std::string_view key,
+                          const MetaLookup& old, const Meta& meta) {
+  int64_t delta = 0;
+  if (meta.count == 0) {
+    if (old.present) {
+      DeleteMeta(batch, key);
+      delta = -1;
+    }
+  } else {
+    PutMeta(batch, key, meta);
+    if (!old.present) delta = 1;
+  }
+  if (batch->Count() == 0) return Status::OK();
+  Status s = Write(batch);
+  if (s.ok()) AddKeyCount(delta);
+  return s;
+}
+
+Status RocksStore::LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key,
+                               MetaType type, Meta* meta, bool* found) {
+  MetaLookup lookup;
+  *found = false;
+  if (Status s = ReadMeta(ro, key, &lookup, /*full=*/false); !s.ok()) return s;
+  if (!lookup.live) return Status::OK();
+  if (lookup.meta.type != type) return Status::WrongType();
+  *meta = std::move(lookup.meta);
+  *found = true;
+  return Status::OK();
+}
+
+Status RocksStore::GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                            std::string_view key, uint64_t version, std::string_view sub_key,
+                            std::string* value, bool* found) {
+  rocksdb::Status s = db_->Get(ro, cf, DataKey(key, version, sub_key), value);
+  *found = s.ok();
+  if (s.IsNotFound()) return Status::OK();
+  return FromRocks(s);
+}
+
+Status RocksStore::ForEachEntry(const rocksdb::ReadOptions& ro_in,
+                                rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                                uint64_t version, const EntryFn& fn,
+                                std::optional<std::string_view> from, bool reverse) {
+  std::string prefix = DataPrefix(key, version);
+  std::string upper = PrefixSuccessor(prefix);
+  rocksdb::Slice lower_bound(prefix), upper_bound(upper);
+  rocksdb::ReadOptions ro = ro_in;
+  ro.iterate_lower_bound = &lower_bound;
+  ro.iterate_upper_bound = &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf));
+  if (from) {
+    std::string target = prefix;
+    target.append(from->data(), from->size());
+    reverse ? it->SeekForPrev(target) : it->Seek(target);
+  } else {
+    reverse ? it->SeekToLast() : it->SeekToFirst();
+  }
+  for (; it->Valid(); reverse ? it->Prev() : it->Next()) {
+    rocksdb::Slice k = it->key(), v = it->value();
+    std::string_view sub(k.data() + prefix.size(), k.size() - prefix.size());
+    if (!fn(sub, std::string_view(v.data(), v.size()))) break;
+  }
+  return FromRocks(it->status());
+}
+
+Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                                 std::string_view key, uint64_t version, uint64_t size,
+                                 int64_t count,
+                                 std::vector<std::pair<std::string, std::string>>* out) {
+  out->clear();
+  if (count == 0 || size == 0) return Status::OK();
+  bool distinct = count > 0;
+  uint64_t want = distinct ? static_cast<uint64_t>(count)
+                           : static_cast<uint64_t>(-(count + 1)) + 1;  // |count| without UB
+  auto collect_all = [&](std::vector<std::pair<std::string, std::string>>* all) {
+    return ForEachEntry(ro, cf, key, version, [&](std::string_view sub, std::string_view value) {
+      all->emplace_back(std::string(sub), std::string(value));
+      return true;
+    });
+  };
+  if (distinct && want >= size) return collect_all(out);
+  if (size < kSampleReadAllBelow || (distinct && want * 4 > size)) {
+    std::vector<std::pair<std::string, std::string>> all;
+    if (Status s = collect_all(&all); !s.ok()) return s;
+    if (all.empty()) return Status::OK();
+    if (distinct) {
+      // Partial Fisher-Yates: the first `want` slots end up a uniform sample.
+      for (uint64_t i = 0; i < want && i < all.size(); ++i) {
+        std::uniform_int_distribution<size_t> pick(i, all.size() - 1);
+        std::swap(all[i], all[pick(Rng())]);
+      }
+      all.resize(std::min<size_t>(want, all.size()));
+      *out = std::move(all);
+    } else {
+      std::uniform_int_distribution<size_t> pick(0, all.size() - 1);
+      out->reserve(want);
+      for (uint64_t i = 0; i < want; ++i) out->push_back(all[pick(Rng())]);
+    }
+    return Status::OK();
+  }
+  // Large collection, few picks: random descents.
+  std::string prefix = DataPrefix(key, version);
+  std::string upper = PrefixSuccessor(prefix);
+  rocksdb::Slice lower_bound(prefix), upper_bound(upper);
+  rocksdb::ReadOptions bounded = ro;
+  bounded.iterate_lower_bound = &lower_bound;
+  bounded.iterate_upper_bound = &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(bounded, cf));
+  std::unordered_set<std::string> seen;
+  uint64_t attempts = 0;
+  while (out->size() < want && attempts++ < want * 16 + 64) {
+    if (!RandomDescent(it.get(), prefix)) break;
+    std::string sub = it->key().ToString().substr(prefix.size());
+    if (distinct && !seen.insert(sub).second) continue;
+    out->emplace_back(std::move(sub), it->value().ToString());
+  }
+  if (!it->status().ok()) return FromRocks(it->status());
+  if (out->size() < want) {  // unlucky or inconsistent: fall back to an exact pass
+    out->clear();
+    std::vector<std::pair<std::string, std::string>> all;
+    if (Status s = collect_all(&all); !s.ok()) return s;
+    for (uint64_t i = 0; i < want && !all.empty(); ++i) {
+      std::uniform_int_distribution<size_t> pick(0, all.size() - 1);
+      size_t k = pick(Rng());
+      out->push_back(all[k]);
+      if (distinct) {
+        std::swap(all[k], all.back());
+        all.pop_back();
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status RocksStore::ScanEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                               char scope_tag, std::string_view key, uint64_t version,
+                               uint64_t cursor, std::string_view pattern, uint64_t count,
+                               const std::function<void(std::string_view, std::string_view)>& fn,
+                               uint64_t* next_cursor) {
+  if (count == 0) count = 10;
+  std::string scope(1, scope_tag);
+  scope.append(key.data(), key.size());
+  std::string resume;
+  bool resuming = cursor != 0 && cursors_.Get(cursor, scope, &resume);
+  bool match_all = pattern.empty() || pattern == "*";
+  uint64_t examined = 0;
+  bool more = false;
+  std::string last;
+  Status s = ForEachEntry(
+      ro, cf, key, version,
+      [&](std::string_view sub, std::string_view value) {
+        if (resuming && sub == resume) return true;  // returned by the previous call
+        if (examined == count) {
+          more = true;
+          return false;
+        }
+        ++examined;
+        last.assign(sub);
+        if (match_all || GlobMatch(pattern, sub)) fn(sub, value);
+        return true;
+      },
+      resuming ? std::optional<std::string_view>(resume) : std::nullopt);
+  if (!s.ok()) return s;
+  *next_cursor = more ? cursors_.Put(std::move(scope), std::move(last)) : 0;
+  return Status::OK();
+}
+
+Status RocksStore::CopyEntries(const rocksdb::ReadOptions& ro, std::string_view src,
+                               const Meta& src_meta, std::string_view dst, uint64_t dst_version,
+                               rocksdb::WriteBatch* batch) {
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs = {DataCf(src_meta.type)};
+  if (src_meta.type == MetaType::kZSet) cfs.push_back(zscore_cf_);
+  for (auto* cf : cfs) {
+    Status s = ForEachEntry(ro, cf, src, src_meta.version,
+                            [&](std::string_view sub, std::string_view value) {
+                              batch->Put(cf, DataKey(dst, dst_version, sub),
+                                         rocksdb::Slice(value.data(), value.size()));
+                              return true;
+                            });
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+void RocksStore::DeleteEntries(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+                               std::string_view key, uint64_t version, uint64_t from_index,
+                               uint64_t to_index) {
+  if (to_index <= from_index) return;
+  if (to_index - from_index <= 64) {
+    for (uint64_t i = from_index; i < to_index; ++i) {
+      batch->Delete(cf, DataKey(key, version, EncodeListIndex(i)));
+    }
+    return;
+  }
+  batch->DeleteRange(cf, DataKey(key, version, EncodeListIndex(from_index)),
+                     DataKey(key, version, EncodeListIndex(to_index)));
+}
+
+Status RocksStore::StoreSet(rocksdb::WriteBatch* batch, std::string_view dst,
+                            const MetaLookup& old, const std::vector<std::string>& members) {
+  Meta meta;
+  meta.type = MetaType::kSet;
+  meta.count = members.size();
+  if (!members.empty()) {
+    auto v = NewVersion();
+    if (!v.ok()) return v.status();
+    meta.version = *v;
+    for (const auto& m : members) batch->Put(set_cf_, DataKey(dst, meta.version, m), "");
+  }
+  return Commit(batch, dst, old, meta);
+}
+
+// ---- RENAME, RANDOMKEY ----
+
+StatusOr<bool> RocksStore::Rename(std::string_view src, std::string_view dst, bool nx) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKeys({src, dst});
+  MetaLookup from, to;
+  if (Status s = ReadMetaLocked(src, &from); !s.ok()) return s;
+  if (!from.live) return Status::InvalidArgument("no such key");
+  if (src == dst) return !nx;
+  if (Status s = ReadMetaLocked(dst, &to); !s.ok()) return s;
+  if (nx && to.live) return false;
+  rocksdb::WriteBatch batch;
+  Meta meta = from.meta;
+  if (meta.type != MetaType::kString) {
+    auto v = NewVersion();
+    if (!v.ok()) return v.status();
+    meta.version = *v;
+    if (Status s = CopyEntries(rocksdb::ReadOptions(), src, from.meta, dst, meta.version, &batch);
+        !s.ok()) {
+      return s;
+    }
+  }
+  PutMeta(&batch, dst, meta);
+  DeleteMeta(&batch, src);
+  if (Status s = Write(&batch); !s.ok()) return s;
+  AddKeyCount(to.present ? -1 : 0);
+  return true;
+}
+
+StatusOr<std::optional<std::string>> RocksStore::RandomKey() {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
+  int64_t now = NowMs();
+  auto live_here = [&]() {
+    Meta meta;
+    return DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) &&
+           !meta.ExpiredAt(now);
+  };
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    if (!RandomDescent(it.get(), "")) break;
+    if (live_here()) return std::optional<std::string>(it->key().ToString());
+  }
+  // Empty, or mostly expired keys: the first live one, if any.
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (live_here()) return std::optional<std::string>(it->key().ToString());
+  }
+  if (!it->status().ok()) return FromRocks(it->status());
+  return std::optional<std::string>();
+}
+
+// ---- maintenance ----
+
+Status RocksStore::CompactAll() {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  rocksdb::CompactRangeOptions options;
+  options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  // Meta first, so that the data filters see expired metas gone.
+  for (auto* cf : handles_) {
+    if (Status s = FromRocks(db_->CompactRange(options, cf, nullptr, nullptr)); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+StatusOr<uint64_t> RocksStore::CountDataEntries() {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  uint64_t n = 0;
+  for (auto* cf : {hash_cf_, set_cf_, list_cf_, zset_cf_, zscore_cf_}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    if (!it->status().ok()) return FromRocks(it->status());
+  }
+  return n;
+}
+
+}  // namespace rockcache::storage

@@ -1,0 +1,409 @@
+// RocksStore: sets. Entries: "set" CF, DataKey(key, version, member) -> "".
+#include <algorithm>
+#include <set>
+
+#include "storage/rocks_store.h"
+
+namespace rockcache::storage {
+
+StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
+                                   const std::vector<std::string_view>& members) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::set<std::string_view> unique(members.begin(), members.end());
+  if (unique.empty()) return int64_t{0};
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  Meta meta;
+  if (Status s = LoadForWrite(key, MetaType::kSet, &old, &meta); !s.ok()) return s;
+  bool existed = meta.version != 0;
+  if (Status s = EnsureVersion(&meta); !s.ok()) return s;
+  rocksdb::WriteBatch batch;
+  int64_t added = 0;
+  std::string ignored;
+  for (auto m : unique) {
+    bool found = false;
+    if (existed) {
+      Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, key, meta.version, m, &ignored, &found);
+      if (!s.ok()) return s;
+    }
+    if (found) continue;
+    batch.Put(set_cf_, DataKey(key, meta.version, m), "");
+    ++added;
+  }
+  if (added == 0) return int64_t{0};
+  meta.count += static_cast<uint64_t>(added);
+  if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
+  return added;
+}
+
+StatusOr<int64_t> RocksStore::SRem(std::string_view key,
+                                   const std::vector<std::string_view>& members) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  Meta meta;
+  if (Status s = LoadForWrite(key, MetaType::kSet, &old, &meta); !s.ok()) return s;
+  if (meta.version == 0) return int64_t{0};
+  std::set<std::string_view> unique(members.begin(), members.end());
+  rocksdb::WriteBatch batch;
+  int64_t removed = 0;
+  std::string ignored;
+  for (auto m : unique) {
+    bool found = false;
+    Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, key, meta.version, m, &ignored, &found);
+    if (!s.ok()) return s;
+    if (!found) continue;
+    batch.Delete(set_cf_, DataKey(key, meta.version, m));
+    ++removed;
+  }
+  if (removed == 0) return int64_t{0};
+  meta.count -= static_cast<uint64_t>(removed);
+  if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
+  return removed;
+}
+
+StatusOr<std::vector<std::string>> RocksStore::SMembers(std::string_view key) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  std::vector<std::string> out;
+  Meta meta;
+  bool found = false;
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
+      !s.ok() || !found) {
+    if (!s.ok()) return s;
+    return out;
+  }
+  out.reserve(meta.count);
+  Status s = ForEachEntry(snap.options, set_cf_, key, meta.version,
+                          [&](std::string_view m, std::string_view) {
+                            out.emplace_back(m);
+                            return true;
+                          });
+  if (!s.ok()) return s;
+  return out;
+}
+
+StatusOr<bool> RocksStore::SIsMember(std::string_view key, std::string_view member) {
+  auto r = SMIsMember(key, {member});
+  if (!r.ok()) return r.status();
+  return static_cast<bool>((*r)[0]);
+}
+
+StatusOr<std::vector<bool>> RocksStore::SMIsMember(std::string_view key,
+                                                   const std::vector<std::string_view>& members) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  std::vector<bool> out(members.size(), false);
+  Meta meta;
+  bool found = false;
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
+      !s.ok() || !found) {
+    if (!s.ok()) return s;
+    return out;
+  }
+  std::string ignored;
+  for (size_t i = 0; i < members.size(); ++i) {
+    bool has = false;
+    if (Status s = GetEntry(snap.options, set_cf_, key, meta.version, members[i], &ignored, &has);
+        !s.ok()) {
+      return s;
+    }
+    out[i] = has;
+  }
+  return out;
+}
+
+StatusOr<int64_t> RocksStore::SCard(std::string_view key) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  Meta meta;
+  bool found = false;
+  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kSet, &meta, &found);
+      !s.ok()) {
+    return s;
+  }
+  return found ? static_cast<int64_t>(meta.count) : 0;
+}
+
+StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64_t count) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKey(key);
+  MetaLookup old;
+  Meta meta;
+  if (Status s = LoadForWrite(key, MetaType::kSet, &old, &meta); !s.ok()) return s;
+  std::vector<std::string> out;
+  if (meta.version == 0 || count == 0) return out;
+  uint64_t n = std::min(count, meta.count);
+  std::vector<std::pair<std::string, std::string>> picked;
+  if (Status s = RandomEntries(rocksdb::ReadOptions(), set_cf_, key, meta.version, meta.count,
+                               static_cast<int64_t>(n), &picked);
+      !s.ok()) {
+    return s;
+  }
+  rocksdb::WriteBatch batch;
+  out.reserve(picked.size());
+  for (auto& [m, unused] : picked) {
+    if (picked.size() < meta.count) batch.Delete(set_cf_, DataKey(key, meta.version, m));
+    out.push_back(std::move(m));
+  }
+  meta.count -= picked.size();  // all of them: the meta goes, O(1)
+  if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
+  return out;
+}
+
+StatusOr<std::vector<std::string>> RocksStore::SRandMember(std::string_view key, int64_t count) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  std::vector<std::string> out;
+  Meta meta;
+  bool found = false;
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
+      !s.ok() || !found) {
+    if (!s.ok()) return s;
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> picked;
+  if (Status s =
+          RandomEntries(snap.options, set_cf_, key, meta.version, meta.count, count, &picked);
+      !s.ok()) {
+    return s;
+  }
+  out.reserve(picked.size());
+  for (auto& p : picked) out.push_back(std::move(p.first));
+  return out;
+}
+
+StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
+                                 std::string_view member) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKeys({src, dst});
+  MetaLookup src_old, dst_old;
+  if (Status s = ReadMetaLocked(src, &src_old); !s.ok()) return s;
+  if (Status s = ReadMetaLocked(dst, &dst_old); !s.ok()) return s;
+  if (!src_old.live) return false;
+  if (src_old.meta.type != MetaType::kSet ||
+      (dst_old.live && dst_old.meta.type != MetaType::kSet)) {
+    return Status::WrongType();
+  }
+  Meta src_meta = src_old.meta;
+  std::string ignored;
+  bool in_src = false;
+  if (Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, src, src_meta.version, member,
+                          &ignored, &in_src);
+      !s.ok()) {
+    return s;
+  }
+  if (src == dst || !in_src) return in_src;
+  Meta dst_meta;
+  if (dst_old.live) {
+    dst_meta = dst_old.meta;
+  } else {
+    dst_meta.type = MetaType::kSet;
+    dst_meta.version = 0;
+  }
+  bool in_dst = false;
+  if (dst_meta.version != 0) {
+    if (Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, dst, dst_meta.version, member,
+                            &ignored, &in_dst);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (Status s = EnsureVersion(&dst_meta); !s.ok()) return s;
+  rocksdb::WriteBatch batch;
+  int64_t delta = 0;
+  batch.Delete(set_cf_, DataKey(src, src_meta.version, member));
+  if (--src_meta.count == 0) {
+    DeleteMeta(&batch, src);
+    delta -= 1;
+  } else {
+    PutMeta(&batch, src, src_meta);
+  }
+  if (!in_dst) {
+    batch.Put(set_cf_, DataKey(dst, dst_meta.version, member), "");
+    dst_meta.count += 1;
+    PutMeta(&batch, dst, dst_meta);
+    if (!dst_old.present) delta += 1;
+  }
+  if (Status s = Write(&batch); !s.ok()) return s;
+  AddKeyCount(delta);
+  return true;
+}
+
+Status RocksStore::SetAlgebra(const rocksdb::ReadOptions& ro,
+                              const std::vector<std::string_view>& keys, SetOp op,
+                              uint64_t limit, std::vector<std::string>* out) {
+  out->clear();
+  struct Input {
+    std::string_view key;
+    Meta meta;
+    bool found = false;
+  };
+  std::vector<Input> inputs(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    inputs[i].key = keys[i];
+    Status s = LoadForRead(ro, keys[i], MetaType::kSet, &inputs[i].meta, &inputs[i].found);
+    if (!s.ok()) return s;  // WrongType for any non-set key, as Redis
+  }
+  if (inputs.empty()) return Status::OK();
+  auto contains = [&](const Input& in, std::string_view m, bool* has) {
+    std::string ignored;
+    return GetEntry(ro, set_cf_, in.key, in.meta.version, m, &ignored, has);
+  };
+  auto members_of = [&](const Input& in, const EntryFn& fn) {
+    return ForEachEntry(ro, set_cf_, in.key, in.meta.version, fn);
+  };
+  Status inner = Status::OK();
+  switch (op) {
+    case SetOp::kInter: {
+      for (const auto& in : inputs) {
+        if (!in.found) return Status::OK();
+      }
+      // Walk the smallest set, probe the others.
+      std::sort(inputs.begin(), inputs.end(),
+                [](const Input& a, const Input& b) { return a.meta.count < b.meta.count; });
+      Status s = members_of(inputs[0], [&](std::string_view m, std::string_view) {
+        for (size_t i = 1; i < inputs.size(); ++i) {
+          bool has = false;
+          inner = contains(inputs[i], m, &has);
+          if (!inner.ok()) return false;
+          if (!has) return true;
+        }
+        out->emplace_back(m);
+        return limit == 0 || out->size() < limit;
+      });
+      if (!s.ok()) return s;
+      return inner;
+    }
+    case SetOp::kUnion: {
+      std::set<std::string> all;
+      for (const auto& in : inputs) {
+        if (!in.found) continue;
+        Status s = members_of(in, [&](std::string_view m, std::string_view) {
+          all.emplace(m);
+          return true;
+        });
+        if (!s.ok()) return s;
+      }
+      out->assign(all.begin(), all.end());
+      return Status::OK();
+    }
+    case SetOp::kDiff: {
+      if (!inputs[0].found) return Status::OK();
+      Status s = members_of(inputs[0], [&](std::string_view m, std::string_view) {
+        for (size_t i = 1; i < inputs.size(); ++i) {
+          if (!inputs[i].found) continue;
+          bool has = false;
+          inner = contains(inputs[i], m, &has);
+          if (!inner.ok()) return false;
+          if (has) return true;
+        }
+        out->emplace_back(m);
+        return true;
+      });
+      if (!s.ok()) return s;
+      return inner;
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+std::vector<std::string_view> WithDst(std::string_view dst,
+                                      const std::vector<std::string_view>& keys) {
+  std::vector<std::string_view> all(keys);
+  all.push_back(dst);
+  return all;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> RocksStore::SetAlgebraRead(
+    const std::vector<std::string_view>& keys, SetOp op) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  std::vector<std::string> out;
+  if (Status s = SetAlgebra(snap.options, keys, op, 0, &out); !s.ok()) return s;
+  return out;
+}
+
+StatusOr<int64_t> RocksStore::SetAlgebraStore(std::string_view dst,
+                                              const std::vector<std::string_view>& keys,
+                                              SetOp op) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  StripeGuard lock = LockKeys(WithDst(dst, keys));
+  std::vector<std::string> members;
+  // The stripes of every key are held: the latest state is a consistent view.
+  if (Status s = SetAlgebra(rocksdb::ReadOptions(), keys, op, 0, &members); !s.ok()) return s;
+  MetaLookup old;
+  if (Status s = ReadMeta(rocksdb::ReadOptions(), dst, &old, /*full=*/false); !s.ok()) return s;
+  rocksdb::WriteBatch batch;
+  if (Status s = StoreSet(&batch, dst, old, members); !s.ok()) return s;
+  return static_cast<int64_t>(members.size());
+}
+
+StatusOr<std::vector<std::string>> RocksStore::SInter(const std::vector<std::string_view>& keys) {
+  return SetAlgebraRead(keys, SetOp::kInter);
+}
+StatusOr<std::vector<std::string>> RocksStore::SUnion(const std::vector<std::string_view>& keys) {
+  return SetAlgebraRead(keys, SetOp::kUnion);
+}
+StatusOr<std::vector<std::string>> RocksStore::SDiff(const std::vector<std::string_view>& keys) {
+  return SetAlgebraRead(keys, SetOp::kDiff);
+}
+
+StatusOr<int64_t> RocksStore::SInterCard(const std::vector<std::string_view>& keys,
+                                         uint64_t limit) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  std::vector<std::string> out;
+  if (Status s = SetAlgebra(snap.options, keys, SetOp::kInter, limit, &out); !s.ok()) return s;
+  return static_cast<int64_t>(out.size());
+}
+
+StatusOr<int64_t> RocksStore::SInterStore(std::string_view dst,
+                                          const std::vector<std::string_view>& keys) {
+  return SetAlgebraStore(dst, keys, SetOp::kInter);
+}
+StatusOr<int64_t> RocksStore::SUnionStore(std::string_view dst,
+                                          const std::vector<std::string_view>& keys) {
+  return SetAlgebraStore(dst, keys, SetOp::kUnion);
+}
+StatusOr<int64_t> RocksStore::SDiffStore(std::string_view dst,
+                                         const std::vector<std::string_view>& keys) {
+  return SetAlgebraStore(dst, keys, SetOp::kDiff);
+}
+
+StatusOr<ScanResult> RocksStore::SScan(std::string_view key, uint64_t cursor,
+                                       std::string_view pattern, uint64_t count) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  ScanResult result;
+  Meta meta;
+  bool found = false;
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
+      !s.ok() || !found) {
+    if (!s.ok()) return s;
+    return result;
+  }
+  Status s = ScanEntries(
+      snap.options, set_cf_, 's', key, meta.version, cursor, pattern, count,
+      [&](std::string_view m, std::string_view) { result.keys.emplace_back(m); },
+      &result.next_cursor);
+  if (!s.ok()) return s;
+  return result;
+}
+
+}  // namespace rockcache::storage
