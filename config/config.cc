@@ -74,6 +74,17 @@ const std::vector<OptionSpec> kOptionTable = {
    "A producer waits while a task list holds this many tasks (backpressure bound)."},
   {"pool-cpu-affinity", T::kBool, "no", 0, 0, nullptr, false,
    "Pin worker i to core i mod ncores; helps cache locality on dedicated machines."},
+  // ---- cache ----
+  {"cache-maxmemory", T::kMemory, "256mb", 0, LLONG_MAX, nullptr, true,
+   "Bytes of keys + values + overhead the in-memory cache may hold (0 turns the cache off)."},
+  {"cache-shards", T::kInt, "16", 1, 1024, nullptr, false,
+   "Independently locked cache shards; more lowers lock contention, each gets a smaller budget."},
+  {"cache-policy", T::kEnum, "allkeys-lru", 0, 0, "allkeys-lru|allkeys-lfu", false,
+   "Eviction policy: lru keeps recent keys, lfu keeps frequently read keys through scans."},
+  {"cache-max-hash-fields", T::kInt, "1024", 0, 1000000, nullptr, false,
+   "Hashes with more fields are not cached (they are read from RocksDB every time)."},
+  {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
+   "Answer reads the cache holds in the network thread (run to completion), skipping the pool."},
   // ---- storage ----
   {"storage-sync", T::kEnum, "no", 0, 0, "no|always", true,
    "always fsyncs the WAL on every write (safe against power loss, slower); no leaves it to the OS."},

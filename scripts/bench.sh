@@ -11,7 +11,11 @@ SERVER=${ROCKCACHE_SERVER:-build/rockcache-server}
 POOL_BENCH=${POOL_BENCH:-build/pool-bench}
 N=${BENCH_N:-100000}
 CLIENTS=${BENCH_CLIENTS:-50}
-SECTIONS=${BENCH_SECTIONS:-"strings types pool-modes pool"}
+SECTIONS=${BENCH_SECTIONS:-"strings types pool-modes cache pool"}
+CACHE_KEYS=${BENCH_CACHE_KEYS:-1000000}   # keys loaded before the cache rounds
+CACHE_RANGE=${BENCH_CACHE_RANGE:-100000}  # -r of the GET rounds (the hot set)
+CACHE_N=${BENCH_CACHE_N:-2000000}         # requests per GET round
+CACHE_ROUNDS=${BENCH_CACHE_ROUNDS:-3}
 TMP=$(mktemp -d /tmp/rockcache-bench-XXXXXX)
 PIDS=()
 
@@ -123,6 +127,46 @@ section_pool_modes() {
   stop_server "$PID_classic"
   table "pool modes: redis-benchmark ${args[*]} (pool-mode adaptive vs classic)" adaptive \
     classic "$TMP/pool.adaptive" "$TMP/pool.classic"
+}
+
+# cache_hit_ratio PORT: hits/(hits+misses) from INFO cache.
+cache_hit_ratio() {
+  redis-cli -p "$1" info cache | tr -d '\r' | awk -F: '/^cache_hits:/{h=$2} /^cache_misses:/{m=$2}
+    END { if (h + m > 0) printf "%.4f", h / (h + m); else printf "n/a" }'
+}
+
+# The seed's experiment: load keys, then GET rounds over a hot subset while the hit ratio
+# climbs; rtc-reads yes vs no on the same data, beside redis-server holding the same keys.
+section_cache() {
+  local load=(-t set -r "$CACHE_KEYS" -n "$CACHE_KEYS" -d 100 -c "$CLIENTS" -P 16)
+  local get=(-t get -r "$CACHE_RANGE" -n "$CACHE_N" -c "$CLIENTS")
+  echo
+  echo "== cache: load redis-benchmark ${load[*]}; then rounds of redis-benchmark ${get[*]} [-P 16]"
+  printf '%-10s %-6s %4s %12s %9s %9s %10s\n' target pipe round rps p50_ms p99_ms hit_ratio
+  start_redis
+  redis-benchmark -p "$PORT_redis" "${load[@]}" -q >/dev/null 2>&1
+  for pipe in 1 16; do
+    for round in $(seq 1 "$CACHE_ROUNDS"); do
+      bench "$PORT_redis" "${get[@]}" -P "$pipe" | awk -F, -v p="$pipe" -v r="$round" \
+        '{ printf "%-10s %-6s %4s %12.0f %9.3f %9.3f %10s\n", "redis", p, r, $2, $3, $4, "1" }'
+    done
+  done
+  stop_server "$PID_redis"
+  for rtc in yes no; do
+    start_rockcache "cache_$rtc" --rtc-reads "$rtc"
+    local port_var="PORT_cache_$rtc" pid_var="PID_cache_$rtc"
+    redis-benchmark -p "${!port_var}" "${load[@]}" -q >/dev/null 2>&1
+    for pipe in 1 16; do
+      for round in $(seq 1 "$CACHE_ROUNDS"); do
+        local line; line=$(bench "${!port_var}" "${get[@]}" -P "$pipe")
+        local ratio; ratio=$(cache_hit_ratio "${!port_var}")
+        echo "$line" | awk -F, -v p="$pipe" -v r="$round" -v h="$ratio" -v t="rtc-$rtc" \
+          '{ printf "%-10s %-6s %4s %12.0f %9.3f %9.3f %10s\n", t, p, r, $2, $3, $4, h }'
+        redis-cli -p "${!port_var}" config resetstat >/dev/null
+      done
+    done
+    stop_server "${!pid_var}"
+  done
 }
 
 section_pool() {

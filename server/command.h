@@ -8,6 +8,13 @@
 // - kAnywhere: pure and cheap (PING, ECHO, TIME): runs on the network thread when nothing is in
 //   flight, or inside a worker task in order with the commands around it.
 // - otherwise (storage commands): runs on a worker thread, inside a task, in request order.
+//
+// Cache discipline (server/executor.h applies it, so handlers stay short): a write command runs
+// holding the key-stripe locks of its keys; a command flagged kCacheAware keeps the cache right
+// itself (write-through), any other write has its keys erased from the cache first. A kCacheRead
+// command has an `rtc` function that answers from the cache alone; the network thread tries it
+// first (run to completion), and a worker tries it again under the key lock before reading
+// storage and filling the cache.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +24,9 @@
 
 namespace rockcache::storage {
 class Store;
+}
+namespace rockcache::cache {
+class Cache;
 }
 
 namespace rockcache::server {
@@ -32,19 +42,37 @@ enum CommandFlags : uint32_t {
   kNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
   kFast = 1u << 5,        // O(1) or O(log n)
   kAdmin = 1u << 6,
+  kCacheRead = 1u << 7,   // has an `rtc` function: may be answered from the cache
+  kCacheAware = 1u << 8,  // the handler updates the cache itself after a write (write-through)
+  kAllKeys = 1u << 9,     // touches every key (FLUSHALL): runs holding every key lock
 };
 
 using Args = std::vector<std::string>;
 
 // What a handler may reach. `conn` is set only for kConnection commands (network thread).
-// `store` is set only on worker threads.
+// `store` is set only on worker threads. `cache` is set only while the command holds the key
+// locks of its keys (worker threads): then, and only then, it may fill or update the cache.
 struct CommandContext {
   Server* server = nullptr;
   storage::Store* store = nullptr;
   Connection* conn = nullptr;
+  cache::Cache* cache = nullptr;
+  int64_t now_ms = 0;  // wall clock, read once per batch
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
+
+// What an `rtc` function may reach: the cache only. Never blocks.
+struct RtcContext {
+  cache::Cache* cache = nullptr;
+  int64_t now_ms = 0;
+  bool count_stats = true;  // false for a worker's re-check (a coalesced miss, not a new lookup)
+  Server* server = nullptr;
+};
+
+// Answers from the cache alone. Returns true and appends the whole reply when the cache holds
+// everything the reply needs; returns false and leaves `out` untouched otherwise.
+using RtcHandler = bool (*)(RtcContext& ctx, const Args& argv, std::string* out);
 
 struct CommandSpec {
   const char* name;  // lower case
@@ -54,7 +82,11 @@ struct CommandSpec {
   int last_key;   // -1 = last argument
   int key_step;
   CommandHandler handler;
+  RtcHandler rtc = nullptr;  // set for kCacheRead commands
 };
+
+// The keys of a command, by the table's key positions (views into argv).
+std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv);
 
 // The row for `name` (case-insensitive), or nullptr. Any thread.
 const CommandSpec* FindCommand(std::string_view name);
@@ -76,5 +108,9 @@ void AppendArityError(std::string* out, std::string_view name);
 extern const std::vector<CommandSpec> kServerCommands;
 extern const std::vector<CommandSpec> kStringCommands;
 extern const std::vector<CommandSpec> kKeyspaceCommands;
+extern const std::vector<CommandSpec> kHashCommands;
+extern const std::vector<CommandSpec> kListCommands;
+extern const std::vector<CommandSpec> kSetCommands;
+extern const std::vector<CommandSpec> kZSetCommands;
 
 }  // namespace rockcache::server

@@ -13,7 +13,8 @@ struct Table {
   std::vector<const CommandSpec*> all;
 
   Table() {
-    for (const auto* group : {&kServerCommands, &kStringCommands, &kKeyspaceCommands}) {
+    for (const auto* group : {&kServerCommands, &kStringCommands, &kKeyspaceCommands,
+                              &kHashCommands, &kListCommands, &kSetCommands, &kZSetCommands}) {
       for (const auto& spec : *group) {
         by_name.emplace(spec.name, &spec);
         all.push_back(&spec);
@@ -41,6 +42,17 @@ const CommandSpec* FindCommand(std::string_view name) {
 }
 
 const std::vector<const CommandSpec*>& AllCommands() { return GetTable().all; }
+
+std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv) {
+  std::vector<std::string_view> keys;
+  if (spec.first_key <= 0) return keys;
+  int last = spec.last_key < 0 ? static_cast<int>(argv.size()) + spec.last_key : spec.last_key;
+  int step = spec.key_step > 0 ? spec.key_step : 1;
+  for (int i = spec.first_key; i <= last && i < static_cast<int>(argv.size()); i += step) {
+    keys.emplace_back(argv[static_cast<size_t>(i)]);
+  }
+  return keys;
+}
 
 void AppendUnknownCommand(std::string* out, const Args& argv) {
   // As Redis: each argument quoted, the argument list cut once it passes 128 bytes.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "server/args.h"
+#include "server/cache_access.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -22,6 +23,34 @@ void Exists(CommandContext& ctx, Args& argv, std::string* out) {
   auto count = ctx.store->Exists(ArgViews(argv, 1));
   if (!count.ok()) return AppendStatusError(out, count.status());
   AppendInteger(out, *count);
+}
+
+bool RtcExists(RtcContext& ctx, const Args& argv, std::string* out) {
+  uint64_t epoch = 0;
+  bool multi = argv.size() > 2;
+  if (multi && !ctx.server->cache_write_fence().Snapshot(&epoch)) return false;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    // Only keys the cache holds are known to exist; an absent one must be asked of storage.
+    if (!CacheLookup(ctx, argv[i], [](const cache::Value&, int64_t) {})) return false;
+  }
+  if (multi && !ctx.server->cache_write_fence().Validate(epoch)) return false;
+  AppendInteger(out, static_cast<int64_t>(argv.size() - 1));
+  return true;
+}
+
+bool RtcTtl(RtcContext& ctx, const Args& argv, std::string* out) {
+  bool millis = Is(argv[0], "PTTL");
+  int64_t now = ctx.now_ms;
+  return CacheLookup(ctx, argv[1], [out, millis, now](const cache::Value&, int64_t expire_at) {
+    int64_t ttl = CachedPttl(expire_at, now);
+    AppendInteger(out, ttl < 0 || millis ? ttl : (ttl + 500) / 1000);
+  });
+}
+
+bool RtcType(RtcContext& ctx, const Args& argv, std::string* out) {
+  return CacheLookup(ctx, argv[1], [out](const cache::Value& value, int64_t) {
+    AppendSimple(out, value.type == cache::Value::Type::kString ? "string" : "hash");
+  });
 }
 
 // EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT]
@@ -75,6 +104,12 @@ void Expire(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto changed = ctx.store->ExpireAt(argv[1], at_ms, cond);
   if (!changed.ok()) return AppendStatusError(out, changed.status());
+  if (*changed) {
+    CacheUpdate(ctx, argv[1], [&](cache::Value&, int64_t& expire_at) {
+      expire_at = at_ms;
+      return at_ms > ctx.now_ms;  // a time already past deleted the key
+    });
+  }
   AppendInteger(out, *changed ? 1 : 0);
 }
 
@@ -95,6 +130,12 @@ void ExpireTime(CommandContext& ctx, Args& argv, std::string* out) {
 void Persist(CommandContext& ctx, Args& argv, std::string* out) {
   auto changed = ctx.store->Persist(argv[1]);
   if (!changed.ok()) return AppendStatusError(out, changed.status());
+  if (*changed) {
+    CacheUpdate(ctx, argv[1], [](cache::Value&, int64_t& expire_at) {
+      expire_at = 0;
+      return true;
+    });
+  }
   AppendInteger(out, *changed ? 1 : 0);
 }
 
@@ -145,25 +186,43 @@ void Scan(CommandContext& ctx, Args& argv, std::string* out) {
   for (const auto& key : result->keys) AppendBulk(out, key);
 }
 
+// RENAME / RENAMENX key newkey
+void Rename(CommandContext& ctx, Args& argv, std::string* out) {
+  bool nx = Is(argv[0], "RENAMENX");
+  auto renamed = ctx.store->Rename(argv[1], argv[2], nx);
+  if (!renamed.ok()) return AppendStatusError(out, renamed.status());
+  if (nx) return AppendInteger(out, *renamed ? 1 : 0);
+  out->append(kReplyOk);
+}
+
+void RandomKey(CommandContext& ctx, Args& argv, std::string* out) {
+  auto key = ctx.store->RandomKey();
+  if (!key.ok()) return AppendStatusError(out, key.status());
+  AppendOptionalBulk(out, *key);
+}
+
 }  // namespace
 
 // clang-format off
 const std::vector<CommandSpec> kKeyspaceCommands = {
     {"del", -2, kWrite, 1, -1, 1, Del},
     {"unlink", -2, kWrite | kFast, 1, -1, 1, Del},
-    {"exists", -2, kReadOnly | kFast, 1, -1, 1, Exists},
-    {"expire", -3, kWrite | kFast, 1, 1, 1, Expire},
-    {"pexpire", -3, kWrite | kFast, 1, 1, 1, Expire},
-    {"expireat", -3, kWrite | kFast, 1, 1, 1, Expire},
-    {"pexpireat", -3, kWrite | kFast, 1, 1, 1, Expire},
-    {"ttl", 2, kReadOnly | kFast, 1, 1, 1, Ttl},
-    {"pttl", 2, kReadOnly | kFast, 1, 1, 1, Ttl},
+    {"exists", -2, kReadOnly | kFast | kCacheRead, 1, -1, 1, Exists, RtcExists},
+    {"expire", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"pexpire", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"expireat", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"pexpireat", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"ttl", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Ttl, RtcTtl},
+    {"pttl", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Ttl, RtcTtl},
     {"expiretime", 2, kReadOnly | kFast, 1, 1, 1, ExpireTime},
     {"pexpiretime", 2, kReadOnly | kFast, 1, 1, 1, ExpireTime},
-    {"persist", 2, kWrite | kFast, 1, 1, 1, Persist},
-    {"type", 2, kReadOnly | kFast, 1, 1, 1, Type},
+    {"persist", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Persist},
+    {"type", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Type, RtcType},
     {"keys", 2, kReadOnly, 0, 0, 0, Keys},
     {"scan", -2, kReadOnly, 0, 0, 0, Scan},
+    {"rename", 3, kWrite, 1, 2, 1, Rename},
+    {"renamenx", 3, kWrite | kFast, 1, 2, 1, Rename},
+    {"randomkey", 1, kReadOnly, 0, 0, 0, RandomKey},
 };
 // clang-format on
 

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include <chrono>
+#include <thread>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/args.h"
 #include "server/command.h"
@@ -342,7 +347,7 @@ void Config(CommandContext& ctx, Args& argv, std::string* out) {
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "RESETSTAT") && argv.size() == 2) {
-    if (auto* pool = ctx.server->worker_pool()) pool->ResetStats();
+    ctx.server->ResetStats();
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "REWRITE") && argv.size() == 2) {
@@ -466,6 +471,62 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
   out->append(kReplyOk);
 }
 
+// DEBUG CACHE-VERIFY: compares every cached entry with RocksDB, each under its key lock (so a
+// write in progress is never reported as a mismatch). Replies a bulk string of "name:value"
+// lines: checked, mismatches, and up to 10 "mismatch:<key>" lines.
+void DebugCacheVerify(CommandContext& ctx, std::string* out) {
+  cache::Cache* cache = ctx.server->cache();
+  std::vector<std::string> keys;
+  cache->ForEachSnapshot(ctx.now_ms, [&keys](std::string_view key, const cache::Value&, int64_t) {
+    keys.emplace_back(key);
+  });
+  uint64_t checked = 0;
+  std::vector<std::string> mismatched;
+  for (const auto& key : keys) {
+    auto guard = ctx.server->key_locks().Lock(key);
+    int64_t now = NowUnixMs();
+    std::optional<cache::Value> cached;
+    int64_t cached_expire = 0;
+    cache->Peek(key, now, [&](const cache::Value& value, int64_t expire_at) {
+      cached = value;
+      cached_expire = expire_at;
+    });
+    if (!cached) continue;  // evicted or expired meanwhile
+    ++checked;
+    bool same = false;
+    auto expire = ctx.store->ExpireTimeMs(key);
+    bool expire_same = expire.ok() && (*expire < 0 ? 0 : *expire) == cached_expire;
+    if (cached->type == cache::Value::Type::kString) {
+      auto stored = ctx.store->Get(key);
+      same = stored.ok() && *stored && **stored == cached->str;
+    } else {
+      auto stored = ctx.store->HGetAll(key);
+      same = stored.ok() && *stored == cached->fields;
+    }
+    if (!same || !expire_same) mismatched.push_back(key);
+  }
+  std::string text = "checked:" + std::to_string(checked) +
+                     "\r\nmismatches:" + std::to_string(mismatched.size()) + "\r\n";
+  for (size_t i = 0; i < mismatched.size() && i < 10; ++i) {
+    text += "mismatch:" + mismatched[i] + "\r\n";
+  }
+  AppendBulk(out, text);
+}
+
+void Debug(CommandContext& ctx, Args& argv, std::string* out) {
+  if (Is(argv[1], "CACHE-VERIFY") && argv.size() == 2) return DebugCacheVerify(ctx, out);
+  if (Is(argv[1], "SLEEP") && argv.size() == 3) {
+    long double seconds = 0;
+    if (!storage::ParseLongDouble(argv[2], &seconds) || seconds < 0 || seconds > 3600) {
+      return AppendError(out, "ERR value is not a valid float");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6L)));
+    return out->append(kReplyOk), void();
+  }
+  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + argv[1] +
+                       "'. Try DEBUG HELP.");
+}
+
 void Shutdown(CommandContext& ctx, Args& argv, std::string* out) {
   for (size_t i = 1; i < argv.size(); ++i) {
     if (!Is(argv[i], "NOSAVE") && !Is(argv[i], "SAVE") && !Is(argv[i], "NOW") &&
@@ -494,9 +555,10 @@ const std::vector<CommandSpec> kServerCommands = {
     {"command", -1, kConnection, 0, 0, 0, Command},
     {"shutdown", -1, kConnection | kAdmin, 0, 0, 0, Shutdown},
     {"info", -1, 0, 0, 0, 0, Info},
+    {"debug", -2, kAdmin, 0, 0, 0, Debug},
     {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize},
-    {"flushdb", -1, kWrite, 0, 0, 0, Flush},
-    {"flushall", -1, kWrite, 0, 0, 0, Flush},
+    {"flushdb", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
+    {"flushall", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
 };
 // clang-format on
 

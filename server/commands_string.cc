@@ -2,6 +2,7 @@
 #include <climits>
 
 #include "server/args.h"
+#include "server/cache_access.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -43,10 +44,78 @@ bool IsExpiryKeyword(const std::string& arg) {
   return Is(arg, "EX") || Is(arg, "PX") || Is(arg, "EXAT") || Is(arg, "PXAT");
 }
 
+// Worker, after a miss, under the key lock: caches a string just read from storage.
+void FillString(CommandContext& ctx, std::string_view key, const std::string& value) {
+  if (ctx.cache == nullptr) return;
+  auto expire_at = ctx.store->ExpireTimeMs(key);
+  if (!expire_at.ok() || *expire_at == -2) return;
+  CachePutString(ctx, key, value, *expire_at < 0 ? 0 : *expire_at);
+}
+
 void Get(CommandContext& ctx, Args& argv, std::string* out) {
   auto value = ctx.store->Get(argv[1]);
   if (!value.ok()) return AppendStatusError(out, value.status());
   AppendOptionalBulk(out, *value);
+  if (*value) FillString(ctx, argv[1], **value);
+}
+
+bool RtcGet(RtcContext& ctx, const Args& argv, std::string* out) {
+  return CacheLookup(ctx, argv[1], [out](const cache::Value& value, int64_t) {
+    if (value.type == cache::Value::Type::kString) {
+      AppendBulk(out, value.str);
+    } else {
+      out->append(kReplyWrongType);
+    }
+  });
+}
+
+bool RtcMGet(RtcContext& ctx, const Args& argv, std::string* out) {
+  uint64_t epoch = 0;
+  if (!ctx.server->cache_write_fence().Snapshot(&epoch)) return false;
+  const size_t rollback = out->size();
+  AppendArrayHeader(out, static_cast<int64_t>(argv.size() - 1));
+  for (size_t i = 1; i < argv.size(); ++i) {
+    bool hit = CacheLookup(ctx, argv[i], [out](const cache::Value& value, int64_t) {
+      if (value.type == cache::Value::Type::kString) {
+        AppendBulk(out, value.str);
+      } else {
+        out->append(kReplyNullBulk);  // MGET answers nil for keys of other types
+      }
+    });
+    if (!hit) {
+      out->resize(rollback);
+      return false;
+    }
+  }
+  if (!ctx.server->cache_write_fence().Validate(epoch)) {
+    out->resize(rollback);
+    return false;
+  }
+  return true;
+}
+
+bool RtcStrLen(RtcContext& ctx, const Args& argv, std::string* out) {
+  return CacheLookup(ctx, argv[1], [out](const cache::Value& value, int64_t) {
+    if (value.type == cache::Value::Type::kString) {
+      AppendInteger(out, static_cast<int64_t>(value.str.size()));
+    } else {
+      out->append(kReplyWrongType);
+    }
+  });
+}
+
+// Write-through after a string write with the given expiry rule.
+void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::string& value,
+                        const Expiry& expiry) {
+  if (expiry.mode == Expiry::Mode::kKeep) {
+    // The TTL stays what it was: known only if the key is cached.
+    CacheUpdate(ctx, key, [&value](cache::Value& cached, int64_t&) {
+      cached = cache::Value::String(value);
+      return true;
+    });
+    return;
+  }
+  CachePutString(ctx, key, value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
 }
 
 void Set(CommandContext& ctx, Args& argv, std::string* out) {
@@ -73,6 +142,7 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
+  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
   if (options.return_old) return AppendOptionalBulk(out, result->old_value);
   out->append(result->written ? kReplyOk : kReplyNullBulk);
 }
@@ -82,6 +152,7 @@ void SetNx(CommandContext& ctx, Args& argv, std::string* out) {
   options.condition = storage::SetOptions::Condition::kIfAbsent;
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
+  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
   AppendInteger(out, result->written ? 1 : 0);
 }
 
@@ -93,6 +164,7 @@ void SetWithTtl(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseExpiry(expiry_args, 0, millis ? "psetex" : "setex", &options.expiry, out)) return;
   auto result = ctx.store->Set(argv[1], argv[3], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
+  CacheWrittenString(ctx, argv[1], argv[3], options.expiry);
   out->append(kReplyOk);
 }
 
@@ -101,6 +173,7 @@ void GetSet(CommandContext& ctx, Args& argv, std::string* out) {
   options.return_old = true;
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
+  CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
   AppendOptionalBulk(out, result->old_value);
 }
 
@@ -109,6 +182,9 @@ void MGet(CommandContext& ctx, Args& argv, std::string* out) {
   if (!values.ok()) return AppendStatusError(out, values.status());
   AppendArrayHeader(out, static_cast<int64_t>(values->size()));
   for (const auto& value : *values) AppendOptionalBulk(out, value);
+  for (size_t i = 0; i < values->size(); ++i) {
+    if ((*values)[i]) FillString(ctx, argv[i + 1], *(*values)[i]);
+  }
 }
 
 std::vector<std::pair<std::string_view, std::string_view>> Pairs(const Args& argv) {
@@ -122,6 +198,7 @@ void MSet(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
   Status s = ctx.store->MSet(Pairs(argv));
   if (!s.ok()) return AppendStatusError(out, s);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
   out->append(kReplyOk);
 }
 
@@ -129,6 +206,9 @@ void MSetNx(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
   auto written = ctx.store->MSetNx(Pairs(argv));
   if (!written.ok()) return AppendStatusError(out, written.status());
+  if (*written) {
+    for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
+  }
   AppendInteger(out, *written ? 1 : 0);
 }
 
@@ -157,11 +237,18 @@ void GetEx(CommandContext& ctx, Args& argv, std::string* out) {
   auto value = ctx.store->GetEx(argv[1], expiry);
   if (!value.ok()) return AppendStatusError(out, value.status());
   AppendOptionalBulk(out, *value);
+  if (*value && expiry.mode != Expiry::Mode::kKeep) {
+    CachePutString(ctx, argv[1], **value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
+  }
 }
 
 void Append(CommandContext& ctx, Args& argv, std::string* out) {
   auto length = ctx.store->Append(argv[1], argv[2]);
   if (!length.ok()) return AppendStatusError(out, length.status());
+  CacheUpdate(ctx, argv[1], [&](cache::Value& cached, int64_t&) {
+    cached.str.append(argv[2]);
+    return cached.str.size() == static_cast<uint64_t>(*length);  // else drop: not what we think
+  });
   AppendInteger(out, *length);
 }
 
@@ -174,6 +261,10 @@ void StrLen(CommandContext& ctx, Args& argv, std::string* out) {
 void IncrementBy(CommandContext& ctx, const std::string& key, int64_t delta, std::string* out) {
   auto value = ctx.store->IncrBy(key, delta);
   if (!value.ok()) return AppendStatusError(out, value.status());
+  CacheUpdate(ctx, key, [&value](cache::Value& cached, int64_t&) {
+    cached = cache::Value::String(std::to_string(*value));
+    return true;
+  });
   AppendInteger(out, *value);
 }
 
@@ -200,6 +291,10 @@ void IncrByFloat(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto value = ctx.store->IncrByFloat(argv[1], delta);
   if (!value.ok()) return AppendStatusError(out, value.status());
+  CacheUpdate(ctx, argv[1], [&value](cache::Value& cached, int64_t&) {
+    cached = cache::Value::String(*value);
+    return true;
+  });
   AppendBulk(out, *value);
 }
 
@@ -227,24 +322,24 @@ void SetRange(CommandContext& ctx, Args& argv, std::string* out) {
 
 // clang-format off
 const std::vector<CommandSpec> kStringCommands = {
-    {"get", 2, kReadOnly | kFast, 1, 1, 1, Get},
-    {"set", -3, kWrite, 1, 1, 1, Set},
-    {"setnx", 3, kWrite | kFast, 1, 1, 1, SetNx},
-    {"setex", 4, kWrite, 1, 1, 1, SetWithTtl},
-    {"psetex", 4, kWrite, 1, 1, 1, SetWithTtl},
-    {"getset", 3, kWrite | kFast, 1, 1, 1, GetSet},
-    {"mget", -2, kReadOnly | kFast, 1, -1, 1, MGet},
-    {"mset", -3, kWrite, 1, -1, 2, MSet},
-    {"msetnx", -3, kWrite, 1, -1, 2, MSetNx},
+    {"get", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Get, RtcGet},
+    {"set", -3, kWrite | kCacheAware, 1, 1, 1, Set},
+    {"setnx", 3, kWrite | kFast | kCacheAware, 1, 1, 1, SetNx},
+    {"setex", 4, kWrite | kCacheAware, 1, 1, 1, SetWithTtl},
+    {"psetex", 4, kWrite | kCacheAware, 1, 1, 1, SetWithTtl},
+    {"getset", 3, kWrite | kFast | kCacheAware, 1, 1, 1, GetSet},
+    {"mget", -2, kReadOnly | kFast | kCacheRead, 1, -1, 1, MGet, RtcMGet},
+    {"mset", -3, kWrite | kCacheAware, 1, -1, 2, MSet},
+    {"msetnx", -3, kWrite | kCacheAware, 1, -1, 2, MSetNx},
     {"getdel", 2, kWrite | kFast, 1, 1, 1, GetDel},
-    {"getex", -2, kWrite | kFast, 1, 1, 1, GetEx},
-    {"append", 3, kWrite, 1, 1, 1, Append},
-    {"strlen", 2, kReadOnly | kFast, 1, 1, 1, StrLen},
-    {"incr", 2, kWrite | kFast, 1, 1, 1, Incr},
-    {"decr", 2, kWrite | kFast, 1, 1, 1, Decr},
-    {"incrby", 3, kWrite | kFast, 1, 1, 1, IncrBy},
-    {"decrby", 3, kWrite | kFast, 1, 1, 1, DecrBy},
-    {"incrbyfloat", 3, kWrite | kFast, 1, 1, 1, IncrByFloat},
+    {"getex", -2, kWrite | kFast | kCacheAware, 1, 1, 1, GetEx},
+    {"append", 3, kWrite | kCacheAware, 1, 1, 1, Append},
+    {"strlen", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, StrLen, RtcStrLen},
+    {"incr", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Incr},
+    {"decr", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Decr},
+    {"incrby", 3, kWrite | kFast | kCacheAware, 1, 1, 1, IncrBy},
+    {"decrby", 3, kWrite | kFast | kCacheAware, 1, 1, 1, DecrBy},
+    {"incrbyfloat", 3, kWrite | kFast | kCacheAware, 1, 1, 1, IncrByFloat},
     {"getrange", 4, kReadOnly, 1, 1, 1, GetRange},
     {"substr", 4, kReadOnly, 1, 1, 1, GetRange},
     {"setrange", 4, kWrite, 1, 1, 1, SetRange},

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <functional>
 
+#include "cache/cache.h"
+#include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -127,6 +129,53 @@ void PoolSection(Server& server, std::string* out) {
   Field(out, "pool_queue_wait_usec_p99.9", Fixed(s.queue_wait_p999_us, 3));
 }
 
+std::string Ratio(uint64_t part, uint64_t whole) {
+  return whole == 0 ? "0.0000" : Fixed(static_cast<double>(part) / static_cast<double>(whole), 4);
+}
+
+void CacheSection(Server& server, std::string* out) {
+  cache::Cache* cache = server.cache();
+  if (cache == nullptr) return;
+  cache::Stats s = cache->GetStats();
+  Field(out, "cache_enabled", cache->enabled() ? "yes" : "no");
+  Field(out, "cache_policy", cache::PolicyName(cache->policy()));
+  Field(out, "cache_shards", static_cast<uint64_t>(cache->shard_count()));
+  Field(out, "cache_keys", s.keys);
+  Field(out, "cache_keys_with_ttl", s.keys_with_ttl);
+  Field(out, "cache_used_bytes", s.bytes_used);
+  Field(out, "cache_used_bytes_human", HumanBytes(s.bytes_used));
+  Field(out, "cache_maxmemory", cache->max_memory());
+  Field(out, "cache_maxmemory_human", HumanBytes(cache->max_memory()));
+  Field(out, "cache_hits", s.hits);
+  Field(out, "cache_misses", s.misses);
+  Field(out, "cache_hit_ratio", Ratio(s.hits, s.hits + s.misses));
+  Field(out, "cache_rtc_answers", server.stats().rtc_answers.load());
+  Field(out, "cache_rtc_reads", server.settings().rtc_reads.load() ? "yes" : "no");
+  Field(out, "cache_fills", s.fills);
+  Field(out, "cache_fills_rejected", s.rejected);
+  Field(out, "cache_updates", s.updates);
+  Field(out, "cache_erases", s.erases);
+  Field(out, "cache_coalesced_misses", server.stats().coalesced_misses.load());
+  Field(out, "cache_evictions", s.evictions);
+  Field(out, "cache_expired", s.expired);
+  Field(out, "cache_key_lock_contended", server.key_locks().contended());
+}
+
+void CacheShardsSection(Server& server, std::string* out) {
+  cache::Cache* cache = server.cache();
+  if (cache == nullptr) return;
+  auto shards = cache->GetShardStats();
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const cache::Stats& s = shards[i];
+    std::string name = "cache_shard_" + std::to_string(i);
+    Field(out, name.c_str(),
+          "keys=" + std::to_string(s.keys) + ",bytes=" + std::to_string(s.bytes_used) +
+              ",maxmemory=" + std::to_string(s.max_memory) + ",hits=" + std::to_string(s.hits) +
+              ",misses=" + std::to_string(s.misses) + ",evictions=" +
+              std::to_string(s.evictions) + ",expired=" + std::to_string(s.expired));
+  }
+}
+
 void RocksDbSection(Server& server, std::string* out) {
   out->append(server.store()->InfoRocksDb());
 }
@@ -144,17 +193,26 @@ struct Section {
   void (*build)(Server&, std::string*);
 };
 
+// clang-format off
 const Section kSections[] = {
-    {"server", true, ServerSection},    {"clients", true, ClientsSection},
-    {"memory", true, MemorySection},    {"persistence", true, PersistenceSection},
-    {"stats", true, StatsSection},      {"pool", true, PoolSection},
-    {"rocksdb", false, RocksDbSection}, {"keyspace", true, KeyspaceSection},
+    {"server", true, ServerSection},
+    {"clients", true, ClientsSection},
+    {"memory", true, MemorySection},
+    {"persistence", true, PersistenceSection},
+    {"stats", true, StatsSection},
+    {"pool", true, PoolSection},
+    {"cache", true, CacheSection},
+    {"cache-shards", false, CacheShardsSection},
+    {"rocksdb", false, RocksDbSection},
+    {"keyspace", true, KeyspaceSection},
 };
+// clang-format on
 
 std::string Title(const char* name) {
   std::string title = name;
   title[0] = static_cast<char>(toupper(title[0]));
   if (title == "Rocksdb") title = "RocksDB";
+  if (title == "Cache-shards") title = "Cache-Shards";
   return title;
 }
 

@@ -290,6 +290,9 @@ void NetLoop::ProcessInput(Connection* conn) {
   std::vector<PreparedCommand> batch;
   Args argv;
   uint64_t commands = 0;
+  uint64_t rtc_answers = 0;
+  int64_t now_ms = 0;  // read once, on the first cache lookup of this pass
+  const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed);
   while (!conn->in_flight && !conn->close_after_reply && conn->input_pos < conn->input.size()) {
     const size_t command_start = conn->input_pos;
     size_t consumed = 0;
@@ -336,6 +339,17 @@ void NetLoop::ProcessInput(Connection* conn) {
       RunConnectionCommand(conn, *spec, argv);
       continue;
     }
+    if ((spec->flags & kCacheRead) && batch.empty() && rtc_reads) {
+      // Run to completion: a read the cache holds is answered here, with no thread hop.
+      if (now_ms == 0) now_ms = NowUnixMs();
+      if (TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output)) {
+        ++rtc_answers;
+        continue;
+      }
+      batch.push_back(PreparedCommand{spec, std::move(argv), {}, /*rtc_missed=*/true});
+      argv = Args();
+      continue;
+    }
     if ((spec->flags & kAnywhere) && batch.empty()) {
       CommandContext ctx{&server, nullptr, nullptr};
       spec->handler(ctx, argv, &conn->output);
@@ -346,6 +360,9 @@ void NetLoop::ProcessInput(Connection* conn) {
   }
   if (commands > 0) {
     server.stats().total_commands_processed.fetch_add(commands, std::memory_order_relaxed);
+  }
+  if (rtc_answers > 0) {
+    server.stats().rtc_answers.fetch_add(rtc_answers, std::memory_order_relaxed);
   }
   if (!batch.empty()) {
     conn->in_flight = true;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "cache/cache.h"
+#include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/net_loop.h"
 #include "server/reply.h"
@@ -43,12 +45,13 @@ class BatchTask : public pool::Task {
   void Run() override {
     Completion completion;
     completion.conn_id = conn_id_;
-    CommandContext ctx{server_, server_->store(), nullptr};
+    int64_t now_ms = NowUnixMs();
     for (auto& command : batch_) {
       if (command.spec == nullptr) {
         completion.replies += command.reply;
       } else {
-        command.spec->handler(ctx, command.argv, &completion.replies);
+        ExecuteOnWorker(*server_, *command.spec, command.argv, now_ms, command.rtc_missed,
+                        &completion.replies);
       }
     }
     server_->loop(loop_index_)->PostCompletion(std::move(completion));
@@ -131,6 +134,10 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     settings_.protected_mode = value == "yes";
   } else if (name == "requirepass") {
     settings_.auth_required = !value.empty();
+  } else if (name == "rtc-reads") {
+    settings_.rtc_reads = value == "yes";
+  } else if (name == "cache-maxmemory" && cache_) {
+    cache_->SetMaxMemory(static_cast<uint64_t>(as_int()));
   } else if (name == "hz") {
     settings_.hz = static_cast<int>(as_int());
   } else if (name == "loglevel") {
@@ -173,6 +180,16 @@ Status Server::Start() {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
 
+  cache::Options cache_options;
+  cache_options.max_memory_bytes = static_cast<uint64_t>(config_->GetInt("cache-maxmemory"));
+  cache_options.shards = static_cast<int>(config_->GetInt("cache-shards"));
+  cache_options.policy = config_->GetString("cache-policy") == "allkeys-lfu"
+                             ? cache::Policy::kAllKeysLfu
+                             : cache::Policy::kAllKeysLru;
+  cache_options.max_hash_fields = static_cast<size_t>(config_->GetInt("cache-max-hash-fields"));
+  cache_ = std::make_unique<cache::Cache>(cache_options);
+  key_locks_ = std::make_unique<cache::KeyLocks>();
+
   pool::Options pool_options;
   pool_options.mode =
       config_->GetString("pool-mode") == "classic" ? pool::Mode::kClassic : pool::Mode::kAdaptive;
@@ -211,6 +228,17 @@ void Server::ScheduleExpirySweep() {
 void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id,
                          std::vector<PreparedCommand> batch) {
   pool_->Submit(std::make_unique<BatchTask>(this, loop_index, conn_id, std::move(batch)), conn_id);
+}
+
+void Server::ResetStats() {
+  for (auto* counter : {&stats_.total_connections_received, &stats_.rejected_connections,
+                        &stats_.total_commands_processed, &stats_.total_net_input_bytes,
+                        &stats_.total_net_output_bytes, &stats_.expired_keys, &stats_.rtc_answers,
+                        &stats_.coalesced_misses}) {
+    counter->store(0, std::memory_order_relaxed);
+  }
+  if (pool_) pool_->ResetStats();
+  if (cache_) cache_->ResetStats();
 }
 
 void Server::RequestShutdown() {

@@ -19,9 +19,14 @@
 #include "config/status.h"
 #include "server/client_registry.h"
 #include "server/command.h"
+#include "server/executor.h"
 
 namespace rockcache::pool {
 class WorkerPool;
+}
+namespace rockcache::cache {
+class Cache;
+class KeyLocks;
 }
 
 namespace rockcache::server {
@@ -38,6 +43,7 @@ struct Settings {
   std::atomic<bool> protected_mode{true};
   std::atomic<bool> auth_required{false};
   std::atomic<int> hz{10};
+  std::atomic<bool> rtc_reads{true};
 };
 
 // Server-wide counters for INFO stats (relaxed atomics; incremented once per batch or event).
@@ -48,6 +54,8 @@ struct ServerStats {
   std::atomic<uint64_t> total_net_input_bytes{0};
   std::atomic<uint64_t> total_net_output_bytes{0};
   std::atomic<uint64_t> expired_keys{0};
+  std::atomic<uint64_t> rtc_answers{0};       // commands answered in a network thread from cache
+  std::atomic<uint64_t> coalesced_misses{0};  // misses served by another worker's fill
 };
 
 // One command of a batch: either a command to run, or a reply decided already (an error).
@@ -55,6 +63,7 @@ struct PreparedCommand {
   const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
   Args argv;
   std::string reply;
+  bool rtc_missed = false;  // the network thread looked it up in the cache and missed
 };
 
 class Server {
@@ -71,6 +80,8 @@ class Server {
   void Run();
   // Any thread: asks Run() to shut down.
   void RequestShutdown();
+  // CONFIG RESETSTAT: zeroes the counters of the server, the pool and the cache.
+  void ResetStats();
 
   // Any thread: hands a batch of a connection's commands to the worker pool; the replies come
   // back to loop `loop_index` as one Completion for `conn_id`.
@@ -82,6 +93,10 @@ class Server {
   ClientRegistry& clients() { return clients_; }
   storage::Store* store() { return store_.get(); }
   pool::WorkerPool* worker_pool() { return pool_.get(); }
+  // The cache; never null after Start() (cache-maxmemory 0 makes it disabled, not absent).
+  cache::Cache* cache() { return cache_.get(); }
+  cache::KeyLocks& key_locks() { return *key_locks_; }
+  CacheWriteFence& cache_write_fence() { return cache_write_fence_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
   size_t loop_count() const { return loops_.size(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -96,6 +111,9 @@ class Server {
   ServerStats stats_;
   ClientRegistry clients_;
   std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<cache::Cache> cache_;
+  std::unique_ptr<cache::KeyLocks> key_locks_;
+  CacheWriteFence cache_write_fence_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
   std::atomic<uint64_t> next_client_id_{1};

@@ -1,0 +1,80 @@
+#include "cache/key_locks.h"
+
+#include <algorithm>
+
+#include "cache/hash.h"
+
+namespace rockcache::cache {
+
+KeyLocks::KeyLocks(size_t stripes)
+    : count_(stripes == 0 ? 1 : stripes), stripes_(new Stripe[count_]) {}
+
+size_t KeyLocks::StripeOf(std::string_view key) const {
+  const uint64_t h = HashKey(key);
+  const uint64_t rotated = (h >> 48) | (h << 16);
+  return static_cast<size_t>(rotated % count_);
+}
+
+void KeyLocks::LockStripe(uint32_t index) {
+  std::mutex& mu = stripes_[index].mu;
+  if (mu.try_lock()) return;
+  contended_.fetch_add(1, std::memory_order_relaxed);
+  mu.lock();
+}
+
+KeyLocks::Guard KeyLocks::Lock(std::string_view key) {
+  Guard guard;
+  const auto stripe = static_cast<uint32_t>(StripeOf(key));
+  LockStripe(stripe);
+  guard.owner_ = this;
+  guard.stripes_.push_back(stripe);
+  return guard;
+}
+
+KeyLocks::Guard KeyLocks::LockAll() {
+  Guard guard;
+  guard.stripes_.reserve(count_);
+  for (size_t i = 0; i < count_; ++i) guard.stripes_.push_back(static_cast<uint32_t>(i));
+  for (uint32_t stripe : guard.stripes_) LockStripe(stripe);
+  guard.owner_ = this;
+  return guard;
+}
+
+KeyLocks::Guard KeyLocks::Lock(const std::vector<std::string_view>& keys) {
+  Guard guard;
+  if (keys.empty()) return guard;
+  guard.stripes_.reserve(keys.size());
+  for (std::string_view key : keys) guard.stripes_.push_back(static_cast<uint32_t>(StripeOf(key)));
+  std::sort(guard.stripes_.begin(), guard.stripes_.end());
+  guard.stripes_.erase(std::unique(guard.stripes_.begin(), guard.stripes_.end()),
+                       guard.stripes_.end());
+  for (uint32_t stripe : guard.stripes_) LockStripe(stripe);
+  guard.owner_ = this;
+  return guard;
+}
+
+KeyLocks::Guard::Guard(Guard&& other) noexcept
+    : owner_(other.owner_), stripes_(std::move(other.stripes_)) {
+  other.owner_ = nullptr;
+  other.stripes_.clear();
+}
+
+KeyLocks::Guard& KeyLocks::Guard::operator=(Guard&& other) noexcept {
+  if (this != &other) {
+    Unlock();
+    owner_ = other.owner_;
+    stripes_ = std::move(other.stripes_);
+    other.owner_ = nullptr;
+    other.stripes_.clear();
+  }
+  return *this;
+}
+
+void KeyLocks::Guard::Unlock() {
+  if (owner_ == nullptr) return;
+  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) owner_->stripes_[*it].mu.unlock();
+  owner_ = nullptr;
+  stripes_.clear();
+}
+
+}  // namespace rockcache::cache

@@ -1,0 +1,86 @@
+// cache::KeyLocks — key-stripe mutexes: the coherence fence between RocksDB and the cache.
+//
+// A key maps to stripe rotr(HashKey(key), 48) % stripes (other bits than the cache shard
+// uses). A worker holds the stripes of a command's keys across its RocksDB read and the cache
+// fill, or across its RocksDB write and the cache update, so a fill can never install a value
+// older than a write that finished meanwhile (the full argument is in cache/cache.h). The same
+// stripes make storage's read-modify-write commands atomic per key.
+//
+// Threads: workers only. Lock() BLOCKS until the stripes are free — possibly for a RocksDB read
+// or write of another worker — so a network thread must never call it. A thread must not hold
+// two Guards of one KeyLocks at a time (lock all of a command's keys with one Lock(keys) call):
+// two guards taken one after the other can deadlock against another thread's multi-key Lock,
+// and relocking a held stripe deadlocks at once.
+//
+// Deadlock freedom: Lock(keys) takes the distinct stripes of the keys in ascending order, so any
+// two multi-key commands acquire their common stripes in the same order.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+namespace rockcache::cache {
+
+class KeyLocks {
+ public:
+  // REQUIRES: stripes >= 1 (0 is treated as 1). A power of two is not required.
+  explicit KeyLocks(size_t stripes = 4096);
+  KeyLocks(const KeyLocks&) = delete;
+  KeyLocks& operator=(const KeyLocks&) = delete;
+
+  // Holds a set of stripes; releases them on destruction or Unlock(). Movable, not copyable.
+  // REQUIRES: destroyed or unlocked on the thread that locked it (std::mutex rule), before its
+  // KeyLocks is destroyed.
+  class [[nodiscard]] Guard {
+   public:
+    Guard() = default;
+    Guard(Guard&& other) noexcept;
+    Guard& operator=(Guard&& other) noexcept;
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    ~Guard() { Unlock(); }
+
+    // Releases every stripe now (in descending order); idempotent.
+    void Unlock();
+    bool owns_lock() const { return owner_ != nullptr; }
+    // The stripes held, ascending.
+    const std::vector<uint32_t>& stripes() const { return stripes_; }
+
+   private:
+    friend class KeyLocks;
+    KeyLocks* owner_ = nullptr;
+    std::vector<uint32_t> stripes_;
+  };
+
+  // BLOCKS until key's stripe is free, then holds it.
+  Guard Lock(std::string_view key);
+  // BLOCKS until every distinct stripe of `keys` is held (ascending order, duplicates
+  // collapsed). An empty list returns an empty guard at once.
+  Guard Lock(const std::vector<std::string_view>& keys);
+  // Every stripe, in ascending order (FLUSHALL: nothing else may fill or write meanwhile).
+  // Blocking; as costly as `stripe_count()` lock acquisitions.
+  Guard LockAll();
+
+  size_t StripeOf(std::string_view key) const;
+  size_t stripe_count() const { return count_; }
+  // How many stripe acquisitions found the stripe taken and had to wait (monotonic; INFO and
+  // tests). Counted only on the slow path, after a failed try_lock.
+  uint64_t contended() const { return contended_.load(std::memory_order_relaxed); }
+
+ private:
+  struct alignas(64) Stripe {  // one cache line each: neighbours do not false-share
+    std::mutex mu;
+  };
+  void LockStripe(uint32_t index);
+
+  const size_t count_;
+  std::unique_ptr<Stripe[]> stripes_;
+  std::atomic<uint64_t> contended_{0};
+};
+
+}  // namespace rockcache::cache
