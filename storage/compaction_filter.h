@@ -15,11 +15,11 @@
 // Only storage/*.cc includes this header (it includes RocksDB).
 #pragma once
 
-#include <atomic>
-#include <memory>
-
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
+
+#include <atomic>
+#include <memory>
 
 #include "storage/encoding.h"
 

@@ -54,7 +54,8 @@ std::string EncodeMeta(const Meta& meta) {
 bool DecodeMetaHeader(std::string_view bytes, Meta* meta) {
   if (bytes.size() < kMetaHeaderSize) return false;
   uint8_t type = static_cast<uint8_t>(bytes[0]);
-  if (type < static_cast<uint8_t>(MetaType::kString) || type > static_cast<uint8_t>(MetaType::kZSet)) {
+  if (type < static_cast<uint8_t>(MetaType::kString) ||
+      type > static_cast<uint8_t>(MetaType::kZSet)) {
     return false;
   }
   meta->type = static_cast<MetaType>(type);

@@ -46,8 +46,8 @@ inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
 struct Meta {
   MetaType type = MetaType::kString;
   uint64_t version = 0;
-  int64_t expire_at_ms = 0;  // 0 = no TTL
-  uint64_t count = 0;        // elements of a collection; 0 for strings
+  int64_t expire_at_ms = 0;           // 0 = no TTL
+  uint64_t count = 0;                 // elements of a collection; 0 for strings
   uint64_t head = kListInitialIndex;  // lists only
   uint64_t tail = kListInitialIndex;  // lists only
   std::string value;                  // strings only

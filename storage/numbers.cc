@@ -107,8 +107,7 @@ std::string FormatDouble(double value) {
     if (c != '.') digits.push_back(c);
   }
   int exp10 = 0;
-  std::from_chars(repr.data() + e + (repr[e + 1] == '+' ? 2 : 1), repr.data() + repr.size(),
-                  exp10);
+  std::from_chars(repr.data() + e + (repr[e + 1] == '+' ? 2 : 1), repr.data() + repr.size(), exp10);
   int ndigits = static_cast<int>(digits.size());
   int k = exp10 - (ndigits - 1);  // value = digits * 10^k
   int exp = std::abs(k + ndigits - 1);

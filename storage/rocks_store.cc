@@ -1,15 +1,15 @@
 // RocksStore: open, close, locks, meta helpers, INFO. See rocks_store.h.
 #include "storage/rocks_store.h"
 
+#include <rocksdb/convenience.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
-
-#include <rocksdb/convenience.h>
-#include <rocksdb/filter_policy.h>
-#include <rocksdb/table.h>
 
 namespace rockcache::storage {
 
@@ -70,8 +70,8 @@ std::optional<KeyType> ParseKeyTypeName(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (KeyType t : {KeyType::kString, KeyType::kHash, KeyType::kList, KeyType::kSet,
-                    KeyType::kZSet}) {
+  for (KeyType t :
+       {KeyType::kString, KeyType::kHash, KeyType::kList, KeyType::kSet, KeyType::kZSet}) {
     if (lower == KeyTypeName(t)) return t;
   }
   return std::nullopt;
@@ -299,10 +299,10 @@ Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return FromRocks(s);
   std::string_view bytes(value.data(), value.size());
-  bool is_list = !bytes.empty() && static_cast<uint8_t>(bytes[0]) ==
-                                       static_cast<uint8_t>(MetaType::kList);
-  bool decoded = (full || is_list) ? DecodeMeta(bytes, &out->meta)
-                                   : DecodeMetaHeader(bytes, &out->meta);
+  bool is_list =
+      !bytes.empty() && static_cast<uint8_t>(bytes[0]) == static_cast<uint8_t>(MetaType::kList);
+  bool decoded =
+      (full || is_list) ? DecodeMeta(bytes, &out->meta) : DecodeMetaHeader(bytes, &out->meta);
   if (!decoded) {
     return Status::Corruption("undecodable meta record");
   }
@@ -408,8 +408,7 @@ std::string RocksStore::InfoRocksDb() {
     db_->GetIntProperty(meta_cf_, property, &v);
     return v;
   };
-  line("rocksdb_num_running_compactions",
-       db_wide(rocksdb::DB::Properties::kNumRunningCompactions));
+  line("rocksdb_num_running_compactions", db_wide(rocksdb::DB::Properties::kNumRunningCompactions));
   line("rocksdb_num_running_flushes", db_wide(rocksdb::DB::Properties::kNumRunningFlushes));
   out += "rocksdb_compression:" + compression_note_ + "\r\n";
   out += std::string("rocksdb_sync_writes:") + (options_.sync_writes ? "yes" : "no") + "\r\n";

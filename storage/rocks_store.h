@@ -13,22 +13,22 @@
 // - key_count_: atomic, adjusted after each successful write that creates or removes a meta.
 #pragma once
 
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
 #include <array>
 #include <atomic>
 #include <deque>
 #include <functional>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <rocksdb/cache.h>
-#include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
 
 #include "storage/compaction_filter.h"
 #include "storage/encoding.h"
@@ -111,7 +111,7 @@ class CursorTable {
     std::string last;
   };
   std::mutex mu_;
-  uint64_t next_id_ = 1;  // GUARDED_BY(mu_)
+  uint64_t next_id_ = 1;                         // GUARDED_BY(mu_)
   std::unordered_map<uint64_t, Entry> entries_;  // GUARDED_BY(mu_)
   std::deque<uint64_t> order_;                   // GUARDED_BY(mu_)
 };
@@ -164,27 +164,24 @@ class RocksStore final : public Store {
       const std::vector<std::pair<std::string_view, std::string_view>>& field_values) override;
   StatusOr<bool> HSetNx(std::string_view key, std::string_view field,
                         std::string_view value) override;
-  StatusOr<std::optional<std::string>> HGet(std::string_view key,
-                                            std::string_view field) override;
+  StatusOr<std::optional<std::string>> HGet(std::string_view key, std::string_view field) override;
   StatusOr<std::vector<std::optional<std::string>>> HMGet(
       std::string_view key, const std::vector<std::string_view>& fields) override;
-  StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(
-      std::string_view key) override;
+  StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(std::string_view key) override;
   StatusOr<int64_t> HDel(std::string_view key,
                          const std::vector<std::string_view>& fields) override;
   StatusOr<int64_t> HLen(std::string_view key) override;
   StatusOr<bool> HExists(std::string_view key, std::string_view field) override;
   StatusOr<std::vector<std::string>> HKeys(std::string_view key) override;
   StatusOr<std::vector<std::string>> HVals(std::string_view key) override;
-  StatusOr<int64_t> HIncrBy(std::string_view key, std::string_view field,
-                            int64_t delta) override;
+  StatusOr<int64_t> HIncrBy(std::string_view key, std::string_view field, int64_t delta) override;
   StatusOr<std::string> HIncrByFloat(std::string_view key, std::string_view field,
                                      long double delta) override;
   StatusOr<int64_t> HStrLen(std::string_view key, std::string_view field) override;
   StatusOr<std::vector<std::pair<std::string, std::string>>> HRandField(std::string_view key,
                                                                         int64_t count) override;
-  StatusOr<PairScanResult> HScan(std::string_view key, uint64_t cursor,
-                                 std::string_view pattern, uint64_t count) override;
+  StatusOr<PairScanResult> HScan(std::string_view key, uint64_t cursor, std::string_view pattern,
+                                 uint64_t count) override;
 
   // ---- lists (store_list.cc) ----
   StatusOr<int64_t> LPush(std::string_view key,
@@ -208,8 +205,8 @@ class RocksStore final : public Store {
   Status LTrim(std::string_view key, int64_t start, int64_t stop) override;
   StatusOr<int64_t> LInsert(std::string_view key, bool before, std::string_view pivot,
                             std::string_view element) override;
-  StatusOr<std::vector<int64_t>> LPos(std::string_view key, std::string_view element,
-                                      int64_t rank, uint64_t count, uint64_t maxlen) override;
+  StatusOr<std::vector<int64_t>> LPos(std::string_view key, std::string_view element, int64_t rank,
+                                      uint64_t count, uint64_t maxlen) override;
   StatusOr<std::optional<std::string>> LMove(std::string_view src, std::string_view dst,
                                              ListEnd from, ListEnd to) override;
 
@@ -230,8 +227,7 @@ class RocksStore final : public Store {
   StatusOr<std::vector<std::string>> SInter(const std::vector<std::string_view>& keys) override;
   StatusOr<std::vector<std::string>> SUnion(const std::vector<std::string_view>& keys) override;
   StatusOr<std::vector<std::string>> SDiff(const std::vector<std::string_view>& keys) override;
-  StatusOr<int64_t> SInterCard(const std::vector<std::string_view>& keys,
-                               uint64_t limit) override;
+  StatusOr<int64_t> SInterCard(const std::vector<std::string_view>& keys, uint64_t limit) override;
   StatusOr<int64_t> SInterStore(std::string_view dst,
                                 const std::vector<std::string_view>& keys) override;
   StatusOr<int64_t> SUnionStore(std::string_view dst,
@@ -255,8 +251,7 @@ class RocksStore final : public Store {
   StatusOr<int64_t> ZLexCount(std::string_view key, const LexRange& range) override;
   StatusOr<std::optional<int64_t>> ZRank(std::string_view key, std::string_view member,
                                          bool reverse) override;
-  StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key,
-                                             const ZRangeSpec& spec) override;
+  StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key, const ZRangeSpec& spec) override;
   StatusOr<int64_t> ZRangeStore(std::string_view dst, std::string_view src,
                                 const ZRangeSpec& spec) override;
   StatusOr<int64_t> ZRem(std::string_view key,
@@ -376,8 +371,8 @@ class RocksStore final : public Store {
                     SetOp op, uint64_t limit, std::vector<std::string>* out);
   StatusOr<std::vector<std::string>> SetAlgebraRead(const std::vector<std::string_view>& keys,
                                                     SetOp op);
-  StatusOr<int64_t> SetAlgebraStore(std::string_view dst,
-                                    const std::vector<std::string_view>& keys, SetOp op);
+  StatusOr<int64_t> SetAlgebraStore(std::string_view dst, const std::vector<std::string_view>& keys,
+                                    SetOp op);
   // Sorted-set internals (store_zset.cc).
   void PutZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
                   std::string_view member, double score);
@@ -419,8 +414,8 @@ class RocksStore final : public Store {
   std::atomic<int64_t> key_count_{0};
 
   std::mutex version_mu_;
-  uint64_t next_version_ = 1;     // GUARDED_BY(version_mu_)
-  uint64_t reserved_version_ = 0; // GUARDED_BY(version_mu_): versions < this are on disk
+  uint64_t next_version_ = 1;      // GUARDED_BY(version_mu_)
+  uint64_t reserved_version_ = 0;  // GUARDED_BY(version_mu_): versions < this are on disk
 
   CursorTable cursors_;
 

@@ -36,11 +36,11 @@
 namespace rockcache::storage {
 
 struct Options {
-  std::string dir = "./data";          // RocksDB directory; created if missing
-  bool sync_writes = false;            // fsync the WAL on every write (storage-sync always)
+  std::string dir = "./data";  // RocksDB directory; created if missing
+  bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
   uint64_t block_cache_bytes = 64ull << 20;
   uint64_t write_buffer_bytes = 64ull << 20;
-  std::string compression = "lz4";    // none | snappy | lz4 | zstd
+  std::string compression = "lz4";  // none | snappy | lz4 | zstd
   int max_background_jobs = 2;
 };
 
@@ -77,7 +77,7 @@ struct SetResult {
 enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };  // EXPIRE's NX/XX/GT/LT
 
 struct ScanResult {
-  uint64_t next_cursor = 0;  // 0 when the iteration is complete
+  uint64_t next_cursor = 0;       // 0 when the iteration is complete
   std::vector<std::string> keys;  // keys (SCAN) or members (SSCAN)
 };
 
@@ -153,10 +153,10 @@ struct ZRangeSpec {
   bool reverse = false;  // ZREVRANGE / REV: highest first (rank 0 = highest score)
   int64_t start = 0;     // kRank: Redis indexes, negative from the end
   int64_t stop = -1;
-  ScoreRange score;      // kScore
-  LexRange lex;          // kLex (assumes equal scores, as Redis; ordered by member)
-  int64_t offset = 0;    // LIMIT: skip `offset` matches (negative offset = empty result)
-  int64_t limit = -1;    // LIMIT: at most `limit` results; negative = no limit
+  ScoreRange score;    // kScore
+  LexRange lex;        // kLex (assumes equal scores, as Redis; ordered by member)
+  int64_t offset = 0;  // LIMIT: skip `offset` matches (negative offset = empty result)
+  int64_t limit = -1;  // LIMIT: at most `limit` results; negative = no limit
 };
 
 class Store {
@@ -320,8 +320,7 @@ class Store {
   virtual Status LSet(std::string_view key, int64_t index, std::string_view element) = 0;
   // LREM: count > 0 removes the first `count` matches from the head, < 0 from the tail, 0 all.
   // Returns the number removed. O(n).
-  virtual StatusOr<int64_t> LRem(std::string_view key, int64_t count,
-                                 std::string_view element) = 0;
+  virtual StatusOr<int64_t> LRem(std::string_view key, int64_t count, std::string_view element) = 0;
   // LTRIM with Redis's index rules (an empty range deletes the key).
   virtual Status LTrim(std::string_view key, int64_t start, int64_t stop) = 0;
   // LINSERT BEFORE/AFTER: the new length, -1 when the pivot is absent, 0 when the key is. O(n).
@@ -388,8 +387,7 @@ class Store {
   // ZINCRBY: the new score. Error as ZADD INCR.
   virtual StatusOr<double> ZIncrBy(std::string_view key, double increment,
                                    std::string_view member) = 0;
-  virtual StatusOr<std::optional<double>> ZScore(std::string_view key,
-                                                 std::string_view member) = 0;
+  virtual StatusOr<std::optional<double>> ZScore(std::string_view key, std::string_view member) = 0;
   virtual StatusOr<std::vector<std::optional<double>>> ZMScore(
       std::string_view key, const std::vector<std::string_view>& members) = 0;
   virtual StatusOr<int64_t> ZCard(std::string_view key) = 0;
@@ -407,8 +405,7 @@ class Store {
   virtual StatusOr<int64_t> ZRem(std::string_view key,
                                  const std::vector<std::string_view>& members) = 0;
   virtual StatusOr<int64_t> ZRemRangeByScore(std::string_view key, const ScoreRange& range) = 0;
-  virtual StatusOr<int64_t> ZRemRangeByRank(std::string_view key, int64_t start,
-                                            int64_t stop) = 0;
+  virtual StatusOr<int64_t> ZRemRangeByRank(std::string_view key, int64_t start, int64_t stop) = 0;
   virtual StatusOr<int64_t> ZRemRangeByLex(std::string_view key, const LexRange& range) = 0;
   // ZPOPMIN / ZPOPMAX: up to `count` members, lowest (highest) first; empty when absent.
   virtual StatusOr<std::vector<ScoredMember>> ZPopMin(std::string_view key, uint64_t count) = 0;

@@ -29,8 +29,8 @@ StatusOr<int64_t> RocksStore::HSet(
   for (const auto& [field, value] : last) {
     bool found = false;
     if (existed) {
-      Status s = GetEntry(rocksdb::ReadOptions(), hash_cf_, key, meta.version, field, &ignored,
-                          &found);
+      Status s =
+          GetEntry(rocksdb::ReadOptions(), hash_cf_, key, meta.version, field, &ignored, &found);
       if (!s.ok()) return s;
     }
     if (!found) ++created;
@@ -80,8 +80,8 @@ StatusOr<std::optional<std::string>> RocksStore::HGet(std::string_view key,
     return std::optional<std::string>();
   }
   std::string value;
-  if (Status s = GetEntry(rocksdb::ReadOptions(), hash_cf_, key, meta.version, field, &value,
-                          &found);
+  if (Status s =
+          GetEntry(rocksdb::ReadOptions(), hash_cf_, key, meta.version, field, &value, &found);
       !s.ok()) {
     return s;
   }
@@ -200,8 +200,7 @@ StatusOr<std::vector<std::string>> RocksStore::HVals(std::string_view key) {
   return out;
 }
 
-StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view field,
-                                      int64_t delta) {
+StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view field, int64_t delta) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   StripeGuard lock = LockKey(key);

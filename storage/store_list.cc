@@ -53,8 +53,8 @@ StatusOr<int64_t> RocksStore::RPushX(std::string_view key,
 }
 
 StatusOr<int64_t> RocksStore::PushElements(std::string_view key,
-                                           const std::vector<std::string_view>& elements,
-                                           bool left, bool only_if_exists) {
+                                           const std::vector<std::string_view>& elements, bool left,
+                                           bool only_if_exists) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   StripeGuard lock = LockKey(key);
@@ -214,8 +214,7 @@ Status RocksStore::LSet(std::string_view key, int64_t index, std::string_view el
   return Write(&batch);
 }
 
-StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count,
-                                   std::string_view element) {
+StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count, std::string_view element) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   StripeGuard lock = LockKey(key);
@@ -241,7 +240,8 @@ StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count,
   }
   if (removed == 0) return int64_t{0};
   // Rewrite everything from the first removed element on, without the removed ones.
-  size_t first = static_cast<size_t>(std::find(remove.begin(), remove.end(), true) - remove.begin());
+  size_t first =
+      static_cast<size_t>(std::find(remove.begin(), remove.end(), true) - remove.begin());
   rocksdb::WriteBatch batch;
   uint64_t next = meta.head + first;
   for (size_t i = first; i < all.size(); ++i) {
@@ -324,7 +324,8 @@ StatusOr<std::vector<int64_t>> RocksStore::LPos(std::string_view key, std::strin
     return out;
   }
   bool reverse = rank < 0;
-  uint64_t skip = (reverse ? static_cast<uint64_t>(-(rank + 1)) + 1 : static_cast<uint64_t>(rank)) - 1;
+  uint64_t skip =
+      (reverse ? static_cast<uint64_t>(-(rank + 1)) + 1 : static_cast<uint64_t>(rank)) - 1;
   uint64_t compared = 0;
   uint64_t offset = reverse ? meta.count - 1 : 0;
   Status s = ForEachEntry(
@@ -348,9 +349,8 @@ StatusOr<std::vector<int64_t>> RocksStore::LPos(std::string_view key, std::strin
   return out;
 }
 
-StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src,
-                                                       std::string_view dst, ListEnd from,
-                                                       ListEnd to) {
+StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src, std::string_view dst,
+                                                       ListEnd from, ListEnd to) {
   using Result = std::optional<std::string>;
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;

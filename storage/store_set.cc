@@ -71,8 +71,7 @@ StatusOr<std::vector<std::string>> RocksStore::SMembers(std::string_view key) {
   std::vector<std::string> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -100,8 +99,7 @@ StatusOr<std::vector<bool>> RocksStore::SMIsMember(std::string_view key,
   std::vector<bool> out(members.size(), false);
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -122,8 +120,7 @@ StatusOr<int64_t> RocksStore::SCard(std::string_view key) {
   if (Status s = Enter(&hold); !s.ok()) return s;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kSet, &meta, &found);
-      !s.ok()) {
+  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kSet, &meta, &found); !s.ok()) {
     return s;
   }
   return found ? static_cast<int64_t>(meta.count) : 0;
@@ -163,8 +160,7 @@ StatusOr<std::vector<std::string>> RocksStore::SRandMember(std::string_view key,
   std::vector<std::string> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -195,8 +191,8 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
   Meta src_meta = src_old.meta;
   std::string ignored;
   bool in_src = false;
-  if (Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, src, src_meta.version, member,
-                          &ignored, &in_src);
+  if (Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, src, src_meta.version, member, &ignored,
+                          &in_src);
       !s.ok()) {
     return s;
   }
@@ -238,8 +234,8 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
 }
 
 Status RocksStore::SetAlgebra(const rocksdb::ReadOptions& ro,
-                              const std::vector<std::string_view>& keys, SetOp op,
-                              uint64_t limit, std::vector<std::string>* out) {
+                              const std::vector<std::string_view>& keys, SetOp op, uint64_t limit,
+                              std::vector<std::string>* out) {
   out->clear();
   struct Input {
     std::string_view key;
@@ -337,8 +333,7 @@ StatusOr<std::vector<std::string>> RocksStore::SetAlgebraRead(
 }
 
 StatusOr<int64_t> RocksStore::SetAlgebraStore(std::string_view dst,
-                                              const std::vector<std::string_view>& keys,
-                                              SetOp op) {
+                                              const std::vector<std::string_view>& keys, SetOp op) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   StripeGuard lock = LockKeys(WithDst(dst, keys));
@@ -393,8 +388,7 @@ StatusOr<ScanResult> RocksStore::SScan(std::string_view key, uint64_t cursor,
   ScanResult result;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return result;
   }

@@ -114,6 +114,7 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   if (Status s = Enter(&hold); !s.ok()) return s;
   auto unique = LastWins(kvs);
   std::vector<std::string_view> keys;
+  keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
   StripeGuard lock = LockKeys(keys);
   rocksdb::WriteBatch batch;
@@ -145,6 +146,7 @@ StatusOr<bool> RocksStore::MSetNx(
   if (Status s = Enter(&hold); !s.ok()) return s;
   auto unique = LastWins(kvs);
   std::vector<std::string_view> keys;
+  keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
   StripeGuard lock = LockKeys(keys);
   std::vector<bool> present(unique.size());
@@ -182,8 +184,7 @@ StatusOr<std::optional<std::string>> RocksStore::GetDel(std::string_view key) {
   return value;
 }
 
-StatusOr<std::optional<std::string>> RocksStore::GetEx(std::string_view key,
-                                                       const Expiry& expiry) {
+StatusOr<std::optional<std::string>> RocksStore::GetEx(std::string_view key, const Expiry& expiry) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   StripeGuard lock = LockKey(key);
@@ -295,8 +296,8 @@ StatusOr<std::string> RocksStore::GetRange(std::string_view key, int64_t start, 
   return str.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
 }
 
-StatusOr<int64_t> RocksStore::SetRange(std::string_view key, int64_t offset,
-                                       std::string_view value, uint64_t max_size) {
+StatusOr<int64_t> RocksStore::SetRange(std::string_view key, int64_t offset, std::string_view value,
+                                       uint64_t max_size) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   if (offset < 0) return Status::InvalidArgument("offset is out of range");

@@ -110,15 +110,14 @@ void RocksStore::PutZMember(rocksdb::WriteBatch* batch, std::string_view key, ui
   batch->Put(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)), "");
 }
 
-void RocksStore::DeleteZMember(rocksdb::WriteBatch* batch, std::string_view key,
-                               uint64_t version, std::string_view member, double score) {
+void RocksStore::DeleteZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
+                               std::string_view member, double score) {
   batch->Delete(zset_cf_, DataKey(key, version, member));
   batch->Delete(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)));
 }
 
-Status RocksStore::GetZScore(const rocksdb::ReadOptions& ro, std::string_view key,
-                             uint64_t version, std::string_view member,
-                             std::optional<double>* score) {
+Status RocksStore::GetZScore(const rocksdb::ReadOptions& ro, std::string_view key, uint64_t version,
+                             std::string_view member, std::optional<double>* score) {
   std::string value;
   bool found = false;
   if (Status s = GetEntry(ro, zset_cf_, key, version, member, &value, &found); !s.ok()) return s;
@@ -173,7 +172,7 @@ Status RocksStore::VisitZRange(const rocksdb::ReadOptions& ro, std::string_view 
         [&](std::string_view sub, std::string_view) {
           if (sub.size() < 8) return true;
           double score = DecodeScore(sub.data());
-          if (rev ? !LteMax(score, r) : !GteMin(score, r)) return true;  // before the range
+          if (rev ? !LteMax(score, r) : !GteMin(score, r)) return true;   // before the range
           if (rev ? !GteMin(score, r) : !LteMax(score, r)) return false;  // past it
           return emit(sub.substr(8), score);
         },
@@ -285,8 +284,7 @@ StatusOr<double> RocksStore::ZIncrBy(std::string_view key, double increment,
   return *r->score;
 }
 
-StatusOr<std::optional<double>> RocksStore::ZScore(std::string_view key,
-                                                   std::string_view member) {
+StatusOr<std::optional<double>> RocksStore::ZScore(std::string_view key, std::string_view member) {
   auto r = ZMScore(key, {member});
   if (!r.ok()) return r.status();
   return (*r)[0];
@@ -479,11 +477,11 @@ StatusOr<std::vector<ScoredMember>> RocksStore::RemoveZRange(std::string_view ke
   std::vector<ScoredMember> removed;
   if (Status s = LoadForWrite(key, MetaType::kZSet, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return removed;
-  Status s = VisitZRange(rocksdb::ReadOptions(), key, meta, spec,
-                         [&](std::string_view m, double score) {
-                           removed.push_back(ScoredMember{std::string(m), score});
-                           return true;
-                         });
+  Status s =
+      VisitZRange(rocksdb::ReadOptions(), key, meta, spec, [&](std::string_view m, double score) {
+        removed.push_back(ScoredMember{std::string(m), score});
+        return true;
+      });
   if (!s.ok()) return s;
   if (removed.empty()) return removed;
   rocksdb::WriteBatch batch;
@@ -504,8 +502,7 @@ StatusOr<int64_t> RocksStore::ZRemRangeByScore(std::string_view key, const Score
   return static_cast<int64_t>(r->size());
 }
 
-StatusOr<int64_t> RocksStore::ZRemRangeByRank(std::string_view key, int64_t start,
-                                              int64_t stop) {
+StatusOr<int64_t> RocksStore::ZRemRangeByRank(std::string_view key, int64_t start, int64_t stop) {
   ZRangeSpec spec;
   spec.start = start;
   spec.stop = stop;
@@ -532,7 +529,8 @@ StatusOr<std::vector<ScoredMember>> RocksStore::ZPopMin(std::string_view key, ui
   }
   ZRangeSpec spec;
   spec.start = 0;
-  spec.stop = count > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(count - 1);
+  spec.stop =
+      count > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(count - 1);
   return RemoveZRange(key, spec);
 }
 
@@ -545,7 +543,8 @@ StatusOr<std::vector<ScoredMember>> RocksStore::ZPopMax(std::string_view key, ui
   ZRangeSpec spec;
   spec.reverse = true;
   spec.start = 0;
-  spec.stop = count > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(count - 1);
+  spec.stop =
+      count > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(count - 1);
   return RemoveZRange(key, spec);
 }
 
@@ -565,7 +564,8 @@ StatusOr<ZScanResult> RocksStore::ZScan(std::string_view key, uint64_t cursor,
   Status s = ScanEntries(
       snap.options, zset_cf_, 'z', key, meta.version, cursor, pattern, count,
       [&](std::string_view m, std::string_view v) {
-        if (v.size() == 8) result.items.push_back(ScoredMember{std::string(m), DecodeScore(v.data())});
+        if (v.size() == 8)
+          result.items.push_back(ScoredMember{std::string(m), DecodeScore(v.data())});
       },
       &result.next_cursor);
   if (!s.ok()) return s;

@@ -1,13 +1,12 @@
 #include "storage/encoding.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "storage/numbers.h"
 
@@ -53,7 +52,7 @@ TEST_CASE("meta records round-trip for every type", "[storage][encoding]") {
 
   CHECK_FALSE(DecodeMeta("", &out));
   CHECK_FALSE(DecodeMeta(std::string(kMetaHeaderSize, '\0'), &out));  // type 0 is not a type
-  list.count = 4;  // inconsistent with head/tail
+  list.count = 4;                                                     // inconsistent with head/tail
   CHECK_FALSE(DecodeMeta(EncodeMeta(list), &out));
 }
 
@@ -84,7 +83,10 @@ TEST_CASE("data keys are binary safe and never collide across keys", "[storage][
   std::string_view k, sub;
   uint64_t version = 0;
   CHECK_FALSE(ParseDataKey("abc", &k, &version, &sub));
-  CHECK_FALSE(ParseDataKey("\0\0\0\x05"s "ab", &k, &version, &sub));
+  CHECK_FALSE(
+      ParseDataKey("\0\0\0\x05"s
+                   "ab",
+                   &k, &version, &sub));
 }
 
 TEST_CASE("list indexes sort numerically", "[storage][encoding]") {
@@ -95,10 +97,20 @@ TEST_CASE("list indexes sort numerically", "[storage][encoding]") {
 
 TEST_CASE("score encoding: byte order is numeric order", "[storage][encoding]") {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> scores = {-inf, -1e300, -2.5, -1, -std::numeric_limits<double>::min(),
-                                -std::numeric_limits<double>::denorm_min(), 0.0,
-                                std::numeric_limits<double>::denorm_min(), 1e-300, 0.5, 1, 2,
-                                1e300, inf};
+  std::vector<double> scores = {-inf,
+                                -1e300,
+                                -2.5,
+                                -1,
+                                -std::numeric_limits<double>::min(),
+                                -std::numeric_limits<double>::denorm_min(),
+                                0.0,
+                                std::numeric_limits<double>::denorm_min(),
+                                1e-300,
+                                0.5,
+                                1,
+                                2,
+                                1e300,
+                                inf};
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> dist(-1e6, 1e6);
   for (int i = 0; i < 1000; ++i) scores.push_back(dist(rng));

@@ -1,13 +1,12 @@
 // storage::Store hashes against a real RocksDB in a temp dir.
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "storage/store.h"
 

@@ -1,11 +1,10 @@
 // storage::Store lists against a real RocksDB in a temp dir.
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "storage/store.h"
 

@@ -1,12 +1,11 @@
 // storage::Store sets against a real RocksDB in a temp dir.
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "storage/store.h"
 

@@ -4,14 +4,13 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 using namespace rockcache;
 using namespace rockcache::storage;

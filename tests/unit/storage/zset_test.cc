@@ -1,14 +1,13 @@
 // storage::Store sorted sets against a real RocksDB in a temp dir.
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "storage/store.h"
 
@@ -80,8 +79,8 @@ ZRangeSpec Rank(int64_t start, int64_t stop, bool rev = false) {
   return s;
 }
 
-ZRangeSpec ByScore(std::string_view min, std::string_view max, bool rev = false,
-                   int64_t offset = 0, int64_t limit = -1) {
+ZRangeSpec ByScore(std::string_view min, std::string_view max, bool rev = false, int64_t offset = 0,
+                   int64_t limit = -1) {
   ZRangeSpec s;
   s.by = ZRangeSpec::By::kScore;
   REQUIRE(ParseScoreRange(min, max, &s.score).ok());
@@ -91,8 +90,8 @@ ZRangeSpec ByScore(std::string_view min, std::string_view max, bool rev = false,
   return s;
 }
 
-ZRangeSpec ByLex(std::string_view min, std::string_view max, bool rev = false,
-                 int64_t offset = 0, int64_t limit = -1) {
+ZRangeSpec ByLex(std::string_view min, std::string_view max, bool rev = false, int64_t offset = 0,
+                 int64_t limit = -1) {
   ZRangeSpec s;
   s.by = ZRangeSpec::By::kLex;
   REQUIRE(ParseLexRange(min, max, &s.lex).ok());
