@@ -1,0 +1,247 @@
+#include "pool/task_list.h"
+
+#include <thread>
+
+namespace rockcache::pool::internal {
+
+bool TaskList::Push(Task* task, bool may_wait) {
+  if (may_wait) {
+    // Backpressure, checked before linking (as Pika's Schedule does): the yield first, then the
+    // wait, so the list is re-checked after the yield. Producers racing past the check may each
+    // link one task beyond queue_max_size.
+    const int max = tunables_->queue_max_size.load(std::memory_order_relaxed);
+    int64_t depth = depth_.load(std::memory_order_relaxed);
+    if (depth > tunables_->queue_slow_size.load(std::memory_order_relaxed) && depth < max) {
+      counters_.producer_yields.fetch_add(1, std::memory_order_relaxed);
+      std::this_thread::yield();
+      depth = depth_.load(std::memory_order_relaxed);
+    }
+    if (depth >= max) WaitForRoom();
+  }
+  // depth_ sits on head_'s cache line: the increment fetches the line the CAS needs anyway.
+  const int64_t depth = depth_.fetch_add(1, std::memory_order_relaxed) + 1;
+  TaskAccess::EnqueueNs(task) = NowNs();
+  Task* head = head_.load(std::memory_order_relaxed);
+  do {
+    if (head == Closed()) {
+      depth_.fetch_sub(1, std::memory_order_relaxed);
+      return false;
+    }
+    TaskAccess::Next(task) = head;
+  } while (!head_.compare_exchange_weak(head, task, std::memory_order_seq_cst,
+                                        std::memory_order_relaxed));
+  // Wake a blocked worker, unless a spinning one will see the task. Both are Dekker pairs, all
+  // seq_cst, so one side always sees the other:
+  //  * CAS(head_) then load(spinners_) here; fetch_sub(spinners_) then load(head_) in Spin or,
+  //    later, in BlockForWork. Every way out of Spin looks at the list again after leaving.
+  //  * CAS(head_) then load(sleepers_) here; fetch_add(sleepers_) then load(head_) under mu_ in
+  //    BlockForWork. Taking mu_ in WakeOne waits out a worker between that check and its wait.
+  // Pushes onto a list that already holds tasks wake too (not only the first push): a woken
+  // worker counts as a sleeper until it has taken the chain, so a burst wakes up to
+  // workers_per_list workers; if the first one is slow to get a CPU, a list-mate may be faster.
+  if (spinners_.load(std::memory_order_seq_cst) == 0 &&
+      sleepers_.load(std::memory_order_seq_cst) > 0) {
+    WakeOne();
+  }
+  counters_.NoteDepth(depth);
+  return true;
+}
+
+void TaskList::WaitForRoom() {
+  counters_.producer_waits.fetch_add(1, std::memory_order_relaxed);
+  room_waiters_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_cv_.wait(lock, [this] {
+      return depth_.load(std::memory_order_seq_cst) <
+                 tunables_->queue_max_size.load(std::memory_order_relaxed) ||
+             stop_.load(std::memory_order_acquire);
+    });
+  }
+  room_waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void TaskList::WakeOne() {
+  { std::lock_guard<std::mutex> lock(mu_); }
+  work_cv_.notify_one();
+}
+
+void TaskList::NotifyRoom() {
+  { std::lock_guard<std::mutex> lock(mu_); }
+  room_cv_.notify_all();
+}
+
+Task* TaskList::TryTakeAll() {
+  // A plain load first: an idle spinner must not keep stealing the line from producers.
+  if (head_.load(std::memory_order_relaxed) == nullptr) return nullptr;
+  Task* newest = head_.exchange(nullptr, std::memory_order_acquire);
+  Task* oldest = nullptr;
+  int64_t n = 0;
+  while (newest != nullptr) {  // reverse: the stack is newest first, we run oldest first
+    Task* next = TaskAccess::Next(newest);
+    TaskAccess::Next(newest) = oldest;
+    oldest = newest;
+    newest = next;
+    ++n;
+  }
+  // seq_cst: Dekker with WaitForRoom (fetch_sub(depth_) then load(room_waiters_) in RunWorker).
+  if (n > 0) depth_.fetch_sub(n, std::memory_order_seq_cst);
+  return oldest;
+}
+
+void TaskList::RunWorker(WorkerStats* stats) {
+  for (;;) {
+    // Read stop_ before looking at the list: a push that happened before Stop() is then visible
+    // to the take below, so nothing submitted before Shutdown is left behind.
+    const bool stopping = stop_.load(std::memory_order_acquire);
+    Task* chain = TryTakeAll();
+    if (chain == nullptr) {
+      if (stopping) return;
+      chain = AwaitWork(stats);
+      if (chain == nullptr) return;
+    }
+    if (room_waiters_.load(std::memory_order_seq_cst) > 0) NotifyRoom();
+    stats->RunChain(chain);
+  }
+}
+
+// The three-phase wait of an idle worker, after RocksDB's WriteThread::AwaitState.
+//
+// Blocking on a condition variable costs the producer a futex wake (~2-5 µs of syscall, during
+// which the woken worker may preempt it) and the worker a scheduler wake-up (~3-10 µs, more from a
+// deep C-state), so a worker whose next task is a few µs away should not block. Under load that is
+// the common case: the next push is usually already on its way.
+//
+// 1. Spin: spin_count (200) loads of head_, each followed by a PAUSE. RocksDB measured 200 pauses
+//    at ~1 µs on older Xeons; PAUSE is ~20 ns on our 2-vCPU Xeon VM (~140 cycles on Skylake+), so
+//    200 are ~4 µs: enough to catch back-to-back pushes, short enough to always do. No clock read
+//    here: the wait timer starts after it. While spinning, the worker counts in spinners_, and a
+//    producer that sees a spinner does not wake a sleeper (that futex wake was most of a
+//    producer's time in pool-bench before this). The spinner pays it back: on leaving the phase
+//    it re-checks the list, and wakes a sleeper if a task it did not take is still there.
+// 2. Yield: std::this_thread::yield() in a loop for up to max_yield_usec (100 µs). A yield that
+//    returns fast (< slow_yield_usec, 3 µs) means nobody else wanted the core, so we burn only our
+//    own idle CPU; a slow one means another thread ran, i.e. we are taking CPU from real work.
+//    After max_slow_yields (3) slow ones, give up and block. Because the phase costs CPU, it is
+//    entered only when the worker's yield credit says it recently paid off, or on a 1-in-
+//    yield_sampling (256) sample so a negative credit can recover. A yielding worker may sit
+//    behind other runnable threads for a whole time slice (ms), so producers do not count on it:
+//    they still wake a sleeper.
+// 3. Block on work_cv_, counted in sleepers_ (see Push for the no-lost-wake-up argument).
+//
+// The credit is fixed point with exponential decay (RocksDB's constants): each sampled attempt
+// does credit = credit - credit/1024 +/- 2^17 (+ if the yield phase found work). The 1/1024
+// decay gives it a memory of ~1000 samples, and the +/-2^17 step bounds it by 2^17 * 1024 = 2^27
+// (it would fit an int32). A credit >= 0 means the weighted recent samples succeeded at least
+// half of the time. Samples are per worker, so no two threads write one credit.
+Task* TaskList::AwaitWork(WorkerStats* stats) {
+  Task* chain = Spin(stats);
+  if (chain == nullptr) chain = Yield(stats);
+  if (chain == nullptr) chain = BlockForWork(stats);
+  return chain;
+}
+
+Task* TaskList::Spin(WorkerStats* stats) {
+  const int spins = tunables_->spin_count.load(std::memory_order_relaxed);
+  if (spins <= 0) return nullptr;
+  spinners_.fetch_add(1, std::memory_order_seq_cst);
+  Task* chain = nullptr;
+  for (int i = 0; i < spins && chain == nullptr; ++i) {
+    if (head_.load(std::memory_order_relaxed) != nullptr) chain = TryTakeAll();
+    CpuRelax();
+  }
+  spinners_.fetch_sub(1, std::memory_order_seq_cst);
+  // Dekker with Push: CAS(head_) then load(spinners_) there; fetch_sub(spinners_) then
+  // load(head_) here. A producer that saw us spinning linked its task before this load.
+  if (head_.load(std::memory_order_seq_cst) != nullptr) {
+    if (chain == nullptr) {
+      chain = TryTakeAll();
+    } else if (spinners_.load(std::memory_order_seq_cst) == 0 &&
+               sleepers_.load(std::memory_order_seq_cst) > 0) {
+      WakeOne();  // it would otherwise wait behind our chain
+    }
+  }
+  if (chain != nullptr) stats->wakeups_spin.Add(1);
+  return chain;
+}
+
+Task* TaskList::Yield(WorkerStats* stats) {
+  const int max_yield_usec = tunables_->max_yield_usec.load(std::memory_order_relaxed);
+  if (max_yield_usec <= 0) return nullptr;
+  bool update_credit = stats->OneIn(tunables_->yield_sampling.load(std::memory_order_relaxed));
+  Task* chain = nullptr;
+  if (update_credit || stats->yield_credit.load(std::memory_order_relaxed) >= 0) {
+    using Clock = std::chrono::steady_clock;
+    const auto max_yield = std::chrono::microseconds(max_yield_usec);
+    const auto slow_yield =
+        std::chrono::microseconds(tunables_->slow_yield_usec.load(std::memory_order_relaxed));
+    const int max_slow_yields = tunables_->max_slow_yields.load(std::memory_order_relaxed);
+    const auto begin = Clock::now();
+    auto iter_begin = begin;
+    int slow_yields = 0;  // not counting the yield after which work showed up
+    while (iter_begin - begin <= max_yield) {
+      std::this_thread::yield();
+      if (head_.load(std::memory_order_relaxed) != nullptr && (chain = TryTakeAll()) != nullptr) {
+        break;
+      }
+      const auto now = Clock::now();
+      // An unchanged clock reads as slow: too coarse a clock must not make yields look free.
+      if (now == iter_begin || now - iter_begin >= slow_yield) {
+        if (++slow_yields >= max_slow_yields) {
+          update_credit = true;  // several involuntary switches: record the failure now
+          break;
+        }
+      }
+      iter_begin = now;
+    }
+  }
+  if (update_credit) {
+    int64_t credit = stats->yield_credit.load(std::memory_order_relaxed);
+    credit = credit - credit / 1024 +
+             (chain != nullptr ? WorkerStats::kCreditStep : -WorkerStats::kCreditStep);
+    stats->yield_credit.store(credit, std::memory_order_relaxed);
+  }
+  if (chain != nullptr) stats->wakeups_yield.Add(1);
+  return chain;
+}
+
+Task* TaskList::BlockForWork(WorkerStats* stats) {
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  Task* chain = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      const bool stopping = stop_.load(std::memory_order_acquire);  // before the list, as above
+      if (head_.load(std::memory_order_seq_cst) != nullptr && (chain = TryTakeAll()) != nullptr) {
+        break;
+      }
+      if (stopping) break;
+      work_cv_.wait(lock);
+    }
+  }
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  if (chain != nullptr) stats->wakeups_block.Add(1);
+  return chain;
+}
+
+void TaskList::Stop() {
+  stop_.store(true, std::memory_order_release);
+  { std::lock_guard<std::mutex> lock(mu_); }
+  work_cv_.notify_all();
+  room_cv_.notify_all();
+}
+
+Task* TaskList::Close() {
+  Task* newest = head_.exchange(Closed(), std::memory_order_acq_rel);
+  Task* oldest = nullptr;
+  while (newest != nullptr && newest != Closed()) {
+    Task* next = TaskAccess::Next(newest);
+    TaskAccess::Next(newest) = oldest;
+    oldest = newest;
+    newest = next;
+  }
+  depth_.store(0, std::memory_order_relaxed);
+  return oldest;
+}
+
+}  // namespace rockcache::pool::internal

@@ -1,0 +1,94 @@
+// TaskList: the adaptive mode's lock-free multi-producer task list, with the three-phase wait of
+// the workers that share it. Internal to pool/.
+//
+// The list is an intrusive stack: head_ points at the newest task, each task's next_ at the one
+// pushed before it. Producers push with a CAS on head_ (seq_cst; the release half publishes the
+// task's fields); a worker takes the whole stack with one exchange (acquire) and reverses it, so
+// it runs tasks oldest first. No ABA problem: nothing ever pops a single node, so a producer's CAS
+// only needs head_ to still hold the value it copied into its task's next_, whatever object sits
+// at that address.
+//
+// Lost wake-up freedom: a worker about to block increments sleepers_ and re-checks head_ under
+// mu_ before waiting on work_cv_; a producer reads sleepers_ after its CAS and, if non-zero, takes
+// mu_ and notifies. All four are seq_cst, so either the producer sees the sleeper or the worker
+// sees the task. Taking mu_ orders the notify after the worker's check-then-wait. A producer
+// skips the wake when a list-mate is spinning (spinners_, same pattern: the spinner looks at the
+// list again after leaving the count). Backpressure waits use the pattern on room_waiters_ /
+// depth_.
+//
+// Threads: Push from any thread; RunWorker from the list's workers only; Stop, Close, NotifyRoom,
+// depth and counters from any thread (see each).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "pool/internal.h"
+
+namespace rockcache::pool::internal {
+
+class TaskList {
+ public:
+  explicit TaskList(const Tunables* tunables) : tunables_(tunables) {}
+  TaskList(const TaskList&) = delete;
+  TaskList& operator=(const TaskList&) = delete;
+
+  // Links `task`. Lock-free unless it has to wake a blocked worker (one mutex lock + notify) or,
+  // if `may_wait`, backpressure applies (may yield once, or block while the list is at
+  // queue_max_size until a worker drains it or Stop()). Returns false without touching `task`
+  // once Close() ran.
+  bool Push(Task* task, bool may_wait);
+
+  // The body of a worker thread: takes chains and runs them (stats into *stats) until Stop() was
+  // called and the list is empty. Blocks while idle.
+  void RunWorker(WorkerStats* stats);
+
+  // Any thread. Workers drain the list, then RunWorker returns; producers waiting for room go on.
+  void Stop();
+
+  // REQUIRES: Stop() called and every worker returned from RunWorker. Marks the list closed
+  // (later Push calls return false) and returns what was pushed after the workers left, oldest
+  // first, for the caller to Cancel.
+  Task* Close();
+
+  // Wakes producers waiting for room (after queue_max_size was raised). Any thread.
+  void NotifyRoom();
+
+  // Tasks linked but not yet taken. Approximate while producers and workers run.
+  int64_t depth() const { return depth_.load(std::memory_order_relaxed); }
+  QueueCounters& counters() { return counters_; }
+  const QueueCounters& counters() const { return counters_; }
+
+ private:
+  static Task* Closed() { return reinterpret_cast<Task*>(uintptr_t{1}); }
+
+  // Takes the whole chain, oldest first, or nullptr if the list is empty. Lock-free.
+  Task* TryTakeAll();
+  // Spin, yield, block (see task_list.cc). nullptr only when stopped and empty.
+  Task* AwaitWork(WorkerStats* stats);
+  Task* Spin(WorkerStats* stats);
+  Task* Yield(WorkerStats* stats);
+  Task* BlockForWork(WorkerStats* stats);
+  void WakeOne();
+  void WaitForRoom();
+
+  const Tunables* const tunables_;
+
+  // The hot line: every push and take touches these together.
+  alignas(64) std::atomic<Task*> head_{nullptr};
+  std::atomic<int64_t> depth_{0};
+  std::atomic<int> spinners_{0};      // workers in the spin phase
+  std::atomic<int> sleepers_{0};      // workers between "about to block" and "woken"
+  std::atomic<int> room_waiters_{0};  // producers waiting for depth_ < queue_max_size
+  std::atomic<bool> stop_{false};
+
+  alignas(64) std::mutex mu_;
+  std::condition_variable work_cv_;  // workers wait for head_ != nullptr or stop_
+  std::condition_variable room_cv_;  // producers wait for depth_ < queue_max_size or stop_
+
+  QueueCounters counters_;
+};
+
+}  // namespace rockcache::pool::internal

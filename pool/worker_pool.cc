@@ -1,0 +1,236 @@
+#include "pool/worker_pool.h"
+
+#include <algorithm>
+#include <cassert>
+#include <functional>
+#include <string>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+#include "pool/classic_queue.h"
+#include "pool/internal.h"
+#include "pool/task_list.h"
+#include "pool/timer_queue.h"
+
+namespace rockcache::pool {
+
+using internal::TaskAccess;
+
+namespace {
+
+// The pool whose worker or timer runs on this thread, if any: its Submit calls never wait for room.
+thread_local const WorkerPool* tls_pool_thread_of = nullptr;
+
+// Per-thread round robin for hint 0, seeded per thread so producers start on different lists.
+size_t NextRoundRobin() {
+  thread_local size_t next = std::hash<std::thread::id>{}(std::this_thread::get_id());
+  return next++;
+}
+
+void NameThisThread(const std::string& name) {
+#ifdef __linux__
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+#endif
+}
+
+}  // namespace
+
+std::unique_ptr<WorkerPool> WorkerPool::Create(const Options& options) {
+  return std::unique_ptr<WorkerPool>(new WorkerPool(options));
+}
+
+WorkerPool::WorkerPool(const Options& options)
+    : mode_(options.mode),
+      threads_(std::max(1, options.threads)),
+      workers_per_list_(std::clamp(options.workers_per_list, 1, threads_)),
+      cpu_affinity_(options.cpu_affinity),
+      tunables_(std::make_unique<internal::Tunables>(options)),
+      timer_(std::make_unique<internal::TimerQueue>()),
+      baseline_(std::make_unique<internal::RawStats>()) {
+  if (mode_ == Mode::kClassic) {
+    classic_ = std::make_unique<internal::ClassicQueue>(tunables_.get());
+  } else {
+    const int nlists = (threads_ + workers_per_list_ - 1) / workers_per_list_;
+    for (int i = 0; i < nlists; ++i) {
+      lists_.push_back(std::make_unique<internal::TaskList>(tunables_.get()));
+    }
+  }
+  for (int i = 0; i < threads_; ++i) {
+    worker_stats_.push_back(std::make_unique<internal::WorkerStats>(i));
+  }
+  workers_.reserve(threads_);
+  for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { WorkerMain(i); });
+  timer_thread_ = std::thread([this] {
+    tls_pool_thread_of = this;
+    NameThisThread("rc-pool-timer");
+    // Due tasks all go to list 0, one at a time, so equal deadlines keep ScheduleAt order.
+    timer_->Run([this](Task* task) {
+      if (!Enqueue(task, 0, /*may_wait=*/false)) TaskAccess::CancelAndDelete(task);
+    });
+  });
+}
+
+WorkerPool::~WorkerPool() { Shutdown(); }
+
+void WorkerPool::WorkerMain(int index) {
+  tls_pool_thread_of = this;
+  NameThisThread("rc-pool-" + std::to_string(index));
+#ifdef __linux__
+  if (cpu_affinity_) {
+    const unsigned ncores = std::max(1u, std::thread::hardware_concurrency());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<int>(index % ncores), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort
+  }
+#endif
+  internal::WorkerStats* stats = worker_stats_[index].get();
+  if (classic_) {
+    classic_->RunWorker(stats);
+  } else {
+    lists_[index / workers_per_list_]->RunWorker(stats);
+  }
+}
+
+bool WorkerPool::Enqueue(Task* task, size_t list, bool may_wait) {
+  if (classic_) return classic_->Push(task, may_wait);
+  return lists_[list]->Push(task, may_wait);
+}
+
+void WorkerPool::Submit(std::unique_ptr<Task> task, uint64_t hint) {
+  Task* t = task.release();
+  if (!accepting_.load(std::memory_order_acquire)) {
+    TaskAccess::CancelAndDelete(t);
+    return;
+  }
+  size_t list = 0;
+  if (lists_.size() > 1) list = (hint != 0 ? hint : NextRoundRobin()) % lists_.size();
+  if (!Enqueue(t, list, /*may_wait=*/tls_pool_thread_of != this)) TaskAccess::CancelAndDelete(t);
+}
+
+void WorkerPool::ScheduleAt(std::chrono::steady_clock::time_point when,
+                            std::unique_ptr<Task> task) {
+  Task* t = task.release();
+  if (!accepting_.load(std::memory_order_acquire) || !timer_->Add(when, t)) {
+    TaskAccess::CancelAndDelete(t);
+  }
+}
+
+void WorkerPool::Shutdown() {
+  assert(tls_pool_thread_of != this && "Shutdown from the pool's own thread would deadlock");
+  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  if (shut_down_) return;
+  accepting_.store(false, std::memory_order_seq_cst);
+
+  // 1. Timer first: a due task it dispatches now still reaches a list the workers drain.
+  timer_->Stop();
+  timer_thread_.join();
+  for (Task* t : timer_->TakePending()) TaskAccess::CancelAndDelete(t);
+
+  // 2. Workers run everything queued, then return.
+  if (classic_) {
+    classic_->Stop();
+  } else {
+    for (auto& list : lists_) list->Stop();
+  }
+  for (auto& w : workers_) w.join();
+
+  // 3. Adaptive only: a Submit that passed the accepting_ check before step 0 may have linked
+  // its task after its workers left. Close the lists and Cancel those (classic refuses pushes
+  // from Stop() on, under its mutex).
+  for (auto& list : lists_) {
+    for (Task* t = list->Close(); t != nullptr;) {
+      Task* next = TaskAccess::Next(t);
+      TaskAccess::CancelAndDelete(t);
+      t = next;
+    }
+  }
+  shut_down_ = true;
+}
+
+void WorkerPool::SetTunables(const Options& options) {
+  tunables_->Set(options);
+  // queue_max_size may have grown: let waiting producers re-check.
+  if (classic_) classic_->NotifyRoom();
+  for (auto& list : lists_) list->NotifyRoom();
+}
+
+void WorkerPool::CollectRaw(internal::RawStats* raw) const {
+  for (const auto& w : worker_stats_) {
+    raw->tasks_run += w->tasks_run.Load();
+    raw->wakeups_spin += w->wakeups_spin.Load();
+    raw->wakeups_yield += w->wakeups_yield.Load();
+    raw->wakeups_block += w->wakeups_block.Load();
+    w->queue_wait.AddTo(&raw->queue_wait);
+  }
+  auto add_queue = [raw](const internal::QueueCounters& c) {
+    raw->producer_yields += c.producer_yields.load(std::memory_order_relaxed);
+    raw->producer_waits += c.producer_waits.load(std::memory_order_relaxed);
+  };
+  if (classic_) add_queue(classic_->counters());
+  for (const auto& list : lists_) add_queue(list->counters());
+}
+
+Stats WorkerPool::GetStats() const {
+  internal::RawStats raw;
+  CollectRaw(&raw);
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    raw.tasks_run -= baseline_->tasks_run;
+    raw.wakeups_spin -= baseline_->wakeups_spin;
+    raw.wakeups_yield -= baseline_->wakeups_yield;
+    raw.wakeups_block -= baseline_->wakeups_block;
+    raw.producer_yields -= baseline_->producer_yields;
+    raw.producer_waits -= baseline_->producer_waits;
+    raw.queue_wait.Subtract(baseline_->queue_wait);
+  }
+  Stats s;
+  s.tasks_run = raw.tasks_run;
+  s.wakeups_spin = raw.wakeups_spin;
+  s.wakeups_yield = raw.wakeups_yield;
+  s.wakeups_block = raw.wakeups_block;
+  s.producer_yields = raw.producer_yields;
+  s.producer_waits = raw.producer_waits;
+  auto add_depth = [&s](int64_t depth, const internal::QueueCounters& c) {
+    s.queued_now += static_cast<uint64_t>(std::max<int64_t>(0, depth));
+    s.depth_high_water = std::max<uint64_t>(
+        s.depth_high_water,
+        std::max<int64_t>(0, c.depth_high_water.load(std::memory_order_relaxed)));
+  };
+  if (classic_) add_depth(classic_->depth(), classic_->counters());
+  for (const auto& list : lists_) add_depth(list->depth(), list->counters());
+  s.delayed_pending = timer_->size();
+  if (!classic_) {
+    double credit = 0;
+    for (const auto& w : worker_stats_) {
+      credit += static_cast<double>(w->yield_credit.load(std::memory_order_relaxed)) /
+                static_cast<double>(internal::WorkerStats::kCreditMax);
+    }
+    s.yield_credit = std::clamp(credit / static_cast<double>(worker_stats_.size()), -1.0, 1.0);
+  }
+  s.queue_wait_count = raw.queue_wait.Count();
+  s.queue_wait_sum_us = static_cast<double>(raw.queue_wait.sum_ns) / 1e3;
+  s.queue_wait_p50_us = raw.queue_wait.PercentileNs(0.50) / 1e3;
+  s.queue_wait_p99_us = raw.queue_wait.PercentileNs(0.99) / 1e3;
+  s.queue_wait_p999_us = raw.queue_wait.PercentileNs(0.999) / 1e3;
+  return s;
+}
+
+void WorkerPool::ResetStats() {
+  auto fresh = std::make_unique<internal::RawStats>();
+  CollectRaw(fresh.get());
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    baseline_ = std::move(fresh);
+  }
+  auto restart = [](int64_t depth, internal::QueueCounters& c) {
+    c.depth_high_water.store(depth, std::memory_order_relaxed);
+  };
+  if (classic_) restart(classic_->depth(), classic_->counters());
+  for (auto& list : lists_) restart(list->depth(), list->counters());
+}
+
+}  // namespace rockcache::pool

@@ -1,0 +1,219 @@
+// WorkerPool: the threads that run rockcache's commands and housekeeping, fed by any thread.
+//
+// A Task is an intrusive unit of work: subclass it, hand it to Submit() (run as soon as a worker
+// is free) or ScheduleAt() (run at or after a time point), and the pool owns it from then on. It
+// deletes the task after calling exactly one of Run() (on a worker) or Cancel() (when the pool
+// cannot run it), so the task's owner always gets an answer. Submit allocates nothing beyond the
+// task itself: the task carries its own list link and enqueue timestamp.
+//
+// Two modes, same API and Stats, so benchmarks can compare them side by side:
+//  * Mode::kAdaptive (default). ceil(threads / workers_per_list) lock-free multi-producer lists;
+//    `workers_per_list` workers share each list. A producer links its task at the list head with
+//    one compare-and-swap (seq_cst; release publishes the task's fields). A worker takes the
+//    whole chain at once with one exchange (acquire), reverses it and runs it oldest first. An
+//    idle worker spins, then yields, then blocks on the list's condition variable (the three
+//    phases and their numbers are explained in pool/task_list.cc). A push never gets lost by a
+//    worker about to block: the worker increments the list's sleeper count and re-checks the
+//    list under the list mutex before waiting; the producer reads the sleeper count after its
+//    push and, if non-zero and no list-mate is spinning, takes that mutex and notifies. Both
+//    sides use seq_cst operations, so at least one of them sees the other (pool/task_list.h). An
+//    idle pool has every worker blocked: ~0% CPU.
+//  * Mode::kClassic. One std::deque behind one mutex and condition variable shared by all
+//    workers; a producer pushes and notify_one()s, a worker pops one task per lock. Kept as the
+//    "before" of the adaptive design; every wake-up is a "block" wake-up.
+//
+// Ordering: with one worker per list (workers_per_list == 1, or threads == 1), tasks submitted
+// with the same non-zero hint (or, in classic mode with threads == 1, all tasks) run in the order
+// their Submit calls were linked in: one producer's tasks run in its submission order. When
+// several workers share a list, each takes whole chains, so two chains of one list may run
+// concurrently; a worker holding a long chain keeps it (no stealing back), which can leave its
+// list-mate idle for the length of that chain. Accepted: tasks are short, and the next push goes
+// to whichever list-mate is free.
+//
+// Backpressure: each list keeps an approximate depth (incremented before the push, decremented
+// when a worker takes a chain). A producer that finds its list deeper than queue_slow_size
+// yields once; one that finds it at queue_max_size waits until a worker drains it below that.
+// Producers racing past the check may overshoot queue_max_size by one task each (so by at most
+// the number of concurrent producers); Submit calls from the pool's own worker threads and from
+// its timer never wait (a worker waiting on its own list could deadlock) and may overshoot too.
+//
+// Shutdown runs, it does not drop: every task whose Submit returned before Shutdown() was called
+// is run. The timer's pending delayed tasks are Cancel()ed. A Submit racing with Shutdown is
+// either run or Cancel()ed; a Submit or ScheduleAt that sees the pool stopped calls Cancel()
+// inline on the caller's thread. Tasks a worker submits while the pool drains are Cancel()ed
+// inline, so a task that resubmits itself cannot keep Shutdown from finishing.
+//
+// Threads: Submit, ScheduleAt, GetStats, SetTunables, mode and ResetStats may be called from any
+// thread, including the pool's workers, concurrently. Shutdown (and the destructor) from any
+// thread except the pool's own workers. Task::Run and Task::Cancel must not throw.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rockcache::pool {
+
+namespace internal {
+class TaskAccess;
+class TaskList;
+class ClassicQueue;
+class TimerQueue;
+struct Tunables;
+struct WorkerStats;
+struct RawStats;
+}  // namespace internal
+
+// Intrusive unit of work. Subclass it. The pool owns a submitted task and deletes it after Run or
+// Cancel.
+class Task {
+ public:
+  Task() = default;
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  virtual ~Task() = default;
+
+  // On a worker thread. Must not throw.
+  virtual void Run() = 0;
+
+  // Instead of Run, when the pool cannot run the task: a delayed task still pending at Shutdown
+  // (on the Shutdown caller's thread), a Submit/ScheduleAt after Shutdown began (inline, on the
+  // caller's thread), a task linked while Shutdown closed the lists. The owner must still get an
+  // answer. Must not throw.
+  virtual void Cancel() {}
+
+ private:
+  friend class internal::TaskAccess;
+  Task* next_ = nullptr;    // intrusive list link, owned by the pool while queued
+  int64_t enqueue_ns_ = 0;  // steady_clock nanoseconds at Submit, for the queue-wait histogram
+};
+
+enum class Mode { kAdaptive, kClassic };
+
+// Create() clamps out-of-range values to the nearest valid one (noted per field).
+struct Options {
+  Mode mode = Mode::kAdaptive;
+  // pool-threads: worker threads (>= 1).
+  int threads = 4;
+  // Workers sharing one lock-free list (adaptive; clamped to [1, threads]). More sharing means a
+  // spinning list-mate more often catches a push before anyone blocks, but more CAS contention.
+  int workers_per_list = 2;
+  // pool-spin-count: pause-instruction spins before yielding (>= 0). 200 ≈ 1-8 µs of one core.
+  int spin_count = 200;
+  // pool-max-yield-usec: longest yield phase (>= 0; 0 skips it). Longer catches slower producers
+  // without a futex wake, at the price of CPU burnt by idle workers.
+  int max_yield_usec = 100;
+  // pool-slow-yield-usec: a yield taking at least this long means another thread got the core.
+  int slow_yield_usec = 3;
+  // pool-max-slow-yields: that many slow yields end the yield phase early (>= 1).
+  int max_slow_yields = 3;
+  // pool-yield-sampling: 1-in-N waits try the yield phase even when its credit is negative, and
+  // update the credit (>= 1). Smaller adapts faster but makes more futile yields.
+  int yield_sampling = 256;
+  // pool-queue-slow-size: a producer yields once when its list holds more tasks (>= 0).
+  int queue_slow_size = 100;
+  // pool-queue-max-size: a producer waits while its list holds this many tasks (>= 1).
+  int queue_max_size = 100000;
+  // pool-cpu-affinity: pin worker i to core i % hardware_concurrency (Linux only).
+  bool cpu_affinity = false;
+};
+
+// A snapshot; counters count since Create or the last ResetStats.
+struct Stats {
+  uint64_t tasks_run = 0;         // Run calls completed (Cancel calls are not counted)
+  uint64_t wakeups_spin = 0;      // an idle worker found work while spinning
+  uint64_t wakeups_yield = 0;     // ... while yielding
+  uint64_t wakeups_block = 0;     // ... after blocking on the condition variable
+  uint64_t producer_yields = 0;   // Submit yielded because a list was above queue_slow_size
+  uint64_t producer_waits = 0;    // Submit waited because a list was at queue_max_size
+  uint64_t depth_high_water = 0;  // deepest any list got (since ResetStats)
+  uint64_t queued_now = 0;        // tasks linked but not yet taken by a worker
+  uint64_t delayed_pending = 0;   // ScheduleAt tasks not yet due
+  // Average over workers of the adaptive yield credit scaled to [-1, 1]: +1 = the yield phase
+  // (nearly) always finds work, -1 = it never does and waits skip it. 0 in classic mode.
+  double yield_credit = 0;
+  // Queue wait of each run task: Submit (or timer dispatch) -> taken off the list by a worker.
+  uint64_t queue_wait_count = 0;
+  double queue_wait_sum_us = 0;
+  double queue_wait_p50_us = 0;
+  double queue_wait_p99_us = 0;
+  double queue_wait_p999_us = 0;
+};
+
+class WorkerPool {
+ public:
+  // Starts options.threads workers and one timer thread. Never fails (options are clamped).
+  static std::unique_ptr<WorkerPool> Create(const Options& options);
+
+  // Calls Shutdown(). REQUIRES: not on one of this pool's workers.
+  ~WorkerPool();
+
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Takes ownership. Any thread. Lock-free in adaptive mode unless backpressure applies: yields
+  // once above queue_slow_size, blocks while the list is at queue_max_size (never forever unless
+  // the workers are stuck; never when called from a worker or the timer). `hint` picks the list
+  // (hint % number of lists; e.g. a connection id): tasks with the same non-zero hint go to the
+  // same list; hint 0 round-robins per calling thread. After Shutdown began: Cancel() inline.
+  void Submit(std::unique_ptr<Task> task, uint64_t hint = 0);
+
+  // Takes ownership. Any thread; takes the timer mutex briefly, never blocks on workers. Runs
+  // `task` on a worker at or after `when` (a time in the past means now). Due tasks are handed
+  // to the same list in (when, ScheduleAt order), so with workers_per_list == 1 tasks due at the
+  // same time run in ScheduleAt order. A waiting timer never delays a normal task: only the timer
+  // thread sleeps on it. After Shutdown began: Cancel() inline.
+  void ScheduleAt(std::chrono::steady_clock::time_point when, std::unique_ptr<Task> task);
+
+  // Stops accepting (later Submit/ScheduleAt Cancel inline), Cancel()s pending delayed tasks, runs
+  // every queued task, joins the workers and the timer. Blocks until then. Idempotent; concurrent
+  // callers all return once it is done. REQUIRES: not on one of this pool's workers.
+  void Shutdown();
+
+  // Any thread; never blocks on the hot path (takes two small mutexes: stats and timer).
+  Stats GetStats() const;
+
+  // Live tunables (CONFIG SET): spin_count, max_yield_usec, slow_yield_usec, max_slow_yields,
+  // yield_sampling, queue_slow_size, queue_max_size, clamped as in Options. Thread-safe (relaxed
+  // atomics: workers and producers pick new values up on their next read). Other fields are
+  // ignored.
+  void SetTunables(const Options& options);
+
+  Mode mode() const { return mode_; }
+
+  // CONFIG RESETSTAT: counters and the histogram restart from zero (by remembering a baseline,
+  // so workers keep writing without locks); depth_high_water restarts from the current depths.
+  void ResetStats();
+
+ private:
+  explicit WorkerPool(const Options& options);
+  void WorkerMain(int index);
+  // Links `task` on `list` (or the classic queue). False if the queue refused it (stopped).
+  bool Enqueue(Task* task, size_t list, bool may_wait);
+  void CollectRaw(internal::RawStats* raw) const;
+
+  const Mode mode_;
+  const int threads_;
+  const int workers_per_list_;
+  const bool cpu_affinity_;
+  std::unique_ptr<internal::Tunables> tunables_;
+  std::atomic<bool> accepting_{true};
+  std::vector<std::unique_ptr<internal::TaskList>> lists_;  // adaptive mode
+  std::unique_ptr<internal::ClassicQueue> classic_;         // classic mode
+  std::vector<std::unique_ptr<internal::WorkerStats>> worker_stats_;
+  std::vector<std::thread> workers_;
+  std::unique_ptr<internal::TimerQueue> timer_;
+  std::thread timer_thread_;
+
+  std::mutex shutdown_mu_;
+  bool shut_down_ = false;  // GUARDED_BY(shutdown_mu_)
+
+  mutable std::mutex stats_mu_;
+  std::unique_ptr<internal::RawStats> baseline_;  // GUARDED_BY(stats_mu_)
+};
+
+}  // namespace rockcache::pool
