@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "server/clock.h"
 #include "server/info.h"
 #include "server/server.h"
 
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  rockcache::server::Clock::Calibrate();
   rockcache::server::Server server(&config);
   spdlog::info("rockcache {} starting, pid={}", rockcache::server::kRockcacheVersion, getpid());
   std::string config_file = config.config_file();

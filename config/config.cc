@@ -51,6 +51,15 @@ const std::vector<OptionSpec> kOptionTable = {
    "Write the process id here at start-up and remove it at shutdown; empty = none."},
   {"hz", T::kInt, "10", 1, 500, nullptr, true,
    "Background task frequency per second (expired-key sweeps); higher reclaims sooner."},
+  // ---- observability ----
+  {"latency-tracking", T::kBool, "yes", 0, 0, nullptr, true,
+   "Time every command's stages (rdtsc, ~10 ns a stamp) for INFO, SLOWLOG and /metrics."},
+  {"slowlog-log-slower-than", T::kInt, "10000", -1, LLONG_MAX, nullptr, true,
+   "Log commands whose total time reaches this many microseconds (-1 off, 0 every command)."},
+  {"slowlog-max-len", T::kInt, "128", 0, LONG_MAX, nullptr, true,
+   "Entries the slow log keeps; older ones are dropped."},
+  {"metrics-port", T::kInt, "9121", 0, 65535, nullptr, false,
+   "Port of the Prometheus /metrics endpoint on the bind addresses (0 turns it off)."},
   // ---- worker pool ----
   {"pool-threads", T::kInt, "4", 1, 256, nullptr, false,
    "Worker threads running storage commands; more than cores helps only while they wait on disk."},

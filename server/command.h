@@ -88,8 +88,9 @@ struct CommandSpec {
 // The keys of a command, by the table's key positions (views into argv).
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv);
 
-// The row for `name` (case-insensitive), or nullptr. Any thread.
-const CommandSpec* FindCommand(std::string_view name);
+// The row for `name` (case-insensitive), or nullptr. With `id`, also its index in
+// AllCommands() (for per-command metrics). Any thread.
+const CommandSpec* FindCommand(std::string_view name, int* id = nullptr);
 // Every row, for COMMAND / COMMAND COUNT.
 const std::vector<const CommandSpec*>& AllCommands();
 

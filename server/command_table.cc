@@ -9,14 +9,14 @@ namespace rockcache::server {
 namespace {
 
 struct Table {
-  std::unordered_map<std::string, const CommandSpec*> by_name;
+  std::unordered_map<std::string, std::pair<const CommandSpec*, int>> by_name;
   std::vector<const CommandSpec*> all;
 
   Table() {
     for (const auto* group : {&kServerCommands, &kStringCommands, &kKeyspaceCommands,
                               &kHashCommands, &kListCommands, &kSetCommands, &kZSetCommands}) {
       for (const auto& spec : *group) {
-        by_name.emplace(spec.name, &spec);
+        by_name.emplace(spec.name, std::make_pair(&spec, static_cast<int>(all.size())));
         all.push_back(&spec);
       }
     }
@@ -30,7 +30,7 @@ const Table& GetTable() {
 
 }  // namespace
 
-const CommandSpec* FindCommand(std::string_view name) {
+const CommandSpec* FindCommand(std::string_view name, int* id) {
   char lower[32];
   if (name.size() >= sizeof(lower)) return nullptr;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -38,7 +38,9 @@ const CommandSpec* FindCommand(std::string_view name) {
   }
   const auto& table = GetTable();
   auto it = table.by_name.find(std::string(lower, name.size()));
-  return it == table.by_name.end() ? nullptr : it->second;
+  if (it == table.by_name.end()) return nullptr;
+  if (id != nullptr) *id = it->second.second;
+  return it->second.first;
 }
 
 const std::vector<const CommandSpec*>& AllCommands() { return GetTable().all; }

@@ -2,7 +2,6 @@
 // COMMAND, INFO, TIME, DBSIZE, FLUSHDB, FLUSHALL, SHUTDOWN.
 #include <algorithm>
 #include <cctype>
-
 #include <chrono>
 #include <thread>
 
@@ -471,6 +470,133 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
   out->append(kReplyOk);
 }
 
+void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
+  SlowLog& slowlog = ctx.server->slowlog();
+  if (Is(argv[1], "GET") && argv.size() <= 3) {
+    int64_t count = 10;
+    if (argv.size() == 3 && (!ParseInteger(argv[2], &count) || count < -1)) {
+      return AppendError(out, "ERR count should be greater than or equal to -1");
+    }
+    auto entries = slowlog.Get(count);
+    AppendArrayHeader(out, static_cast<int64_t>(entries.size()));
+    for (const auto& e : entries) {
+      // Redis's six fields, then ours: the stage breakdown in microseconds.
+      AppendArrayHeader(out, 7);
+      AppendInteger(out, static_cast<int64_t>(e.id));
+      AppendInteger(out, e.unix_time);
+      AppendInteger(out, static_cast<int64_t>(e.duration_us));
+      AppendArrayHeader(out, static_cast<int64_t>(e.args.size()));
+      for (const auto& arg : e.args) AppendBulk(out, arg);
+      AppendBulk(out, e.client_addr);
+      AppendBulk(out, e.client_name);
+      std::vector<int> stages;
+      if (e.in_loop) {
+        stages = {kExecute, kTotal};
+      } else {
+        stages = {kBeforeQueue, kQueueWait, kExecute, kHandBack, kTotal};
+      }
+      AppendArrayHeader(out, static_cast<int64_t>(stages.size() * 2));
+      for (int stage : stages) {
+        AppendBulk(out, StageName(stage));
+        AppendInteger(out, static_cast<int64_t>(e.stage_us[stage]));
+      }
+    }
+    return;
+  }
+  if (Is(argv[1], "LEN") && argv.size() == 2) {
+    return AppendInteger(out, static_cast<int64_t>(slowlog.size()));
+  }
+  if (Is(argv[1], "RESET") && argv.size() == 2) {
+    slowlog.Reset();
+    return out->append(kReplyOk), void();
+  }
+  if (Is(argv[1], "HELP") && argv.size() == 2) {
+    const char* lines[] = {
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name, stage breakdown (before_queue, queue_wait, execute, hand_back, total)",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Print this help."};
+    AppendArrayHeader(out, static_cast<int64_t>(std::size(lines)));
+    for (const char* line : lines) AppendSimple(out, line);
+    return;
+  }
+  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + argv[1] +
+                       "'. Try SLOWLOG HELP.");
+}
+
+// LATENCY HISTOGRAM in Redis 7's reply shape: per command, its calls and a cumulative
+// histogram of total latency over power-of-two microsecond buckets.
+void LatencyHistogramReply(CommandContext& ctx, Args& argv, std::string* out) {
+  Metrics::Snapshot snapshot = ctx.server->metrics().Read();
+  const auto& all = AllCommands();
+  std::vector<size_t> ids;
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool wanted = argv.size() == 2;
+    for (size_t a = 2; a < argv.size() && !wanted; ++a) wanted = Is(argv[a], all[i]->name);
+    if (wanted && snapshot.per_command[i].stages[kTotal].Count() > 0) ids.push_back(i);
+  }
+  AppendArrayHeader(out, static_cast<int64_t>(ids.size() * 2));
+  for (size_t id : ids) {
+    const LatencyHistogram::Data& data = snapshot.per_command[id].stages[kTotal];
+    AppendBulk(out, all[id]->name);
+    AppendArrayHeader(out, 4);
+    AppendBulk(out, "calls");
+    AppendInteger(out, static_cast<int64_t>(data.Count()));
+    AppendBulk(out, "histogram_usec");
+    // Cumulative counts at each power-of-two microsecond bound that has samples up to it.
+    std::vector<std::pair<uint64_t, uint64_t>> points;
+    uint64_t cumulative = 0;
+    uint64_t bound_us = 1;
+    int bucket = 0;
+    uint64_t total = data.Count();
+    while (cumulative < total && bound_us <= (1ull << 40)) {
+      uint64_t bound_ns = bound_us * 1000;
+      uint64_t before = cumulative;
+      while (bucket < LatencyHistogram::kBuckets &&
+             LatencyHistogram::BucketLow(bucket) < bound_ns) {
+        cumulative += data.buckets[static_cast<size_t>(bucket)];
+        ++bucket;
+      }
+      if (cumulative > before) points.emplace_back(bound_us, cumulative);
+      bound_us *= 2;
+    }
+    AppendArrayHeader(out, static_cast<int64_t>(points.size() * 2));
+    for (const auto& [bound, count] : points) {
+      AppendInteger(out, static_cast<int64_t>(bound));
+      AppendInteger(out, static_cast<int64_t>(count));
+    }
+  }
+}
+
+void Latency(CommandContext& ctx, Args& argv, std::string* out) {
+  if (Is(argv[1], "HISTOGRAM")) return LatencyHistogramReply(ctx, argv, out);
+  if (Is(argv[1], "LATEST") && argv.size() == 2) return AppendArrayHeader(out, 0);
+  if (Is(argv[1], "RESET")) return AppendInteger(out, 0);
+  if (Is(argv[1], "HELP") && argv.size() == 2) {
+    const char* lines[] = {
+        "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "HISTOGRAM [COMMAND ...]",
+        "    Return a cumulative distribution of latencies in the format of a histogram for the",
+        "    specified command names. If no commands are specified then all histograms are",
+        "    replied.",
+        "HELP",
+        "    Print this help."};
+    AppendArrayHeader(out, static_cast<int64_t>(std::size(lines)));
+    for (const char* line : lines) AppendSimple(out, line);
+    return;
+  }
+  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + argv[1] +
+                       "'. Try LATENCY HELP.");
+}
+
 // DEBUG CACHE-VERIFY: compares every cached entry with RocksDB, each under its key lock (so a
 // write in progress is never reported as a mismatch). Replies a bulk string of "name:value"
 // lines: checked, mismatches, and up to 10 "mismatch:<key>" lines.
@@ -556,6 +682,8 @@ const std::vector<CommandSpec> kServerCommands = {
     {"shutdown", -1, kConnection | kAdmin, 0, 0, 0, Shutdown},
     {"info", -1, 0, 0, 0, 0, Info},
     {"debug", -2, kAdmin, 0, 0, 0, Debug},
+    {"slowlog", -2, kAnywhere | kAdmin, 0, 0, 0, SlowlogCommand},
+    {"latency", -2, kAnywhere | kAdmin, 0, 0, 0, Latency},
     {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize},
     {"flushdb", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
     {"flushall", -1, kWrite | kAllKeys, 0, 0, 0, Flush},

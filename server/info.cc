@@ -96,14 +96,65 @@ void PersistenceSection(Server& server, std::string* out) {
   Field(out, "storage_dir", server.config().GetString("dir"));
 }
 
+std::string Usec(uint64_t ns) { return Fixed(static_cast<double>(ns) / 1000.0, 3); }
+
+std::string Percentiles(const LatencyHistogram::Data& data) {
+  return "p50=" + Usec(static_cast<uint64_t>(data.PercentileNs(0.50))) +
+         ",p99=" + Usec(static_cast<uint64_t>(data.PercentileNs(0.99))) +
+         ",p99.9=" + Usec(static_cast<uint64_t>(data.PercentileNs(0.999)));
+}
+
+void CommandStatsSection(Server& server, std::string* out) {
+  Metrics::Snapshot snapshot = server.metrics().Read();
+  const auto& all = AllCommands();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const CommandSnapshot& c = snapshot.per_command[i];
+    if (c.calls == 0 && c.rejected == 0) continue;
+    uint64_t usec = c.exec_ns / 1000;
+    std::string name = std::string("cmdstat_") + all[i]->name;
+    Field(out, name.c_str(),
+          "calls=" + std::to_string(c.calls) + ",usec=" + std::to_string(usec) + ",usec_per_call=" +
+              Fixed(c.calls ? static_cast<double>(c.exec_ns) / 1000.0 / c.calls : 0.0) +
+              ",rejected_calls=" + std::to_string(c.rejected) + ",failed_calls=" +
+              std::to_string(c.failed) + ",rtc_calls=" + std::to_string(c.rtc_calls));
+  }
+}
+
+void LatencyStatsSection(Server& server, std::string* out) {
+  Metrics::Snapshot snapshot = server.metrics().Read();
+  const auto& all = AllCommands();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const CommandSnapshot& c = snapshot.per_command[i];
+    if (c.stages[kTotal].Count() == 0) continue;
+    std::string name = std::string("latency_percentiles_usec_") + all[i]->name;
+    Field(out, name.c_str(), Percentiles(c.stages[kTotal]));
+  }
+}
+
+void ErrorStatsSection(Server& server, std::string* out) {
+  Metrics::Snapshot snapshot = server.metrics().Read();
+  for (const auto& [code, count] : snapshot.errors) {
+    std::string name = "errorstat_" + code;
+    Field(out, name.c_str(), "count=" + std::to_string(count));
+  }
+}
+
 void StatsSection(Server& server, std::string* out) {
   ServerStats& stats = server.stats();
+  Metrics::Snapshot snapshot = server.metrics().Read();
   Field(out, "total_connections_received", stats.total_connections_received.load());
   Field(out, "total_commands_processed", stats.total_commands_processed.load());
   Field(out, "total_net_input_bytes", stats.total_net_input_bytes.load());
   Field(out, "total_net_output_bytes", stats.total_net_output_bytes.load());
   Field(out, "rejected_connections", stats.rejected_connections.load());
+  Field(out, "instantaneous_ops_per_sec", server.InstantaneousOpsPerSec());
   Field(out, "expired_keys", stats.expired_keys.load());
+  Field(out, "keyspace_hits", snapshot.keyspace_hits);
+  Field(out, "keyspace_misses", snapshot.keyspace_misses);
+  uint64_t errors = 0;
+  for (const auto& [code, count] : snapshot.errors) errors += count;
+  Field(out, "total_error_replies", errors);
+  Field(out, "rtc_answers", stats.rtc_answers.load());
 }
 
 void PoolSection(Server& server, std::string* out) {
@@ -127,6 +178,14 @@ void PoolSection(Server& server, std::string* out) {
   Field(out, "pool_queue_wait_usec_p50", Fixed(s.queue_wait_p50_us, 3));
   Field(out, "pool_queue_wait_usec_p99", Fixed(s.queue_wait_p99_us, 3));
   Field(out, "pool_queue_wait_usec_p99.9", Fixed(s.queue_wait_p999_us, 3));
+  Metrics::Snapshot snapshot = server.metrics().Read();
+  for (int stage = 0; stage < kStageCount; ++stage) {
+    const LatencyHistogram::Data& data = snapshot.overall.stages[stage];
+    std::string name = std::string("stage_") + StageName(stage) + "_usec";
+    Field(
+        out, name.c_str(),
+        Percentiles(data) + ",count=" + std::to_string(data.Count()) + ",sum=" + Usec(data.sum_ns));
+  }
 }
 
 std::string Ratio(uint64_t part, uint64_t whole) {
@@ -149,6 +208,7 @@ void CacheSection(Server& server, std::string* out) {
   Field(out, "cache_hits", s.hits);
   Field(out, "cache_misses", s.misses);
   Field(out, "cache_hit_ratio", Ratio(s.hits, s.hits + s.misses));
+  Field(out, "cache_hit_ratio_last_second", Fixed(server.CacheHitRatioLastSecond(), 4));
   Field(out, "cache_rtc_answers", server.stats().rtc_answers.load());
   Field(out, "cache_rtc_reads", server.settings().rtc_reads.load() ? "yes" : "no");
   Field(out, "cache_fills", s.fills);
@@ -171,8 +231,8 @@ void CacheShardsSection(Server& server, std::string* out) {
     Field(out, name.c_str(),
           "keys=" + std::to_string(s.keys) + ",bytes=" + std::to_string(s.bytes_used) +
               ",maxmemory=" + std::to_string(s.max_memory) + ",hits=" + std::to_string(s.hits) +
-              ",misses=" + std::to_string(s.misses) + ",evictions=" +
-              std::to_string(s.evictions) + ",expired=" + std::to_string(s.expired));
+              ",misses=" + std::to_string(s.misses) + ",evictions=" + std::to_string(s.evictions) +
+              ",expired=" + std::to_string(s.expired));
   }
 }
 
@@ -202,6 +262,9 @@ const Section kSections[] = {
     {"stats", true, StatsSection},
     {"pool", true, PoolSection},
     {"cache", true, CacheSection},
+    {"commandstats", false, CommandStatsSection},
+    {"errorstats", true, ErrorStatsSection},
+    {"latencystats", false, LatencyStatsSection},
     {"cache-shards", false, CacheShardsSection},
     {"rocksdb", false, RocksDbSection},
     {"keyspace", true, KeyspaceSection},

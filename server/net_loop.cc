@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "server/clock.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -87,6 +88,27 @@ bool ResolveAddress(const std::string& host, int port, sockaddr_storage* out, in
     return true;
   }
   return false;
+}
+
+// A command for a worker batch; takes the arguments out of *argv.
+PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_missed) {
+  PreparedCommand command;
+  command.spec = spec;
+  command.command_id = id;
+  command.argv = std::move(*argv);
+  command.rtc_missed = rtc_missed;
+  *argv = Args();
+  return command;
+}
+
+// For INFO keyspace_hits/misses: a single-key read counts as a hit unless it replied nil.
+int KeyspaceResult(int command_id, bool nil_reply) {
+  if (command_id < 0) return 0;
+  const CommandSpec* spec = AllCommands()[static_cast<size_t>(command_id)];
+  if (!(spec->flags & kReadOnly) || spec->first_key <= 0 || spec->last_key != spec->first_key) {
+    return 0;
+  }
+  return nil_reply ? -1 : 1;
 }
 
 }  // namespace
@@ -287,12 +309,18 @@ void NetLoop::ReadFrom(Connection* conn) {
 
 void NetLoop::ProcessInput(Connection* conn) {
   Server& server = *server_;
+  LoopMetrics& metrics = server.metrics().loop(index_);
   std::vector<PreparedCommand> batch;
   Args argv;
   uint64_t commands = 0;
   uint64_t rtc_answers = 0;
   int64_t now_ms = 0;  // read once, on the first cache lookup of this pass
   const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed);
+  // Every command parsed in this pass shares one "parsed" stamp; a command run here starts
+  // where the previous one ended, so timing costs one clock read per command.
+  const bool timed = server.settings().latency_tracking.load(std::memory_order_relaxed);
+  const uint64_t parsed = timed ? Clock::Now() : 0;
+  uint64_t start = parsed;
   while (!conn->in_flight && !conn->close_after_reply && conn->input_pos < conn->input.size()) {
     const size_t command_start = conn->input_pos;
     size_t consumed = 0;
@@ -309,11 +337,13 @@ void NetLoop::ProcessInput(Connection* conn) {
       }
       spdlog::debug("client id={} protocol error: {}", conn->id, conn->parser.error());
       AppendError(&conn->output, "ERR " + conn->parser.error());
+      metrics.RecordError("ERR");
       conn->close_after_reply = true;
       break;
     }
     ++commands;
-    const CommandSpec* spec = FindCommand(argv[0]);
+    int id = -1;
+    const CommandSpec* spec = FindCommand(argv[0], &id);
     std::string error;
     if (spec == nullptr) {
       AppendUnknownCommand(&error, argv);
@@ -323,10 +353,14 @@ void NetLoop::ProcessInput(Connection* conn) {
       error = "-NOAUTH Authentication required.\r\n";
     }
     if (!error.empty()) {
+      if (spec != nullptr) metrics.RecordRejected(id);
+      metrics.RecordError(ErrorCode(error.data(), error.size()));
       if (batch.empty()) {
         conn->output += error;
       } else {
-        batch.push_back(PreparedCommand{nullptr, {}, std::move(error)});
+        PreparedCommand rejected;
+        rejected.reply = std::move(error);
+        batch.push_back(std::move(rejected));
       }
       continue;
     }
@@ -336,27 +370,40 @@ void NetLoop::ProcessInput(Connection* conn) {
         --commands;
         break;
       }
+      size_t reply_start = conn->output.size();
       RunConnectionCommand(conn, *spec, argv);
+      uint64_t end = timed ? Clock::Now() : 0;
+      RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
+                   conn->output.size() - reply_start, parsed, start, end);
+      start = end;
       continue;
     }
     if ((spec->flags & kCacheRead) && batch.empty() && rtc_reads) {
       // Run to completion: a read the cache holds is answered here, with no thread hop.
       if (now_ms == 0) now_ms = NowUnixMs();
+      size_t reply_start = conn->output.size();
       if (TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output)) {
         ++rtc_answers;
+        uint64_t end = timed ? Clock::Now() : 0;
+        RecordInLoop(conn, id, argv, true, conn->output.data() + reply_start,
+                     conn->output.size() - reply_start, parsed, start, end);
+        start = end;
         continue;
       }
-      batch.push_back(PreparedCommand{spec, std::move(argv), {}, /*rtc_missed=*/true});
-      argv = Args();
+      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/true));
       continue;
     }
     if ((spec->flags & kAnywhere) && batch.empty()) {
       CommandContext ctx{&server, nullptr, nullptr};
+      size_t reply_start = conn->output.size();
       spec->handler(ctx, argv, &conn->output);
+      uint64_t end = timed ? Clock::Now() : 0;
+      RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
+                   conn->output.size() - reply_start, parsed, start, end);
+      start = end;
       continue;
     }
-    batch.push_back(PreparedCommand{spec, std::move(argv), {}});
-    argv = Args();
+    batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
   }
   if (commands > 0) {
     server.stats().total_commands_processed.fetch_add(commands, std::memory_order_relaxed);
@@ -366,7 +413,9 @@ void NetLoop::ProcessInput(Connection* conn) {
   }
   if (!batch.empty()) {
     conn->in_flight = true;
-    server.SubmitBatch(index_, conn->id, std::move(batch));
+    BatchTimes times;
+    times.parsed = parsed;
+    server.SubmitBatch(index_, conn->id, std::move(batch), times);
   }
   // Drop parsed bytes once they are a large share of the buffer.
   if (conn->input_pos == conn->input.size()) {
@@ -379,6 +428,72 @@ void NetLoop::ProcessInput(Connection* conn) {
   conn->info->query_buffer_bytes.store(conn->input.size() - conn->input_pos,
                                        std::memory_order_relaxed);
   Flush(conn);
+}
+
+void NetLoop::RecordInLoop(Connection* conn, int command_id, const Args& argv, bool rtc,
+                           const char* reply, size_t reply_length, uint64_t parsed, uint64_t start,
+                           uint64_t end) {
+  CommandSample sample;
+  sample.command_id = command_id;
+  sample.in_loop = true;
+  sample.rtc = rtc;
+  sample.failed = reply_length > 0 && reply[0] == '-';
+  sample.keyspace = sample.failed ? 0 : KeyspaceResult(command_id, IsNilReply(reply, reply_length));
+  if (sample.failed) server_->metrics().loop(index_).RecordError(ErrorCode(reply, reply_length));
+  if (parsed != 0) {
+    sample.stage_ns[kExecute] = Clock::NanosBetween(start, end);
+    sample.stage_ns[kTotal] = Clock::NanosBetween(parsed, end);
+  }
+  server_->metrics().loop(index_).Record(sample);
+  uint64_t total_us = sample.stage_ns[kTotal] / 1000;
+  const Settings& settings = server_->settings();
+  if (parsed != 0 && server_->slowlog().ShouldLog(total_us, settings.slowlog_log_slower_than)) {
+    SlowLogEntry entry;
+    entry.unix_time = NowUnixMs() / 1000;
+    entry.duration_us = total_us;
+    entry.args = SlowLog::TruncateArgs(argv);
+    entry.client_addr = conn->info->addr;
+    entry.client_name = conn->info->name();
+    entry.stage_us[kExecute] = sample.stage_ns[kExecute] / 1000;
+    entry.stage_us[kTotal] = total_us;
+    entry.in_loop = true;
+    server_->slowlog().Add(std::move(entry), static_cast<size_t>(settings.slowlog_max_len.load()));
+  }
+}
+
+void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64_t written) {
+  LoopMetrics& metrics = server_->metrics().loop(index_);
+  const BatchTimes& times = completion.times;
+  const Settings& settings = server_->settings();
+  int64_t slow_us = settings.slowlog_log_slower_than.load(std::memory_order_relaxed);
+  for (const auto& command : completion.commands) {
+    if (command.spec == nullptr) continue;  // rejected: counted when parsed
+    if (command.failed) metrics.RecordError(command.error_code);
+    CommandSample sample;
+    sample.command_id = command.command_id;
+    sample.failed = command.failed;
+    sample.keyspace = command.failed ? 0 : KeyspaceResult(command.command_id, command.nil_reply);
+    if (times.parsed != 0 && command.exec_end != 0) {
+      sample.stage_ns[kBeforeQueue] = Clock::NanosBetween(times.parsed, times.enqueued);
+      sample.stage_ns[kQueueWait] = Clock::NanosBetween(times.enqueued, times.dequeued);
+      sample.stage_ns[kExecute] = Clock::NanosBetween(command.exec_start, command.exec_end);
+      sample.stage_ns[kHandBack] = Clock::NanosBetween(command.exec_end, written);
+      sample.stage_ns[kTotal] = Clock::NanosBetween(times.parsed, written);
+    }
+    metrics.Record(sample);
+    uint64_t total_us = sample.stage_ns[kTotal] / 1000;
+    if (times.parsed != 0 && server_->slowlog().ShouldLog(total_us, slow_us)) {
+      SlowLogEntry entry;
+      entry.unix_time = NowUnixMs() / 1000;
+      entry.duration_us = total_us;
+      entry.args = SlowLog::TruncateArgs(command.argv);
+      entry.client_addr = conn->info->addr;
+      entry.client_name = conn->info->name();
+      for (int s = 0; s < kStageCount; ++s) entry.stage_us[s] = sample.stage_ns[s] / 1000;
+      server_->slowlog().Add(std::move(entry),
+                             static_cast<size_t>(settings.slowlog_max_len.load()));
+    }
+  }
 }
 
 void NetLoop::RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv) {
@@ -469,6 +584,9 @@ void NetLoop::DrainCompletions() {
     }
     conn->output += completion.replies;
     conn->in_flight = false;
+    if (!completion.commands.empty()) {
+      RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
+    }
     if (conn->reading_paused) {
       event_add(conn->read_event, nullptr);
       conn->reading_paused = false;

@@ -20,6 +20,7 @@
 #include "config/status.h"
 #include "server/command.h"
 #include "server/connection.h"
+#include "server/server.h"
 
 struct event_base;
 struct evconnlistener;
@@ -35,7 +36,9 @@ struct Completion {
   enum class Kind { kReplies, kKill };
   Kind kind = Kind::kReplies;
   uint64_t conn_id = 0;
-  std::string replies;  // kReplies: the batch's reply bytes, in order
+  std::string replies;                    // kReplies: the batch's reply bytes, in order
+  std::vector<PreparedCommand> commands;  // kReplies: the batch, with the worker's timestamps
+  BatchTimes times;
 };
 
 class NetLoop {
@@ -76,6 +79,11 @@ class NetLoop {
   void ProcessInput(Connection* conn);
   void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
   void DrainCompletions();
+  // Records metrics (and slow-log entries) for a completed batch.
+  void RecordBatch(Connection* conn, const Completion& completion, uint64_t written);
+  // Records a command run in this thread (cache answer, connection or anywhere command).
+  void RecordInLoop(Connection* conn, int command_id, const Args& argv, bool rtc, const char* reply,
+                    size_t reply_length, uint64_t parsed, uint64_t start, uint64_t end);
   void CloseConnection(Connection* conn);
   void CheckIdleTimeouts();
 

@@ -33,6 +33,10 @@ void AppendBulk(std::string* out, std::string_view value);
 // Bulk or null bulk.
 void AppendOptionalBulk(std::string* out, const std::optional<std::string>& value);
 void AppendArrayHeader(std::string* out, int64_t count);
+// True when the reply bytes start with a null bulk ("$-1") or a null array ("*-1").
+inline bool IsNilReply(const char* reply, size_t length) {
+  return length >= 3 && (reply[0] == '$' || reply[0] == '*') && reply[1] == '-' && reply[2] == '1';
+}
 // A double as a bulk string, formatted as Redis 7 formats scores and INCRBYFLOAT-like replies.
 void AppendDouble(std::string* out, double value);
 

@@ -14,6 +14,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
+#include "server/clock.h"
 #include "server/net_loop.h"
 #include "server/reply.h"
 #include "storage/store.h"
@@ -39,21 +40,42 @@ namespace {
 class BatchTask : public pool::Task {
  public:
   BatchTask(Server* server, uint32_t loop_index, uint64_t conn_id,
-            std::vector<PreparedCommand> batch)
-      : server_(server), loop_index_(loop_index), conn_id_(conn_id), batch_(std::move(batch)) {}
+            std::vector<PreparedCommand> batch, BatchTimes times)
+      : server_(server),
+        loop_index_(loop_index),
+        conn_id_(conn_id),
+        batch_(std::move(batch)),
+        times_(times) {}
 
   void Run() override {
+    const bool timed = times_.parsed != 0;
+    if (timed) times_.dequeued = Clock::Now();
     Completion completion;
     completion.conn_id = conn_id_;
     int64_t now_ms = NowUnixMs();
+    uint64_t start = times_.dequeued;
     for (auto& command : batch_) {
+      size_t reply_start = completion.replies.size();
       if (command.spec == nullptr) {
         completion.replies += command.reply;
       } else {
         ExecuteOnWorker(*server_, *command.spec, command.argv, now_ms, command.rtc_missed,
                         &completion.replies);
       }
+      command.nil_reply = IsNilReply(completion.replies.data() + reply_start,
+                                     completion.replies.size() - reply_start);
+      if (completion.replies.size() > reply_start && completion.replies[reply_start] == '-') {
+        command.failed = true;
+        command.error_code = ErrorCode(completion.replies.data() + reply_start,
+                                       completion.replies.size() - reply_start);
+      }
+      if (timed) {
+        command.exec_start = start;
+        command.exec_end = start = Clock::Now();
+      }
     }
+    completion.commands = std::move(batch_);
+    completion.times = times_;
     server_->loop(loop_index_)->PostCompletion(std::move(completion));
   }
 
@@ -71,6 +93,7 @@ class BatchTask : public pool::Task {
   const uint32_t loop_index_;
   const uint64_t conn_id_;
   std::vector<PreparedCommand> batch_;
+  BatchTimes times_;
 };
 
 // Removes expired keys a slice at a time, then schedules itself again 1/hz s later.
@@ -87,6 +110,21 @@ class ExpirySweepTask : public pool::Task {
     server_->worker_pool()->ScheduleAt(
         std::chrono::steady_clock::now() + std::chrono::milliseconds(1000 / (hz > 0 ? hz : 10)),
         std::make_unique<ExpirySweepTask>(server_));
+  }
+
+ private:
+  Server* const server_;
+};
+
+// Samples the rates behind instantaneous_ops_per_sec every 100 ms, then schedules itself again.
+class RateSampleTask : public pool::Task {
+ public:
+  explicit RateSampleTask(Server* server) : server_(server) {}
+  void Run() override {
+    server_->SampleRates();
+    server_->worker_pool()->ScheduleAt(
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+        std::make_unique<RateSampleTask>(server_));
   }
 
  private:
@@ -134,6 +172,13 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     settings_.protected_mode = value == "yes";
   } else if (name == "requirepass") {
     settings_.auth_required = !value.empty();
+  } else if (name == "latency-tracking") {
+    settings_.latency_tracking = value == "yes";
+  } else if (name == "slowlog-log-slower-than") {
+    settings_.slowlog_log_slower_than = as_int();
+  } else if (name == "slowlog-max-len") {
+    settings_.slowlog_max_len = as_int();
+    slowlog_.Trim(static_cast<size_t>(as_int()));
   } else if (name == "rtc-reads") {
     settings_.rtc_reads = value == "yes";
   } else if (name == "cache-maxmemory" && cache_) {
@@ -209,6 +254,7 @@ Status Server::Start() {
   if (addresses.empty()) addresses.push_back("0.0.0.0");
   int port = static_cast<int>(config_->GetInt("port"));
   int threads = static_cast<int>(config_->GetInt("net-threads"));
+  metrics_ = std::make_unique<Metrics>(static_cast<size_t>(threads), AllCommands().size());
   for (int i = 0; i < threads; ++i) {
     auto loop = std::make_unique<NetLoop>(this, static_cast<uint32_t>(i));
     Status s = loop->Listen(addresses, port);
@@ -223,11 +269,49 @@ Status Server::Start() {
 void Server::ScheduleExpirySweep() {
   pool_->ScheduleAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
                     std::make_unique<ExpirySweepTask>(this));
+  pool_->ScheduleAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+                    std::make_unique<RateSampleTask>(this));
 }
 
-void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id,
-                         std::vector<PreparedCommand> batch) {
-  pool_->Submit(std::make_unique<BatchTask>(this, loop_index, conn_id, std::move(batch)), conn_id);
+void Server::SampleRates() {
+  RateSample sample;
+  sample.ms = NowUnixMs();
+  sample.commands = stats_.total_commands_processed.load(std::memory_order_relaxed);
+  cache::Stats cache_stats = cache_->GetStats();
+  sample.cache_hits = cache_stats.hits;
+  sample.cache_misses = cache_stats.misses;
+  std::lock_guard<std::mutex> lock(rates_mu_);
+  rates_[rates_next_] = sample;
+  rates_next_ = (rates_next_ + 1) % kRateSamples;
+  if (rates_count_ < kRateSamples) ++rates_count_;
+}
+
+uint64_t Server::InstantaneousOpsPerSec() const {
+  std::lock_guard<std::mutex> lock(rates_mu_);
+  if (rates_count_ < 2) return 0;
+  const RateSample& newest = rates_[(rates_next_ + kRateSamples - 1) % kRateSamples];
+  const RateSample& oldest = rates_[(rates_next_ + kRateSamples - rates_count_) % kRateSamples];
+  if (newest.ms <= oldest.ms || newest.commands < oldest.commands) return 0;
+  return (newest.commands - oldest.commands) * 1000 / static_cast<uint64_t>(newest.ms - oldest.ms);
+}
+
+double Server::CacheHitRatioLastSecond() const {
+  std::lock_guard<std::mutex> lock(rates_mu_);
+  if (rates_count_ < 2) return 0;
+  const RateSample& newest = rates_[(rates_next_ + kRateSamples - 1) % kRateSamples];
+  size_t back = rates_count_ < 11 ? rates_count_ : 11;  // 10 intervals of 100 ms
+  const RateSample& oldest = rates_[(rates_next_ + kRateSamples - back) % kRateSamples];
+  if (newest.cache_hits < oldest.cache_hits || newest.cache_misses < oldest.cache_misses) return 0;
+  uint64_t hits = newest.cache_hits - oldest.cache_hits;
+  uint64_t misses = newest.cache_misses - oldest.cache_misses;
+  return hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
+}
+
+void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch,
+                         BatchTimes times) {
+  if (times.parsed != 0) times.enqueued = Clock::Now();
+  pool_->Submit(std::make_unique<BatchTask>(this, loop_index, conn_id, std::move(batch), times),
+                conn_id);
 }
 
 void Server::ResetStats() {
@@ -239,6 +323,7 @@ void Server::ResetStats() {
   }
   if (pool_) pool_->ResetStats();
   if (cache_) cache_->ResetStats();
+  if (metrics_) metrics_->Reset();
 }
 
 void Server::RequestShutdown() {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "server/client_registry.h"
 #include "server/command.h"
 #include "server/executor.h"
+#include "server/metrics.h"
+#include "server/slowlog.h"
 
 namespace rockcache::pool {
 class WorkerPool;
@@ -27,7 +30,7 @@ class WorkerPool;
 namespace rockcache::cache {
 class Cache;
 class KeyLocks;
-}
+}  // namespace rockcache::cache
 
 namespace rockcache::server {
 
@@ -44,6 +47,9 @@ struct Settings {
   std::atomic<bool> auth_required{false};
   std::atomic<int> hz{10};
   std::atomic<bool> rtc_reads{true};
+  std::atomic<bool> latency_tracking{true};
+  std::atomic<int64_t> slowlog_log_slower_than{10000};
+  std::atomic<int64_t> slowlog_max_len{128};
 };
 
 // Server-wide counters for INFO stats (relaxed atomics; incremented once per batch or event).
@@ -64,6 +70,20 @@ struct PreparedCommand {
   Args argv;
   std::string reply;
   bool rtc_missed = false;  // the network thread looked it up in the cache and missed
+  int command_id = -1;      // index in AllCommands()
+  // Filled by the worker (Clock ticks; 0 when latency tracking is off).
+  uint64_t exec_start = 0;
+  uint64_t exec_end = 0;
+  bool failed = false;     // its reply is an error
+  bool nil_reply = false;  // its reply is a null bulk or null array (a key read that missed)
+  std::string error_code;  // "ERR", "WRONGTYPE"... when failed
+};
+
+// A batch's timestamps (Clock ticks), carried to the worker and back.
+struct BatchTimes {
+  uint64_t parsed = 0;    // the network thread parsed the batch's bytes
+  uint64_t enqueued = 0;  // handed to the pool
+  uint64_t dequeued = 0;  // a worker started it
 };
 
 class Server {
@@ -82,10 +102,17 @@ class Server {
   void RequestShutdown();
   // CONFIG RESETSTAT: zeroes the counters of the server, the pool and the cache.
   void ResetStats();
+  // Rates over the last ~1.6 s, from samples taken every 100 ms by a pool timer task.
+  uint64_t InstantaneousOpsPerSec() const;
+  double CacheHitRatioLastSecond() const;
+  // Takes one sample (the timer task calls it).
+  void SampleRates();
 
   // Any thread: hands a batch of a connection's commands to the worker pool; the replies come
-  // back to loop `loop_index` as one Completion for `conn_id`.
-  void SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch);
+  // back to loop `loop_index` as one Completion for `conn_id`, with the commands themselves
+  // (for metrics and the slow log).
+  void SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch,
+                   BatchTimes times);
 
   config::Config& config() { return *config_; }
   const Settings& settings() const { return settings_; }
@@ -97,6 +124,8 @@ class Server {
   cache::Cache* cache() { return cache_.get(); }
   cache::KeyLocks& key_locks() { return *key_locks_; }
   CacheWriteFence& cache_write_fence() { return cache_write_fence_; }
+  Metrics& metrics() { return *metrics_; }
+  SlowLog& slowlog() { return slowlog_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
   size_t loop_count() const { return loops_.size(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -114,11 +143,23 @@ class Server {
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<cache::KeyLocks> key_locks_;
   CacheWriteFence cache_write_fence_;
+  std::unique_ptr<Metrics> metrics_;
+  SlowLog slowlog_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
   std::atomic<uint64_t> next_client_id_{1};
   int64_t start_time_ms_ = 0;
   int shutdown_fd_ = -1;  // eventfd: RequestShutdown() writes, Run() polls
+
+  struct RateSample {
+    int64_t ms = 0;
+    uint64_t commands = 0, cache_hits = 0, cache_misses = 0;
+  };
+  static constexpr size_t kRateSamples = 16;
+  mutable std::mutex rates_mu_;
+  RateSample rates_[kRateSamples];  // GUARDED_BY(rates_mu_); ring
+  size_t rates_next_ = 0;           // GUARDED_BY(rates_mu_)
+  size_t rates_count_ = 0;          // GUARDED_BY(rates_mu_)
   std::atomic<bool> shutting_down_{false};
 };
 
