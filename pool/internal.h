@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "pool/histogram.h"
+#include "config/histogram.h"
 #include "pool/worker_pool.h"
 
 namespace rockcache::pool::internal {

@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "pool/histogram.h"
+#include "config/histogram.h"
 
 namespace rockcache::server {
 
-using LatencyHistogram = pool::internal::Histogram;
+using LatencyHistogram = rockcache::Histogram;
 
 enum Stage : int { kBeforeQueue, kQueueWait, kExecute, kHandBack, kTotal, kStageCount };
 const char* StageName(int stage);  // "before_queue", "queue_wait", "execute", "hand_back", "total"

@@ -1,9 +1,9 @@
-#include "pool/histogram.h"
+#include "config/histogram.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
-namespace rockcache::pool::internal {
+namespace rockcache {
 namespace {
 
 TEST_CASE("histogram buckets tile the value range", "[pool]") {
@@ -47,4 +47,4 @@ TEST_CASE("histogram percentiles are within a bucket's error", "[pool]") {
 }
 
 }  // namespace
-}  // namespace rockcache::pool::internal
+}  // namespace rockcache

@@ -1,6 +1,6 @@
-#include "pool/histogram.h"
+#include "config/histogram.h"
 
-namespace rockcache::pool::internal {
+namespace rockcache {
 
 uint64_t Histogram::BucketLow(int bucket) {
   if (bucket < kSubBuckets) return static_cast<uint64_t>(bucket);
@@ -50,4 +50,4 @@ double Histogram::Data::PercentileNs(double q) const {
   return static_cast<double>(BucketLow(kBuckets - 1));  // rounding: rank a hair above total
 }
 
-}  // namespace rockcache::pool::internal
+}  // namespace rockcache

@@ -1,5 +1,5 @@
 // Histogram: a log-linear histogram of durations in nanoseconds, written by one thread and read
-// (merged) by any. Internal to pool/.
+// (merged) by any. Shared by the pool (queue wait) and the server (command stages).
 //
 // Buckets: values 0..7 ns each get their own bucket; above that every power of two [2^k, 2^k+1)
 // is split into 8 equal sub-buckets, so a bucket is at most 1/8 as wide as its lower bound and a
@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace rockcache::pool::internal {
+namespace rockcache {
 
 class Histogram {
  public:
@@ -64,4 +64,4 @@ class Histogram {
   std::atomic<uint64_t> sum_ns_{0};
 };
 
-}  // namespace rockcache::pool::internal
+}  // namespace rockcache
