@@ -1,0 +1,226 @@
+// Hash commands: HSET/HMSET, HSETNX, HGET, HMGET, HGETALL, HDEL, HLEN, HEXISTS, HKEYS, HVALS,
+// HINCRBY, HINCRBYFLOAT, HSTRLEN, HRANDFIELD, HSCAN. Arguments are checked in the order Redis 7
+// checks them, so that a command with several faults reports the same error.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+
+#include "server/args.h"
+#include "server/command.h"
+#include "server/reply.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using FieldValues = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// HSCAN's cursor, as Redis parseScanCursorOrReply (strtoul: "" is 0, "-1" wraps).
+bool ParseCursor(const std::string& arg, uint64_t* cursor) {
+  if (!arg.empty() && std::isspace(static_cast<unsigned char>(arg[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  *cursor = std::strtoull(arg.c_str(), &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
+// [MATCH pattern] [COUNT count] from argv[3]. Appends the error and returns false when bad.
+bool ParseScanOptions(const Args& argv, std::string* pattern, uint64_t* count, std::string* out) {
+  *pattern = "*";
+  *count = 10;
+  for (size_t i = 3; i < argv.size(); i += 2) {
+    if (i + 1 >= argv.size()) return out->append(kReplySyntaxError), false;
+    if (Is(argv[i], "COUNT")) {
+      int64_t n = 0;
+      if (!ParseInteger(argv[i + 1], &n)) return out->append(kReplyNotInteger), false;
+      if (n < 1) return out->append(kReplySyntaxError), false;
+      *count = static_cast<uint64_t>(n);
+    } else if (Is(argv[i], "MATCH")) {
+      *pattern = argv[i + 1];
+    } else {
+      return out->append(kReplySyntaxError), false;
+    }
+  }
+  return true;
+}
+
+void HSet(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() % 2 != 0) return AppendArityError(out, argv[0]);
+  FieldValues pairs;
+  pairs.reserve(argv.size() / 2);
+  for (size_t i = 2; i + 1 < argv.size(); i += 2) pairs.emplace_back(argv[i], argv[i + 1]);
+  auto added = ctx.store->HSet(argv[1], pairs);
+  if (!added.ok()) return AppendStatusError(out, added.status());
+  if (Is(argv[0], "HMSET")) return out->append(kReplyOk), void();
+  AppendInteger(out, *added);
+}
+
+void HSetNx(CommandContext& ctx, Args& argv, std::string* out) {
+  auto created = ctx.store->HSetNx(argv[1], argv[2], argv[3]);
+  if (!created.ok()) return AppendStatusError(out, created.status());
+  AppendInteger(out, *created ? 1 : 0);
+}
+
+void HGet(CommandContext& ctx, Args& argv, std::string* out) {
+  auto value = ctx.store->HGet(argv[1], argv[2]);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+}
+
+void HMGet(CommandContext& ctx, Args& argv, std::string* out) {
+  auto values = ctx.store->HMGet(argv[1], ArgViews(argv, 2));
+  if (!values.ok()) return AppendStatusError(out, values.status());
+  AppendArrayHeader(out, static_cast<int64_t>(values->size()));
+  for (const auto& value : *values) AppendOptionalBulk(out, value);
+}
+
+void HGetAll(CommandContext& ctx, Args& argv, std::string* out) {
+  auto pairs = ctx.store->HGetAll(argv[1]);
+  if (!pairs.ok()) return AppendStatusError(out, pairs.status());
+  AppendArrayHeader(out, static_cast<int64_t>(pairs->size() * 2));
+  for (const auto& [field, value] : *pairs) {
+    AppendBulk(out, field);
+    AppendBulk(out, value);
+  }
+}
+
+void HDel(CommandContext& ctx, Args& argv, std::string* out) {
+  auto removed = ctx.store->HDel(argv[1], ArgViews(argv, 2));
+  if (!removed.ok()) return AppendStatusError(out, removed.status());
+  AppendInteger(out, *removed);
+}
+
+void HLen(CommandContext& ctx, Args& argv, std::string* out) {
+  auto length = ctx.store->HLen(argv[1]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+void HExists(CommandContext& ctx, Args& argv, std::string* out) {
+  auto exists = ctx.store->HExists(argv[1], argv[2]);
+  if (!exists.ok()) return AppendStatusError(out, exists.status());
+  AppendInteger(out, *exists ? 1 : 0);
+}
+
+// HKEYS / HVALS.
+void HKeysOrVals(CommandContext& ctx, Args& argv, std::string* out) {
+  auto items = Is(argv[0], "HKEYS") ? ctx.store->HKeys(argv[1]) : ctx.store->HVals(argv[1]);
+  if (!items.ok()) return AppendStatusError(out, items.status());
+  AppendArrayHeader(out, static_cast<int64_t>(items->size()));
+  for (const auto& item : *items) AppendBulk(out, item);
+}
+
+void HIncrBy(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t delta = 0;
+  if (!ParseInteger(argv[3], &delta)) return out->append(kReplyNotInteger), void();
+  auto value = ctx.store->HIncrBy(argv[1], argv[2], delta);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendInteger(out, *value);
+}
+
+void HIncrByFloat(CommandContext& ctx, Args& argv, std::string* out) {
+  long double delta = 0;
+  if (!storage::ParseLongDouble(argv[3], &delta)) {
+    return AppendError(out, "ERR value is not a valid float");
+  }
+  if (std::isinf(delta)) return AppendError(out, "ERR value is NaN or Infinity");
+  auto value = ctx.store->HIncrByFloat(argv[1], argv[2], delta);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendBulk(out, *value);
+}
+
+void HStrLen(CommandContext& ctx, Args& argv, std::string* out) {
+  auto length = ctx.store->HStrLen(argv[1], argv[2]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+void HRandField(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() == 2) {
+    auto pairs = ctx.store->HRandField(argv[1], 1);
+    if (!pairs.ok()) return AppendStatusError(out, pairs.status());
+    if (pairs->empty()) return out->append(kReplyNullBulk), void();
+    return AppendBulk(out, pairs->front().first);
+  }
+  int64_t count = 0;
+  if (!ParseInteger(argv[2], &count)) return out->append(kReplyNotInteger), void();
+  if (count == LLONG_MIN) {
+    return AppendError(out,
+                       "ERR value is out of range, value must between -9223372036854775807 and "
+                       "9223372036854775807");
+  }
+  if (argv.size() > 4 || (argv.size() == 4 && !Is(argv[3], "WITHVALUES"))) {
+    return out->append(kReplySyntaxError), void();
+  }
+  bool with_values = argv.size() == 4;
+  if (with_values && (count < -LLONG_MAX / 2 || count > LLONG_MAX / 2)) {
+    return AppendError(out, "ERR value is out of range");
+  }
+  auto pairs = ctx.store->HRandField(argv[1], count);
+  if (!pairs.ok()) return AppendStatusError(out, pairs.status());
+  AppendArrayHeader(out, static_cast<int64_t>(pairs->size() * (with_values ? 2 : 1)));
+  for (const auto& [field, value] : *pairs) {
+    AppendBulk(out, field);
+    if (with_values) AppendBulk(out, value);
+  }
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]. As Redis, an absent key replies an empty scan
+// (and a key of another type WRONGTYPE) before the options are looked at.
+void HScan(CommandContext& ctx, Args& argv, std::string* out) {
+  uint64_t cursor = 0;
+  if (!ParseCursor(argv[2], &cursor)) return AppendError(out, "ERR invalid cursor");
+  std::string pattern;
+  uint64_t count = 0;
+  std::string error;
+  if (!ParseScanOptions(argv, &pattern, &count, &error)) {
+    auto type = ctx.store->Type(argv[1]);
+    if (!type.ok()) return AppendStatusError(out, type.status());
+    if (*type == storage::KeyType::kHash) return out->append(error), void();
+    pattern = "*";  // absent: an empty scan; another type: WRONGTYPE, both from the store
+  }
+  auto result = ctx.store->HScan(argv[1], cursor, pattern, count);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  auto& items = result->items;
+  if (pattern.empty()) {  // MATCH "" matches "" only (the store reads "" as "everything")
+    items.erase(
+        std::remove_if(items.begin(), items.end(), [](auto& i) { return !i.first.empty(); }),
+        items.end());
+  }
+  AppendArrayHeader(out, 2);
+  AppendBulk(out, std::to_string(result->next_cursor));
+  AppendArrayHeader(out, static_cast<int64_t>(items.size() * 2));
+  for (const auto& [field, value] : items) {
+    AppendBulk(out, field);
+    AppendBulk(out, value);
+  }
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kHashCommands = {
+    {"hset", -4, kWrite | kFast, 1, 1, 1, HSet},
+    {"hmset", -4, kWrite | kFast, 1, 1, 1, HSet},
+    {"hsetnx", 4, kWrite | kFast, 1, 1, 1, HSetNx},
+    {"hget", 3, kReadOnly | kFast, 1, 1, 1, HGet},
+    {"hmget", -3, kReadOnly | kFast, 1, 1, 1, HMGet},
+    {"hgetall", 2, kReadOnly, 1, 1, 1, HGetAll},
+    {"hdel", -3, kWrite | kFast, 1, 1, 1, HDel},
+    {"hlen", 2, kReadOnly | kFast, 1, 1, 1, HLen},
+    {"hexists", 3, kReadOnly | kFast, 1, 1, 1, HExists},
+    {"hkeys", 2, kReadOnly, 1, 1, 1, HKeysOrVals},
+    {"hvals", 2, kReadOnly, 1, 1, 1, HKeysOrVals},
+    {"hincrby", 4, kWrite | kFast, 1, 1, 1, HIncrBy},
+    {"hincrbyfloat", 4, kWrite | kFast, 1, 1, 1, HIncrByFloat},
+    {"hstrlen", 3, kReadOnly | kFast, 1, 1, 1, HStrLen},
+    {"hrandfield", -2, kReadOnly, 1, 1, 1, HRandField},
+    {"hscan", -3, kReadOnly, 1, 1, 1, HScan},
+};
+// clang-format on
+
+}  // namespace rockcache::server
