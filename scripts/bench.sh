@@ -48,7 +48,8 @@ wait_ready() {
 start_rockcache() {
   local name=$1; shift
   local port; port=$(free_port)
-  "$SERVER" --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --loglevel warning "$@" \
+  "$SERVER" --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --loglevel warning \
+    --metrics-port 0 "$@" \
     >"$TMP/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")

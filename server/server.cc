@@ -15,6 +15,7 @@
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/clock.h"
+#include "server/metrics_http.h"
 #include "server/net_loop.h"
 #include "server/reply.h"
 #include "storage/store.h"
@@ -150,6 +151,7 @@ Server::Server(config::Config* config) : config_(config) {
 }
 
 Server::~Server() {
+  metrics_http_.reset();
   loops_.clear();
   pool_.reset();
   if (store_) (void)store_->Close();
@@ -262,6 +264,18 @@ Status Server::Start() {
     loops_.push_back(std::move(loop));
   }
   for (auto& loop : loops_) loop->Start();
+  int metrics_port = static_cast<int>(config_->GetInt("metrics-port"));
+  if (metrics_port > 0) {
+    metrics_http_ = std::make_unique<MetricsHttpServer>(this);
+    Status s = metrics_http_->Start(addresses, metrics_port);
+    if (!s.ok()) {
+      // The data path matters more than the metrics: serve anyway, and say so.
+      spdlog::warn("{}; /metrics is off (set metrics-port to a free port, or 0)", s.message());
+      metrics_http_.reset();
+    } else {
+      spdlog::info("Prometheus metrics on port {} at /metrics", metrics_port);
+    }
+  }
   ScheduleExpirySweep();
   return Status::OK();
 }
@@ -355,6 +369,7 @@ void Server::Run() {
   if (signal_fd >= 0) close(signal_fd);
 
   shutting_down_ = true;
+  if (metrics_http_) metrics_http_->Stop();
   for (auto& loop : loops_) loop->StopListening();
   pool_->Shutdown();  // runs every queued task; their replies reach the loops
   for (auto& loop : loops_) loop->Stop();

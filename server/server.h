@@ -35,6 +35,7 @@ class KeyLocks;
 namespace rockcache::server {
 
 class NetLoop;
+class MetricsHttpServer;
 
 // Settings read on hot paths, mirrored from the config.
 struct Settings {
@@ -144,6 +145,7 @@ class Server {
   std::unique_ptr<cache::KeyLocks> key_locks_;
   CacheWriteFence cache_write_fence_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;

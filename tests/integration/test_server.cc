@@ -78,9 +78,11 @@ TestServer::~TestServer() {
 }
 
 void TestServer::Launch() {
-  std::vector<std::string> argv = {ServerBinary(), "--port",     std::to_string(port_),
-                                   "--dir",        dir_ + "/db", "--bind",
-                                   "127.0.0.1"};
+  // No metrics port by default: parallel servers would all want 9121. Tests of /metrics pass
+  // --metrics-port themselves (a later flag wins).
+  std::vector<std::string> argv = {ServerBinary(), "--port",         std::to_string(port_),
+                                   "--dir",        dir_ + "/db",     "--bind",
+                                   "127.0.0.1",    "--metrics-port", "0"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   pid_ = fork();
   REQUIRE(pid_ >= 0);
