@@ -1,0 +1,66 @@
+// Small helpers shared by the integration tests: type-tagged reply descriptions (so that an
+// assertion checks the reply type as well as its text) and a few socket/time utilities.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/test_server.h"
+
+namespace rockcache::testing {
+
+// "status:OK", "err:ERR ...", "bulk:abc", "int:5", "nil", "[bulk:a, nil]".
+inline std::string Describe(const Reply& r) {
+  switch (r.type) {
+    case REDIS_REPLY_STATUS:
+      return "status:" + r.str;
+    case REDIS_REPLY_ERROR:
+      return "err:" + r.str;
+    case REDIS_REPLY_STRING:
+      return "bulk:" + r.str;
+    case REDIS_REPLY_INTEGER:
+      return "int:" + std::to_string(r.integer);
+    case REDIS_REPLY_NIL:
+      return "nil";
+    case REDIS_REPLY_ARRAY: {
+      std::string out = "[";
+      for (size_t i = 0; i < r.elements.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += Describe(r.elements[i]);
+      }
+      return out + "]";
+    }
+    default:
+      return "type" + std::to_string(r.type) + ":" + r.str;
+  }
+}
+
+// Runs a command and describes its reply.
+inline std::string Run(Client& c, const std::vector<std::string>& args) {
+  return Describe(c.Command(args));
+}
+
+inline void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+inline long long NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A RESP multibulk request.
+inline std::string Resp(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) {
+    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  }
+  return out;
+}
+
+inline bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace rockcache::testing
