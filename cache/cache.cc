@@ -1,0 +1,169 @@
+#include "cache/cache.h"
+
+namespace rockcache::cache {
+
+const char* PolicyName(Policy policy) {
+  switch (policy) {
+    case Policy::kAllKeysLru:
+      return "allkeys-lru";
+    case Policy::kAllKeysLfu:
+      return "allkeys-lfu";
+  }
+  return "unknown";
+}
+
+namespace {
+
+size_t ClampShards(int shards) { return shards < 1 ? 1 : static_cast<size_t>(shards); }
+
+// splitmix64: decorrelated RNG seeds for the shards, reproducible from run to run.
+uint64_t SeedFor(size_t index) {
+  uint64_t z = 0x9e3779b97f4a7c15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Cache::Cache(const Options& options)
+    : shard_count_(ClampShards(options.shards)),
+      shard_pow2_((shard_count_ & (shard_count_ - 1)) == 0),
+      policy_(options.policy),
+      max_hash_fields_(options.max_hash_fields),
+      shards_(new internal::Shard[shard_count_]),
+      max_memory_(options.max_memory_bytes) {
+  for (size_t i = 0; i < shard_count_; ++i) {
+    shards_[i].Init(policy_, options.max_memory_bytes / shard_count_, SeedFor(i));
+  }
+}
+
+Cache::~Cache() = default;
+
+size_t Cache::Charge(std::string_view key, const Value& value) {
+  size_t charge = kEntryOverhead + key.size();
+  if (value.is_string()) return charge + StringCharge(value.str.size());
+  charge += kHeapBlockOverhead;
+  for (const auto& [name, field_value] : value.fields) {
+    charge += kFieldOverhead + StringCharge(name.size()) + StringCharge(field_value.size());
+  }
+  return charge;
+}
+
+bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms) {
+  assert(value.IsWellFormed());
+  const uint64_t hash = HashKey(key);
+  internal::Shard& shard = ShardFor(hash);
+  internal::Entry* garbage = nullptr;
+  bool installed = false;
+  const bool cacheable =
+      value.is_string() || (!value.fields.empty() && value.fields.size() <= max_hash_fields_);
+  const uint64_t charge = cacheable ? Charge(key, value) : 0;
+  // Unlocked read of the budget: only saves building an entry that cannot fit; the shard's own
+  // capacity, read under its lock, decides.
+  if (!cacheable || charge > max_memory() / shard_count_) {
+    std::lock_guard<std::mutex> lock(shard.mu());
+    shard.Reject(key, hash, &garbage);
+  } else {
+    internal::Entry* e = internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge);
+    std::lock_guard<std::mutex> lock(shard.mu());
+    shard.Observe(now_ms);
+    installed = shard.Install(e, &garbage);
+  }
+  internal::DeleteChain(garbage);
+  return installed;
+}
+
+void Cache::Erase(std::string_view key) {
+  const uint64_t hash = HashKey(key);
+  internal::Shard& shard = ShardFor(hash);
+  internal::Entry* garbage = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu());
+    shard.Erase(key, hash, &garbage);
+  }
+  internal::DeleteChain(garbage);
+}
+
+void Cache::Clear() {
+  for (size_t i = 0; i < shard_count_; ++i) {
+    internal::Entry* garbage = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(shards_[i].mu());
+      shards_[i].Clear(&garbage);
+    }
+    internal::DeleteChain(garbage);
+  }
+}
+
+void Cache::SetMaxMemory(uint64_t bytes) {
+  std::lock_guard<std::mutex> config_lock(config_mu_);
+  max_memory_.store(bytes, std::memory_order_relaxed);
+  for (size_t i = 0; i < shard_count_; ++i) {
+    internal::Entry* garbage = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(shards_[i].mu());
+      shards_[i].SetCapacity(bytes / shard_count_, &garbage);
+      if (bytes == 0) shards_[i].Clear(&garbage);
+    }
+    internal::DeleteChain(garbage);
+  }
+}
+
+Stats Cache::GetStats() const {
+  Stats total;
+  for (const Stats& s : GetShardStats()) total.Merge(s);
+  return total;
+}
+
+std::vector<Stats> Cache::GetShardStats() const {
+  std::vector<Stats> out;
+  out.reserve(shard_count_);
+  for (size_t i = 0; i < shard_count_; ++i) {
+    std::lock_guard<std::mutex> lock(shards_[i].mu());
+    out.push_back(shards_[i].GetStats());
+  }
+  return out;
+}
+
+void Cache::ResetStats() {
+  for (size_t i = 0; i < shard_count_; ++i) {
+    std::lock_guard<std::mutex> lock(shards_[i].mu());
+    shards_[i].counters().ResetCounters();
+  }
+}
+
+std::optional<int> Cache::LfuFrequency(std::string_view key, int64_t now_ms) const {
+  if (policy_ != Policy::kAllKeysLfu) return std::nullopt;
+  const uint64_t hash = HashKey(key);
+  internal::Shard& shard = ShardFor(hash);
+  std::lock_guard<std::mutex> lock(shard.mu());
+  shard.Observe(now_ms);
+  const internal::Entry* e = shard.Lookup(key, hash);
+  if (e == nullptr || e->ExpiredAt(now_ms)) return std::nullopt;
+  return shard.LfuFrequency(e);
+}
+
+size_t Cache::RemoveExpired(int64_t now_ms, size_t samples_per_shard) {
+  size_t removed = 0;
+  for (size_t i = 0; i < shard_count_; ++i) {
+    internal::Entry* garbage = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(shards_[i].mu());
+      shards_[i].Observe(now_ms);
+      removed += shards_[i].RemoveExpired(now_ms, samples_per_shard, &garbage);
+    }
+    internal::DeleteChain(garbage);
+  }
+  return removed;
+}
+
+void Cache::CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const {
+  std::lock_guard<std::mutex> lock(shards_[index].mu());
+  for (const internal::Entry* e : shards_[index].entries()) {
+    if (e->ExpiredAt(now_ms)) continue;
+    out->push_back(SnapshotEntry{std::string(e->key()), e->value(), e->expire_at_ms});
+  }
+}
+
+}  // namespace rockcache::cache

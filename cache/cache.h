@@ -1,0 +1,283 @@
+// cache::Cache — the sharded in-memory cache of hot keys (strings and whole hashes) in front of
+// RocksDB, with TTLs, byte accounting, LRU or LFU eviction and per-shard stats.
+//
+// Shape: `Options::shards` shards (default 16) chosen by HashKey(key) % shards, each a hash table
+// + eviction structures behind its own std::mutex (see cache/shard.h), as leveldb's
+// util/cache.cc. Each shard has an equal budget, max_memory / shards, and evicts on its own; the
+// total accounted bytes therefore never exceed max_memory once a Put has returned.
+//
+// Threads. Every method is thread-safe. Each call takes at most one shard lock at a time, holds
+// it for a hash lookup plus O(1) list/vector work (plus the visitor or mutator you pass), never
+// across I/O. New entries are built before locking and replaced/evicted ones destroyed after
+// unlocking; under the lock only the table's and the sampling vector's amortized growth (and a
+// mutator's own edits) allocate. So:
+//   - network threads may call Visit (the run-to-completion read path) and must call nothing
+//     that blocks; Visit never blocks except on the shard lock, held by others just as briefly;
+//   - workers call Peek/Put/Update/Erase under a KeyLocks guard (below);
+//   - admin commands (FLUSHALL, CONFIG SET, INFO, DEBUG) call Clear/SetMaxMemory/GetStats/...
+// A Visitor or Mutator runs under the shard lock: it must be short, must not block, and must not
+// call back into this Cache (self-deadlock). Lock order: KeyLocks stripe -> shard mutex; nothing
+// in the cache takes a stripe.
+//
+// Coherence rule (DESIGN.md "Cache coherence": never serve a value older than the last
+// acknowledged write). The cache alone cannot know whether a value is current; the server
+// fences every fill and every write with the key's stripe of cache::KeyLocks (key_locks.h):
+//   read miss (worker):  guard = locks.Lock(key);
+//                        if (cache.Peek(key, now, ...) == kHit) { coalesced: another worker
+//                                                                 filled it meanwhile }
+//                        else { v = store.Get(key); if found: cache.Put(key, v, expire_at); }
+//   write (worker):      guard = locks.Lock(keys...); store.Write(...);
+//                        cache.Put / cache.Update / cache.Erase for each key;  // then reply
+// Because the stripe is held across (RocksDB read + fill) and across (RocksDB write + cache
+// update), a fill and a write of one key are serialized: the classic race (A reads v0, B writes
+// v1 and updates the cache, A fills v0 — stale forever) cannot happen, because B cannot start
+// its write until A has filled, and B's update then replaces A's v0. Visit on a network thread
+// takes no stripe: it sees either the value before a write's cache update or after, and the
+// write is acknowledged only after that update, so no client sees an older value after +OK.
+//
+// Why stripes rather than fill tickets (a per-slot version read before the storage read; the
+// fill is dropped if a write bumped it): the stripe also coalesces concurrent misses on one key
+// (the second worker re-checks with Peek and finds the first one's fill instead of reading
+// RocksDB again), it gives read-modify-write commands (INCR, HSET...) the atomicity storage needs
+// anyway, and correctness does not hinge on every write path remembering to bump a version
+// before its cache update. The cost: workers that hit the same stripe (4096 by default) wait for
+// one RocksDB read or write; network threads never take a stripe, so they never wait for I/O.
+// Under heavy write contention tickets would drop fills while stripes serialize them; for a cache
+// in front of a key-value store the serialization is the behaviour we want.
+//
+// Values that are never cached: a hash with more than Options::max_hash_fields fields or with no
+// fields, and any entry whose Charge exceeds one shard's budget. Put of such a value still
+// removes the old entry (the write path relies on that to stay coherent).
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cache/hash.h"
+#include "cache/options.h"
+#include "cache/shard.h"
+#include "cache/value.h"
+
+namespace rockcache::cache {
+
+class Cache {
+ public:
+  explicit Cache(const Options& options);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // --- Byte accounting ---------------------------------------------------------------------
+  // Charge(key, value) — what one entry counts against max_memory:
+  //   kEntryOverhead + key.size() + StringCharge(str)                                (string)
+  //   kEntryOverhead + key.size() + kHeapBlockOverhead
+  //       + sum over fields (kFieldOverhead + StringCharge(name) + StringCharge(value))  (hash)
+  // with StringCharge(n) = n + (n > kInlineStringCapacity ? kHeapBlockOverhead : 0).
+  //
+  // The constants follow what the process really allocates on 64-bit Linux (glibc malloc,
+  // libstdc++), so that RSS growth tracks bytes_used (checked by a test: 1M keys into 64 MB):
+  //   kEntryOverhead 176 = the entry's heap block without its key bytes (a 64-byte header:
+  //     list links, bucket chain, hash, expire-at, charge, sizes, LFU/LRU stamps; then the
+  //     64-byte Value: std::string + std::vector; the key padded to 8 in between, ~4) + the
+  //     malloc chunk header and rounding to 16 (~12) + the shard's bucket pointer (8-16 at load
+  //     0.5-1) + the shard's sampling-vector slot (8-16 with growth slack).
+  //   kFieldOverhead 64 = the std::pair<std::string, std::string> in the fields vector.
+  //   kHeapBlockOverhead 16 = a separate heap block's chunk header and rounding: strings longer
+  //     than std::string's inline capacity (15 bytes) and the fields vector have one.
+  // A short string value is stored inside the Entry yet still charged its size: conservative by
+  // at most 15 bytes per entry. Measured (tests/unit/cache/cache_bench_test.cc, 1M keys of 16
+  // bytes into 64 MB): heap growth / bytes_used = 0.95 with 3-byte and 100-byte values; RSS
+  // growth / bytes_used = 0.93 and 0.95.
+  static constexpr size_t kEntryOverhead = 176;
+  static constexpr size_t kFieldOverhead = 64;
+  static constexpr size_t kHeapBlockOverhead = 16;
+  static constexpr size_t kInlineStringCapacity = 15;
+  static size_t StringCharge(size_t n) {
+    return n + (n > kInlineStringCapacity ? kHeapBlockOverhead : 0);
+  }
+  static size_t Charge(std::string_view key, const Value& value);
+
+  // --- Reads -------------------------------------------------------------------------------
+  // When `key` is cached and not expired at now_ms, runs visit(const Value&, int64_t
+  // expire_at_ms /* 0 = none */) — or visit(const Value&) — under the shard lock, counts a hit,
+  // records the access (LRU recency / LFU frequency) and returns kHit. Otherwise counts a miss
+  // and returns kMiss; an entry with now_ms >= expire_at is removed then and counted in
+  // `expired`. Never blocks on I/O: for network threads. `visit` must not block or call into
+  // the cache; copy out or append reply bytes only.
+  template <typename Visitor>
+  Lookup Visit(std::string_view key, int64_t now_ms, Visitor&& visit) {
+    return Find(key, now_ms, /*count=*/true, visit);
+  }
+  // Visit without counting the hit or miss (it still records the access and removes an expired
+  // entry): the worker's re-check under the key's stripe, and tests.
+  template <typename Visitor>
+  Lookup Peek(std::string_view key, int64_t now_ms, Visitor&& visit) {
+    return Find(key, now_ms, /*count=*/false, visit);
+  }
+
+  // --- Writes (workers; hold the key's KeyLocks stripe, see the coherence rule) -------------
+  // Installs `value` for `key` (expire_at_ms 0 = no TTL), replacing any entry, evicting others
+  // (expired ones first, then by policy) until the shard is back under its budget. Returns false
+  // and removes any old entry when the value is not cached: cache off, hash with no fields or
+  // more than max_hash_fields fields, or Charge above one shard's budget. Does not block on
+  // I/O; allocates the entry before taking the shard lock and frees replaced/evicted entries
+  // after releasing it.
+  // now_ms: the caller's clock, as given to Visit. It stamps the entry's LFU access minute and
+  // tells eviction which entries have expired. Pass it (the server does); 0 falls back to the
+  // latest now_ms this shard has seen from any call, which lags during write-only periods.
+  bool Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms = 0);
+
+  // When `key` is cached and live at now_ms, calls mutate(Value&, int64_t& expire_at_ms) under
+  // the shard lock and returns true; otherwise returns false (and removes an expired entry).
+  // The mutator edits in place (HSET/HDEL via Value::SetField/EraseField, APPEND, SETRANGE,
+  // EXPIRE/PERSIST via expire_at_ms) and returns false to drop the entry instead (e.g. when the
+  // result is not worth the work under the lock). The entry is also dropped when it ends up a
+  // hash with no fields or more than max_hash_fields, already expired, or bigger than the
+  // shard's budget. The charge is recomputed (O(fields)) and others are evicted if needed.
+  // A kept hash must stay sorted and unique (asserted in debug builds).
+  template <typename Mutator>
+  bool Update(std::string_view key, int64_t now_ms, Mutator&& mutate);
+
+  // Removes the entry, if any (DEL, and any write whose new value the server does not build).
+  void Erase(std::string_view key);
+
+  // --- Admin --------------------------------------------------------------------------------
+  // Removes every entry (FLUSHALL/FLUSHDB) and returns the shards' table memory. Counters are
+  // kept. Takes each shard lock in turn: a Put racing with Clear may survive it, so the server
+  // holds its usual stripes or accepts that (FLUSHALL also flushes storage first).
+  void Clear();
+  // CONFIG SET cache-maxmemory: new budget, split over the shards; a lower one evicts at once.
+  // 0 turns the cache off and clears it. Concurrent calls are serialized.
+  void SetMaxMemory(uint64_t bytes);
+  uint64_t max_memory() const { return max_memory_.load(std::memory_order_relaxed); }
+  bool enabled() const { return max_memory() > 0; }
+  Policy policy() const { return policy_; }
+  size_t shard_count() const { return shard_count_; }
+  size_t max_hash_fields() const { return max_hash_fields_; }
+  size_t ShardOf(std::string_view key) const { return ShardIndex(HashKey(key)); }
+
+  // Merged over the shards (INFO cache) / one Stats per shard (INFO cache-shards). Each shard is
+  // read under its lock, one after another: the sums are not one atomic snapshot.
+  Stats GetStats() const;
+  std::vector<Stats> GetShardStats() const;
+  // CONFIG RESETSTAT: zeroes the counters (hits, misses, ...), keeps keys and bytes.
+  void ResetStats();
+
+  // OBJECT FREQ: the key's LFU counter aged to now_ms; nullopt when not cached or the policy is
+  // not LFU. Does not count as an access.
+  std::optional<int> LfuFrequency(std::string_view key, int64_t now_ms) const;
+
+  // Active expiry for a periodic housekeeping task: in each shard, probes up to
+  // `samples_per_shard` random entries and removes the expired ones. Returns how many it
+  // removed. Skips shards with no TTL entries in O(1).
+  size_t RemoveExpired(int64_t now_ms, size_t samples_per_shard);
+
+  // DEBUG CACHE-VERIFY: calls visit(const std::string& key, const Value& value, int64_t
+  // expire_at_ms) for every live entry. Copies one shard's entries under its lock, then calls
+  // `visit` without any lock (so it may block, e.g. to read storage), shard after shard: not an
+  // atomic snapshot of the whole cache. Does not count or touch anything.
+  template <typename Visitor>
+  void ForEachSnapshot(int64_t now_ms, Visitor&& visit) const;
+
+ private:
+  struct SnapshotEntry {
+    std::string key;
+    Value value;
+    int64_t expire_at_ms;
+  };
+
+  size_t ShardIndex(uint64_t hash) const {
+    return shard_pow2_ ? static_cast<size_t>(hash) & (shard_count_ - 1)
+                       : static_cast<size_t>(hash % shard_count_);
+  }
+  internal::Shard& ShardFor(uint64_t hash) const { return shards_[ShardIndex(hash)]; }
+  template <typename Visitor>
+  Lookup Find(std::string_view key, int64_t now_ms, bool count, Visitor& visit);
+  void CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const;
+
+  const size_t shard_count_;
+  const bool shard_pow2_;  // shard_count_ is a power of two: % is a mask
+  const Policy policy_;
+  const size_t max_hash_fields_;
+  std::unique_ptr<internal::Shard[]> shards_;
+  std::atomic<uint64_t> max_memory_;
+  std::mutex config_mu_;  // serializes SetMaxMemory
+};
+
+// ---------------------------------------------------------------------------------------------
+// Template definitions.
+
+template <typename Visitor>
+Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& visit) {
+  const uint64_t hash = HashKey(key);
+  internal::Shard& shard = ShardFor(hash);
+  internal::Entry* garbage = nullptr;
+  Lookup result = Lookup::kMiss;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu());
+    shard.Observe(now_ms);
+    internal::Entry* e = shard.Find(key, hash, now_ms, &garbage);
+    if (e != nullptr) {
+      shard.Touch(e);
+      const Value& value = e->value();
+      if constexpr (std::is_invocable_v<Visitor&, const Value&, int64_t>) {
+        visit(value, e->expire_at_ms);
+      } else {
+        visit(value);
+      }
+      result = Lookup::kHit;
+    }
+    if (count) ++(result == Lookup::kHit ? shard.counters().hits : shard.counters().misses);
+  }
+  if (garbage != nullptr) internal::DeleteChain(garbage);
+  return result;
+}
+
+template <typename Mutator>
+bool Cache::Update(std::string_view key, int64_t now_ms, Mutator&& mutate) {
+  const uint64_t hash = HashKey(key);
+  internal::Shard& shard = ShardFor(hash);
+  internal::Entry* garbage = nullptr;
+  bool found = false;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu());
+    shard.Observe(now_ms);
+    internal::Entry* e = shard.Find(key, hash, now_ms, &garbage);
+    if (e != nullptr) {
+      found = true;
+      int64_t expire_at_ms = e->expire_at_ms;
+      bool keep = mutate(e->value(), expire_at_ms);
+      Value& v = e->value();
+      if (keep && v.is_hash()) {
+        assert(v.IsWellFormed());
+        keep = !v.fields.empty() && v.fields.size() <= max_hash_fields_;
+      }
+      const uint64_t charge = keep ? Charge(key, v) : 0;
+      shard.FinishUpdate(e, keep, expire_at_ms, charge, now_ms, &garbage);
+    }
+  }
+  if (garbage != nullptr) internal::DeleteChain(garbage);
+  return found;
+}
+
+template <typename Visitor>
+void Cache::ForEachSnapshot(int64_t now_ms, Visitor&& visit) const {
+  std::vector<SnapshotEntry> copy;
+  for (size_t i = 0; i < shard_count_; ++i) {
+    copy.clear();
+    CopyShard(i, now_ms, &copy);
+    for (const SnapshotEntry& s : copy) visit(s.key, s.value, s.expire_at_ms);
+  }
+}
+
+}  // namespace rockcache::cache

@@ -1,0 +1,83 @@
+// Options, statistics and small enums of the cache (see cache/cache.h for the contract).
+//
+// Every option with its default; the config table (config/) maps cache-maxmemory,
+// cache-shards, cache-policy and cache-max-hash-fields onto these fields.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rockcache::cache {
+
+// Which entry leaves when a shard is over its budget (after expired entries, which always go
+// first when eviction finds them).
+enum class Policy {
+  // Least recently used, per shard: an intrusive list, moved to the front on access and evicted
+  // from the tail. An entry already among the newest quarter of its shard's list is not moved
+  // again (it keeps hot keys read-mostly; see Shard::Touch). Best when recent keys are hot.
+  kAllKeysLru,
+  // Least frequently used, approximated as Redis does: an 8-bit logarithmic counter per entry
+  // (starts at 5, +1 with probability 1/((counter-5)*10+1), -1 per idle minute) and eviction of
+  // the lowest counter among a random sample. Best when a stable hot set must survive scans.
+  kAllKeysLfu,
+};
+
+const char* PolicyName(Policy policy);  // "allkeys-lru" | "allkeys-lfu"
+
+struct Options {
+  // Budget for keys + values + per-entry overhead (see Cache::Charge), split evenly over the
+  // shards: each shard may use max_memory_bytes / shards. 0 turns the cache off (Put installs
+  // nothing, Visit always misses). Changeable later with Cache::SetMaxMemory.
+  uint64_t max_memory_bytes = 256ull << 20;
+  // Number of independently locked shards; fixed for the cache's life. More shards mean less
+  // lock contention but a smaller budget per shard (a value bigger than one shard's budget is
+  // never cached). Values < 1 are treated as 1.
+  int shards = 16;
+  Policy policy = Policy::kAllKeysLru;
+  // A hash with more fields is not cached (it is read from storage every time): bounds the work
+  // done under a shard lock and the size of one entry.
+  size_t max_hash_fields = 1024;
+};
+
+enum class Lookup { kHit, kMiss };
+
+// Counters of one shard, or of the whole cache (merged: sums; max_memory is the sum of the
+// shard budgets). Gauges reflect the moment of the read; counters run since creation or the
+// last ResetStats.
+struct Stats {
+  // Gauges.
+  uint64_t keys = 0;           // live entries (expired but not yet removed ones included)
+  uint64_t keys_with_ttl = 0;  // entries with an expire-at
+  uint64_t bytes_used = 0;     // sum of Cache::Charge over the entries
+  uint64_t max_memory = 0;     // budget (a shard's, or the sum of the shards')
+  // Counters.
+  uint64_t hits = 0;       // Visit found a live entry
+  uint64_t misses = 0;     // Visit found nothing (or an expired entry)
+  uint64_t fills = 0;      // Put calls that installed an entry
+  uint64_t rejected = 0;   // Put calls that did not install (cache off, too big, too many fields)
+  uint64_t updates = 0;    // Update calls whose mutator kept the entry
+  uint64_t erases = 0;     // entries removed by Erase, an Update mutator or a rejected Put
+  uint64_t evictions = 0;  // live entries removed to stay under the budget
+  uint64_t expired = 0;    // expired entries removed (on access, by eviction or RemoveExpired)
+
+  void Merge(const Stats& other) {
+    keys += other.keys;
+    keys_with_ttl += other.keys_with_ttl;
+    bytes_used += other.bytes_used;
+    max_memory += other.max_memory;
+    hits += other.hits;
+    misses += other.misses;
+    fills += other.fills;
+    rejected += other.rejected;
+    updates += other.updates;
+    erases += other.erases;
+    evictions += other.evictions;
+    expired += other.expired;
+  }
+  // Zeroes the counters, keeps the gauges.
+  void ResetCounters() {
+    hits = misses = fills = rejected = updates = erases = evictions = expired = 0;
+  }
+};
+
+}  // namespace rockcache::cache

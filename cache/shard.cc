@@ -1,0 +1,333 @@
+#include "cache/shard.h"
+
+#include <cassert>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace rockcache::cache::internal {
+
+Entry* NewEntry(std::string_view key, uint64_t hash, Value&& value, int64_t expire_at_ms,
+                uint64_t charge) {
+  assert(key.size() <= UINT32_MAX);
+  char* block = static_cast<char*>(::operator new(Entry::BlockSize(key.size())));
+  auto* e = new (block) Entry();
+  e->hash = hash;
+  e->expire_at_ms = expire_at_ms;
+  e->charge = charge;
+  e->key_size = static_cast<uint32_t>(key.size());
+  e->lfu_counter = Shard::kLfuInitVal;
+  if (!key.empty()) std::memcpy(block + sizeof(Entry), key.data(), key.size());
+  new (block + Entry::ValueOffset(key.size())) Value(std::move(value));
+  return e;
+}
+
+void DeleteChain(Entry* chain) {
+  while (chain != nullptr) {
+    Entry* next = chain->next_hash;
+    chain->value().~Value();
+    chain->~Entry();
+    ::operator delete(chain);
+    chain = next;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// EntryTable
+
+namespace {
+constexpr size_t kInitialBuckets = 64;
+}
+
+EntryTable::EntryTable() { Reset(); }
+
+EntryTable::~EntryTable() { delete[] buckets_; }
+
+void EntryTable::Reset() {
+  delete[] buckets_;
+  buckets_ = new Entry*[kInitialBuckets]();
+  mask_ = kInitialBuckets - 1;
+  size_ = 0;
+}
+
+void EntryTable::Insert(Entry* e) {
+  Entry** head = &buckets_[Bucket(e->hash)];
+  e->next_hash = *head;
+  *head = e;
+  if (++size_ > mask_ + 1) Grow();
+}
+
+void EntryTable::Remove(Entry* e) {
+  Entry** p = &buckets_[Bucket(e->hash)];
+  while (*p != e) {
+    assert(*p != nullptr);
+    p = &(*p)->next_hash;
+  }
+  *p = e->next_hash;
+  e->next_hash = nullptr;
+  --size_;
+}
+
+void EntryTable::Grow() {
+  const size_t new_count = (mask_ + 1) * 2;
+  auto** fresh = new Entry*[new_count]();
+  const size_t new_mask = new_count - 1;
+  for (size_t i = 0; i <= mask_; ++i) {
+    Entry* e = buckets_[i];
+    while (e != nullptr) {
+      Entry* next = e->next_hash;
+      Entry** head = &fresh[static_cast<size_t>(e->hash >> 32) & new_mask];
+      e->next_hash = *head;
+      *head = e;
+      e = next;
+    }
+  }
+  delete[] buckets_;
+  buckets_ = fresh;
+  mask_ = new_mask;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shard
+
+Shard::~Shard() {
+  Entry* garbage = nullptr;
+  Clear(&garbage);
+  DeleteChain(garbage);
+}
+
+void Shard::Init(Policy policy, uint64_t capacity, uint64_t seed) {
+  policy_ = policy;
+  capacity_ = capacity;
+  rng_ = seed | 1;  // xorshift state must not be 0
+}
+
+Entry* Shard::Find(std::string_view key, uint64_t hash, int64_t now_ms, Entry** garbage) {
+  Entry* e = table_.Lookup(key, hash);
+  if (e == nullptr) return nullptr;
+  if (e->ExpiredAt(now_ms)) {
+    Unlink(e);
+    e->next_hash = *garbage;
+    *garbage = e;
+    ++stats_.expired;
+    return nullptr;
+  }
+  return e;
+}
+
+void Shard::Touch(Entry* e) {
+  if (policy_ == Policy::kAllKeysLru) {
+    if (lru_clock_ - e->lru_stamp < table_.size() / 4) return;  // already among the newest
+    LruRemove(e);
+    LruAppend(e);
+  } else {
+    e->lfu_counter = LogIncrement(DecayedCounter(e));
+    e->lfu_minutes = MinuteClock();
+  }
+}
+
+bool Shard::Install(Entry* e, Entry** garbage) {
+  Entry* old = table_.Lookup(e->key(), e->hash);
+  if (old != nullptr) {
+    // A write to a hot key keeps it hot (Redis does the same on overwrite).
+    if (policy_ == Policy::kAllKeysLfu) e->lfu_counter = DecayedCounter(old);
+    Unlink(old);
+    old->next_hash = *garbage;
+    *garbage = old;
+  }
+  if (e->charge > capacity_) {
+    if (old != nullptr) ++stats_.erases;
+    ++stats_.rejected;
+    e->next_hash = *garbage;
+    *garbage = e;
+    return false;
+  }
+  e->lfu_minutes = MinuteClock();
+  EvictFor(e->charge, nullptr, garbage);
+  Link(e);
+  ++stats_.fills;
+  return true;
+}
+
+bool Shard::Erase(std::string_view key, uint64_t hash, Entry** garbage) {
+  Entry* e = table_.Lookup(key, hash);
+  if (e == nullptr) return false;
+  Unlink(e);
+  e->next_hash = *garbage;
+  *garbage = e;
+  ++stats_.erases;
+  return true;
+}
+
+void Shard::Reject(std::string_view key, uint64_t hash, Entry** garbage) {
+  Erase(key, hash, garbage);
+  ++stats_.rejected;
+}
+
+bool Shard::FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new_charge,
+                         int64_t now_ms, Entry** garbage) {
+  const bool had_ttl = e->expire_at_ms != 0;
+  e->expire_at_ms = expire_at_ms;
+  ttl_entries_ += static_cast<uint64_t>(expire_at_ms != 0) - static_cast<uint64_t>(had_ttl);
+  if (!keep || e->ExpiredAt(now_ms) || new_charge > capacity_) {
+    Unlink(e);
+    e->next_hash = *garbage;
+    *garbage = e;
+    ++stats_.erases;
+    return false;
+  }
+  usage_ = usage_ - e->charge + new_charge;
+  e->charge = new_charge;
+  Touch(e);
+  ++stats_.updates;
+  if (usage_ > capacity_) EvictFor(0, e, garbage);
+  return true;
+}
+
+void Shard::Clear(Entry** garbage) {
+  for (Entry* e : entries_) {
+    e->next_hash = *garbage;
+    *garbage = e;
+  }
+  std::vector<Entry*>().swap(entries_);
+  table_.Reset();
+  lru_.next = lru_.prev = &lru_;
+  usage_ = 0;
+  ttl_entries_ = 0;
+}
+
+void Shard::SetCapacity(uint64_t capacity, Entry** garbage) {
+  capacity_ = capacity;
+  EvictFor(0, nullptr, garbage);
+}
+
+size_t Shard::RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage) {
+  size_t removed = 0;
+  for (size_t i = 0; i < samples && ttl_entries_ > 0 && !entries_.empty(); ++i) {
+    Entry* e = entries_[RandomIndex(entries_.size())];
+    if (!e->ExpiredAt(now_ms)) continue;
+    Unlink(e);
+    e->next_hash = *garbage;
+    *garbage = e;
+    ++stats_.expired;
+    ++removed;
+  }
+  return removed;
+}
+
+uint8_t Shard::LfuFrequency(const Entry* e) const {
+  return policy_ == Policy::kAllKeysLfu ? DecayedCounter(e) : 0;
+}
+
+Stats Shard::GetStats() const {
+  Stats s = stats_;
+  s.keys = table_.size();
+  s.keys_with_ttl = ttl_entries_;
+  s.bytes_used = usage_;
+  s.max_memory = capacity_;
+  return s;
+}
+
+void Shard::Link(Entry* e) {
+  table_.Insert(e);
+  LruAppend(e);
+  e->slot = static_cast<uint32_t>(entries_.size());
+  entries_.push_back(e);
+  usage_ += e->charge;
+  if (e->expire_at_ms != 0) ++ttl_entries_;
+}
+
+void Shard::Unlink(Entry* e) {
+  table_.Remove(e);
+  LruRemove(e);
+  Entry* last = entries_.back();
+  entries_[e->slot] = last;
+  last->slot = e->slot;
+  entries_.pop_back();
+  usage_ -= e->charge;
+  if (e->expire_at_ms != 0) --ttl_entries_;
+}
+
+void Shard::EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage) {
+  while (usage_ + incoming > capacity_) {
+    bool expired = false;
+    Entry* victim = PickVictim(keep, &expired);
+    if (victim == nullptr) break;
+    Unlink(victim);
+    victim->next_hash = *garbage;
+    *garbage = victim;
+    ++(expired ? stats_.expired : stats_.evictions);
+  }
+}
+
+Entry* Shard::PickVictim(const Entry* keep, bool* expired) {
+  const size_t n = entries_.size();
+  if (n == 0 || (n == 1 && entries_[0] == keep)) return nullptr;
+  if (ttl_entries_ > 0) {
+    for (int i = 0; i < kExpireProbes; ++i) {
+      Entry* e = entries_[RandomIndex(n)];
+      if (e != keep && e->ExpiredAt(clock_ms_)) {
+        *expired = true;
+        return e;
+      }
+    }
+  }
+  if (policy_ == Policy::kAllKeysLru) {
+    Entry* victim = static_cast<Entry*>(lru_.next);
+    return victim != keep ? victim : static_cast<Entry*>(victim->next);  // n >= 2 here
+  }
+  Entry* best = nullptr;
+  uint8_t best_counter = 0;
+  for (int i = 0; i < kLfuSamples; ++i) {
+    Entry* e = entries_[RandomIndex(n)];
+    if (e == keep) continue;
+    const uint8_t c = DecayedCounter(e);
+    if (best == nullptr || c < best_counter) {
+      best = e;
+      best_counter = c;
+    }
+  }
+  if (best == nullptr) best = entries_[0] != keep ? entries_[0] : entries_[1];
+  return best;
+}
+
+void Shard::LruAppend(Entry* e) {
+  e->lru_stamp = ++lru_clock_;
+  e->next = &lru_;
+  e->prev = lru_.prev;
+  e->prev->next = e;
+  lru_.prev = e;
+}
+
+void Shard::LruRemove(Entry* e) {
+  e->prev->next = e->next;
+  e->next->prev = e->prev;
+}
+
+// Minutes since the last access, modulo 2^16 (as Redis's LFUTimeElapsed), each taking one
+// from the counter (lfu-decay-time 1).
+uint8_t Shard::DecayedCounter(const Entry* e) const {
+  const uint16_t now = MinuteClock();
+  const unsigned elapsed =
+      now >= e->lfu_minutes ? unsigned{now} - e->lfu_minutes : 65535u - e->lfu_minutes + now;
+  return elapsed >= e->lfu_counter ? 0 : static_cast<uint8_t>(e->lfu_counter - elapsed);
+}
+
+// Redis's LFULogIncr: the higher the counter, the less likely an access raises it; with a log
+// factor of 10 a counter reaches ~10 after 100 accesses, ~18 after 1k, 255 after ~1M.
+uint8_t Shard::LogIncrement(uint8_t counter) {
+  if (counter == 255) return counter;
+  const double r = static_cast<double>(NextRandom() >> 11) * 0x1.0p-53;
+  const double base = counter > kLfuInitVal ? counter - kLfuInitVal : 0;
+  return r < 1.0 / (base * kLfuLogFactor + 1) ? counter + 1 : counter;
+}
+
+// xorshift64*: a few cycles, statistically fine for sampling; state guarded by mu_.
+uint64_t Shard::NextRandom() {
+  rng_ ^= rng_ >> 12;
+  rng_ ^= rng_ << 25;
+  rng_ ^= rng_ >> 27;
+  return rng_ * 0x2545f4914f6cdd1dull;
+}
+
+}  // namespace rockcache::cache::internal
