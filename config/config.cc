@@ -231,9 +231,9 @@ Status Config::Canonicalize(const OptionSpec& spec, std::string_view value,
         }
         start = bar + 1;
       }
-      std::string list(choices);
-      std::replace(list.begin(), list.end(), '|', ',');
-      return Status::InvalidArgument("argument must be one of the following: " + list);
+      std::string list;
+      for (char c : choices) list += c == '|' ? std::string(", ") : std::string(1, c);
+      return Status::InvalidArgument("argument(s) must be one of the following: " + list);
     }
     case OptionType::kString:
       *out = std::string(value);

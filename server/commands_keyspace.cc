@@ -1,5 +1,6 @@
 // Keyspace commands for every type: DEL, EXISTS, the EXPIRE and TTL families, PERSIST, TYPE,
 // KEYS, SCAN.
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 
@@ -157,7 +158,7 @@ void Scan(CommandContext& ctx, Args& argv, std::string* out) {
   char* end = nullptr;
   errno = 0;
   uint64_t cursor = std::strtoull(cursor_arg.c_str(), &end, 10);
-  if (cursor_arg.empty() || *end != '\0' || errno == ERANGE || cursor_arg[0] == '-') {
+  if (cursor_arg.empty() || *end != '\0' || errno == ERANGE || !std::isdigit(static_cast<unsigned char>(cursor_arg[0]))) {
     return AppendError(out, "ERR invalid cursor");
   }
   std::string pattern;

@@ -21,6 +21,25 @@
 namespace rockcache::server {
 namespace {
 
+// The error for a subcommand that did not match: Redis 7 tells a known subcommand with the wrong
+// number of arguments ("wrong number of arguments for 'client|setname' command") from an
+// unknown one ("unknown subcommand 'foo'. Try CLIENT HELP.").
+void AppendSubcommandError(std::string* out, const Args& argv,
+                           std::initializer_list<const char*> known) {
+  std::string command = argv[0], sub = argv[1];
+  for (char& c : command) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* name : known) {
+    if (Is(sub, name)) {
+      for (char& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return AppendError(out, "ERR wrong number of arguments for '" + command + "|" + sub +
+                                  "' command");
+    }
+  }
+  for (char& c : command) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  AppendError(out, "ERR unknown subcommand '" + sub.substr(0, 128) + "'. Try " + command +
+                       " HELP.");
+}
+
 void Ping(CommandContext&, Args& argv, std::string* out) {
   if (argv.size() > 2) return AppendArityError(out, argv[0]);
   if (argv.size() == 2) return AppendBulk(out, argv[1]);
@@ -153,6 +172,7 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
 void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   Server& server = *ctx.server;
   auto kill = [&](const std::shared_ptr<ClientInfo>& info) {
+    info->killed.store(true);
     if (info->id == ctx.conn->id) {
       ctx.conn->close_after_reply = true;
     } else {
@@ -164,7 +184,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   };
   if (argv.size() == 3) {  // old form: CLIENT KILL ip:port
     for (const auto& info : server.clients().Snapshot()) {
-      if (info->addr == argv[2]) {
+      if (info->addr == argv[2] && !info->killed.load()) {
         kill(info);
         return out->append(kReplyOk), void();
       }
@@ -207,6 +227,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t killed = 0;
   for (const auto& info : server.clients().Snapshot()) {
     if (id == 0) break;
+    if (info->killed.load()) continue;
     if (id > 0 && info->id != static_cast<uint64_t>(id)) continue;
     if (!addr.empty() && info->addr != addr) continue;
     if (!laddr.empty() && info->laddr != laddr) continue;
@@ -296,9 +317,8 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  std::string lower = sub;
-  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + lower +
-                       "'. Try CLIENT HELP.");
+  AppendSubcommandError(out, argv, {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST",
+                                    "KILL", "HELP"});
 }
 
 void Config(CommandContext& ctx, Args& argv, std::string* out) {
@@ -367,8 +387,7 @@ void Config(CommandContext& ctx, Args& argv, std::string* out) {
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + sub +
-                       "'. Try CONFIG HELP.");
+  AppendSubcommandError(out, argv, {"GET", "SET", "RESETSTAT", "REWRITE", "HELP"});
 }
 
 void AppendFlags(std::string* out, uint32_t flags) {
@@ -445,8 +464,7 @@ void Command(CommandContext&, Args& argv, std::string* out) {
     for (const auto* spec : all) AppendBulk(out, spec->name);
     return;
   }
-  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + sub +
-                       "'. Try COMMAND HELP.");
+  AppendSubcommandError(out, argv, {"COUNT", "INFO", "DOCS", "LIST", "HELP"});
 }
 
 void Info(CommandContext& ctx, Args& argv, std::string* out) {
@@ -528,8 +546,7 @@ void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + argv[1] +
-                       "'. Try SLOWLOG HELP.");
+  AppendSubcommandError(out, argv, {"GET", "LEN", "RESET", "HELP"});
 }
 
 // LATENCY HISTOGRAM in Redis 7's reply shape: per command, its calls and a cumulative
@@ -593,8 +610,7 @@ void Latency(CommandContext& ctx, Args& argv, std::string* out) {
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + argv[1] +
-                       "'. Try LATENCY HELP.");
+  AppendSubcommandError(out, argv, {"HISTOGRAM", "LATEST", "RESET", "HELP"});
 }
 
 // DEBUG CACHE-VERIFY: compares every cached entry with RocksDB, each under its key lock (so a
@@ -649,8 +665,7 @@ void Debug(CommandContext& ctx, Args& argv, std::string* out) {
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6L)));
     return out->append(kReplyOk), void();
   }
-  AppendError(out, "ERR unknown subcommand or wrong number of arguments for '" + argv[1] +
-                       "'. Try DEBUG HELP.");
+  AppendSubcommandError(out, argv, {"CACHE-VERIFY", "SLEEP"});
 }
 
 void Shutdown(CommandContext& ctx, Args& argv, std::string* out) {

@@ -119,22 +119,24 @@ void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::st
 }
 
 void Set(CommandContext& ctx, Args& argv, std::string* out) {
+  // As Redis: a flag may repeat (NX NX, EX 1 EX 2: the last wins), flags of one group conflict.
   storage::SetOptions options;
-  bool has_condition = false, has_expiry = false;
+  std::string condition, expiry;  // the keyword used for each group, "" while unset
   for (size_t i = 3; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
-    if ((Is(arg, "NX") || Is(arg, "XX")) && !has_condition) {
+    if ((Is(arg, "NX") || Is(arg, "XX")) && (condition.empty() || Is(arg, condition.c_str()))) {
       options.condition = Is(arg, "NX") ? storage::SetOptions::Condition::kIfAbsent
                                         : storage::SetOptions::Condition::kIfPresent;
-      has_condition = true;
-    } else if (Is(arg, "GET") && !options.return_old) {
+      condition = arg;
+    } else if (Is(arg, "GET")) {
       options.return_old = true;
-    } else if (Is(arg, "KEEPTTL") && !has_expiry) {
+    } else if (Is(arg, "KEEPTTL") && (expiry.empty() || Is(arg, expiry.c_str()))) {
       options.expiry.mode = Expiry::Mode::kKeep;
-      has_expiry = true;
-    } else if (IsExpiryKeyword(arg) && !has_expiry && i + 1 < argv.size()) {
+      expiry = arg;
+    } else if (IsExpiryKeyword(arg) && (expiry.empty() || Is(arg, expiry.c_str())) &&
+               i + 1 < argv.size()) {
       if (!ParseExpiry(argv, i, "set", &options.expiry, out)) return;
-      has_expiry = true;
+      expiry = arg;
       ++i;
     } else {
       return out->append(kReplySyntaxError), void();

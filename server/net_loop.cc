@@ -273,6 +273,10 @@ void NetLoop::OnReadable(int, short, void* arg) {
 }
 
 void NetLoop::ReadFrom(Connection* conn) {
+  if (conn->info->killed.load(std::memory_order_relaxed) && !conn->in_flight) {
+    CloseConnection(conn);  // CLIENT KILL from another loop; its message may still be queued
+    return;
+  }
   if (conn->input_pos > 0 && conn->input_pos == conn->input.size()) {
     conn->input.clear();
     conn->input_pos = 0;
