@@ -35,7 +35,7 @@ inline void CachePutString(CommandContext& ctx, std::string_view key, std::strin
     ctx.cache->Erase(key);
     return;
   }
-  ctx.cache->Put(key, cache::Value::String(std::move(value)), expire_at_ms);
+  ctx.cache->Put(key, cache::Value::String(std::move(value)), expire_at_ms, ctx.now_ms);
 }
 
 // Worker, under the key lock: changes a cached entry in place with `mutate(cache::Value&,

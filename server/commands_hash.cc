@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "server/args.h"
+#include "server/cache_access.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "storage/store.h"
@@ -47,6 +48,90 @@ bool ParseScanOptions(const Args& argv, std::string* pattern, uint64_t* count, s
   return true;
 }
 
+// ---- the cache: whole hashes up to cache-max-hash-fields fields ----
+
+// Worker, after a read missed the cache, under the key lock: caches the whole hash if it is
+// small enough. Costs a meta read, and for a small hash its scan and its TTL.
+void FillHash(CommandContext& ctx, std::string_view key) {
+  if (ctx.cache == nullptr) return;
+  auto length = ctx.store->HLen(key);
+  if (!length.ok() || *length == 0 ||
+      static_cast<uint64_t>(*length) > ctx.cache->max_hash_fields()) {
+    return;
+  }
+  auto fields = ctx.store->HGetAll(key);
+  auto expire_at = ctx.store->ExpireTimeMs(key);
+  if (!fields.ok() || !expire_at.ok() || *expire_at == -2) return;
+  ctx.cache->Put(key, cache::Value::Hash(std::move(*fields)), *expire_at < 0 ? 0 : *expire_at,
+                 ctx.now_ms);
+}
+
+// Runs `visit(const cache::Value& hash)` on a cached hash; a cached string answers WRONGTYPE.
+template <typename Visitor>
+bool RtcHash(RtcContext& ctx, std::string_view key, std::string* out, Visitor&& visit) {
+  return CacheLookup(ctx, key, [&](const cache::Value& value, int64_t) {
+    if (value.type != cache::Value::Type::kHash) {
+      out->append(kReplyWrongType);
+      return;
+    }
+    visit(value);
+  });
+}
+
+bool RtcHGet(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
+    const std::string* value = hash.FindField(argv[2]);
+    if (value == nullptr) {
+      out->append(kReplyNullBulk);
+    } else {
+      AppendBulk(out, *value);
+    }
+  });
+}
+
+bool RtcHMGet(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
+    AppendArrayHeader(out, static_cast<int64_t>(argv.size() - 2));
+    for (size_t i = 2; i < argv.size(); ++i) {
+      const std::string* value = hash.FindField(argv[i]);
+      if (value == nullptr) {
+        out->append(kReplyNullBulk);
+      } else {
+        AppendBulk(out, *value);
+      }
+    }
+  });
+}
+
+bool RtcHGetAll(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
+    AppendArrayHeader(out, static_cast<int64_t>(hash.fields.size() * 2));
+    for (const auto& [field, value] : hash.fields) {
+      AppendBulk(out, field);
+      AppendBulk(out, value);
+    }
+  });
+}
+
+bool RtcHLen(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
+    AppendInteger(out, static_cast<int64_t>(hash.fields.size()));
+  });
+}
+
+bool RtcHExists(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
+    AppendInteger(out, hash.FindField(argv[2]) != nullptr ? 1 : 0);
+  });
+}
+
+bool RtcHStrLen(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
+    const std::string* value = hash.FindField(argv[2]);
+    AppendInteger(out, value == nullptr ? 0 : static_cast<int64_t>(value->size()));
+  });
+}
+
 void HSet(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() % 2 != 0) return AppendArityError(out, argv[0]);
   FieldValues pairs;
@@ -54,6 +139,10 @@ void HSet(CommandContext& ctx, Args& argv, std::string* out) {
   for (size_t i = 2; i + 1 < argv.size(); i += 2) pairs.emplace_back(argv[i], argv[i + 1]);
   auto added = ctx.store->HSet(argv[1], pairs);
   if (!added.ok()) return AppendStatusError(out, added.status());
+  CacheUpdate(ctx, argv[1], [&](cache::Value& hash, int64_t&) {
+    for (const auto& [field, value] : pairs) hash.SetField(field, value);
+    return hash.fields.size() <= ctx.cache->max_hash_fields();
+  });
   if (Is(argv[0], "HMSET")) return out->append(kReplyOk), void();
   AppendInteger(out, *added);
 }
@@ -68,6 +157,7 @@ void HGet(CommandContext& ctx, Args& argv, std::string* out) {
   auto value = ctx.store->HGet(argv[1], argv[2]);
   if (!value.ok()) return AppendStatusError(out, value.status());
   AppendOptionalBulk(out, *value);
+  FillHash(ctx, argv[1]);
 }
 
 void HMGet(CommandContext& ctx, Args& argv, std::string* out) {
@@ -75,6 +165,7 @@ void HMGet(CommandContext& ctx, Args& argv, std::string* out) {
   if (!values.ok()) return AppendStatusError(out, values.status());
   AppendArrayHeader(out, static_cast<int64_t>(values->size()));
   for (const auto& value : *values) AppendOptionalBulk(out, value);
+  FillHash(ctx, argv[1]);
 }
 
 void HGetAll(CommandContext& ctx, Args& argv, std::string* out) {
@@ -85,11 +176,16 @@ void HGetAll(CommandContext& ctx, Args& argv, std::string* out) {
     AppendBulk(out, field);
     AppendBulk(out, value);
   }
+  FillHash(ctx, argv[1]);
 }
 
 void HDel(CommandContext& ctx, Args& argv, std::string* out) {
   auto removed = ctx.store->HDel(argv[1], ArgViews(argv, 2));
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  CacheUpdate(ctx, argv[1], [&](cache::Value& hash, int64_t&) {
+    for (size_t i = 2; i < argv.size(); ++i) hash.EraseField(argv[i]);
+    return !hash.fields.empty();  // the last field gone: the key is gone
+  });
   AppendInteger(out, *removed);
 }
 
@@ -97,12 +193,14 @@ void HLen(CommandContext& ctx, Args& argv, std::string* out) {
   auto length = ctx.store->HLen(argv[1]);
   if (!length.ok()) return AppendStatusError(out, length.status());
   AppendInteger(out, *length);
+  FillHash(ctx, argv[1]);
 }
 
 void HExists(CommandContext& ctx, Args& argv, std::string* out) {
   auto exists = ctx.store->HExists(argv[1], argv[2]);
   if (!exists.ok()) return AppendStatusError(out, exists.status());
   AppendInteger(out, *exists ? 1 : 0);
+  FillHash(ctx, argv[1]);
 }
 
 // HKEYS / HVALS.
@@ -204,20 +302,20 @@ void HScan(CommandContext& ctx, Args& argv, std::string* out) {
 
 // clang-format off
 const std::vector<CommandSpec> kHashCommands = {
-    {"hset", -4, kWrite | kFast, 1, 1, 1, HSet},
-    {"hmset", -4, kWrite | kFast, 1, 1, 1, HSet},
+    {"hset", -4, kWrite | kFast | kCacheAware, 1, 1, 1, HSet},
+    {"hmset", -4, kWrite | kFast | kCacheAware, 1, 1, 1, HSet},
     {"hsetnx", 4, kWrite | kFast, 1, 1, 1, HSetNx},
-    {"hget", 3, kReadOnly | kFast, 1, 1, 1, HGet},
-    {"hmget", -3, kReadOnly | kFast, 1, 1, 1, HMGet},
-    {"hgetall", 2, kReadOnly, 1, 1, 1, HGetAll},
-    {"hdel", -3, kWrite | kFast, 1, 1, 1, HDel},
-    {"hlen", 2, kReadOnly | kFast, 1, 1, 1, HLen},
-    {"hexists", 3, kReadOnly | kFast, 1, 1, 1, HExists},
+    {"hget", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HGet, RtcHGet},
+    {"hmget", -3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HMGet, RtcHMGet},
+    {"hgetall", 2, kReadOnly | kCacheRead, 1, 1, 1, HGetAll, RtcHGetAll},
+    {"hdel", -3, kWrite | kFast | kCacheAware, 1, 1, 1, HDel},
+    {"hlen", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, HLen, RtcHLen},
+    {"hexists", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HExists, RtcHExists},
     {"hkeys", 2, kReadOnly, 1, 1, 1, HKeysOrVals},
     {"hvals", 2, kReadOnly, 1, 1, 1, HKeysOrVals},
     {"hincrby", 4, kWrite | kFast, 1, 1, 1, HIncrBy},
     {"hincrbyfloat", 4, kWrite | kFast, 1, 1, 1, HIncrByFloat},
-    {"hstrlen", 3, kReadOnly | kFast, 1, 1, 1, HStrLen},
+    {"hstrlen", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HStrLen, RtcHStrLen},
     {"hrandfield", -2, kReadOnly, 1, 1, 1, HRandField},
     {"hscan", -3, kReadOnly, 1, 1, 1, HScan},
 };
