@@ -18,7 +18,9 @@ void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_
                      bool rtc_missed, std::string* out) {
   CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
   cache::Cache* cache = server.cache();
-  bool cache_on = cache != nullptr && cache->enabled();
+  // The discipline holds even while cache-maxmemory is 0: a write that skipped the key lock
+  // could race a fill that started just after CONFIG SET turned the cache back on.
+  bool cache_on = cache != nullptr;
 
   if (spec.flags & kWrite) {
     if (!cache_on) {
