@@ -33,7 +33,7 @@ bool ParseHeaderNumber(const std::string& s, int64_t* out) {
 RespParser::Result RespParser::Fail(const std::string& message) {
   error_ = "Protocol error: " + message;
   state_ = State::kIdle;
-  pending_.clear();
+  pending_count_ = 0;
   line_.clear();
   return Result::kError;
 }
@@ -62,7 +62,7 @@ RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consu
     switch (state_) {
       case State::kIdle:
         line_.clear();
-        pending_.clear();
+        pending_count_ = 0;
         state_ = data[pos] == '*' ? State::kMultibulkCount : State::kInline;
         if (state_ == State::kMultibulkCount) ++pos;
         break;
@@ -116,9 +116,12 @@ RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consu
           return *consumed = pos, Fail("invalid bulk length");
         }
         line_.clear();
-        pending_.emplace_back();
+        // Reuse the strings of an earlier command (their capacity) when there are any.
+        if (pending_count_ == pending_.size()) pending_.emplace_back();
+        std::string& arg = pending_[pending_count_++];
+        arg.clear();
         if (bulk_len >= 32 * 1024) {
-          pending_.back().reserve(static_cast<size_t>(bulk_len < (1 << 20) ? bulk_len : 1 << 20));
+          arg.reserve(static_cast<size_t>(bulk_len < (1 << 20) ? bulk_len : 1 << 20));
         }
         bulk_left_ = static_cast<uint64_t>(bulk_len) + 2;  // body and its CRLF
         state_ = State::kBulkBody;
@@ -131,7 +134,7 @@ RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consu
         // Append body bytes only; the trailing CRLF is skipped (unchecked, as Redis does).
         uint64_t body_left = bulk_left_ > 2 ? bulk_left_ - 2 : 0;
         size_t body_take = take < body_left ? take : static_cast<size_t>(body_left);
-        pending_.back().append(data + pos, body_take);
+        pending_[pending_count_ - 1].append(data + pos, body_take);
         pos += take;
         bulk_left_ -= take;
         if (bulk_left_ > 0) break;
@@ -140,8 +143,10 @@ RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consu
           break;
         }
         state_ = State::kIdle;
-        *args = std::move(pending_);
-        pending_.clear();
+        // Hand the command over and take the caller's previous vector back for reuse.
+        pending_.resize(pending_count_);
+        args->swap(pending_);
+        pending_count_ = 0;
         *consumed = pos;
         return Result::kCommand;
       }

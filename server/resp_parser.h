@@ -34,7 +34,9 @@ class RespParser {
   explicit RespParser(uint64_t max_bulk_len = 512ull * 1024 * 1024) : max_bulk_len_(max_bulk_len) {}
 
   // Parses from data[0, len). Sets *consumed to the bytes used (also on kNeedMore, where they are
-  // kept internally). On kCommand, replaces *args with the command. On kError, error() says why.
+  // kept internally). On kCommand, replaces *args with the command and keeps the vector *args
+  // held before (its strings' memory is reused for later commands: pass the same vector again
+  // to parse without allocating). On kError, error() says why.
   Result Parse(const char* data, size_t len, size_t* consumed, std::vector<std::string>* args);
 
   // proto-max-bulk-len; applies to bulks whose header is parsed afterwards.
@@ -53,7 +55,8 @@ class RespParser {
   int64_t args_left_ = 0;   // bulks still expected in the current multibulk
   uint64_t bulk_left_ = 0;  // body bytes (plus CRLF) still expected in the current bulk
   std::string line_;        // partial header or inline line
-  std::vector<std::string> pending_;
+  std::vector<std::string> pending_;  // [0, pending_count_) are the current command's arguments
+  size_t pending_count_ = 0;
   std::string error_;
 };
 
