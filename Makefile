@@ -87,8 +87,9 @@ asan: deps
 	  SANFLAGS="-fsanitize=address,undefined" test-only
 
 tsan: deps
-	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" \
-	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) halt_on_error=1" test-only
+	@TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) halt_on_error=1 second_deadlock_stack=1" \
+	  $(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" \
+	  test-only
 
 .PHONY: test-only
 test-only: build
