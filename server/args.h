@@ -22,6 +22,10 @@ inline bool ParseInteger(const std::string& arg, int64_t* out) {
   return storage::ParseInt64(arg, out);
 }
 
+// Most elements a random-sampling command (HRANDFIELD, SRANDMEMBER with a negative count) may be
+// asked for: its reply is built in memory, so an absurd count must not take the server down.
+inline constexpr int64_t kMaxRandomCount = 100'000'000;
+
 // Views of argv[first..] stepping by `step` (keys of MGET/DEL/EXISTS, ...).
 inline std::vector<std::string_view> ArgViews(const std::vector<std::string>& argv, size_t first,
                                               size_t step = 1) {

@@ -258,6 +258,9 @@ void HRandField(CommandContext& ctx, Args& argv, std::string* out) {
   if (with_values && (count < -LLONG_MAX / 2 || count > LLONG_MAX / 2)) {
     return AppendError(out, "ERR value is out of range");
   }
+  if (count < -kMaxRandomCount || count > kMaxRandomCount) {
+    return AppendError(out, "ERR value is out of range");
+  }
   auto pairs = ctx.store->HRandField(argv[1], count);
   if (!pairs.ok()) return AppendStatusError(out, pairs.status());
   AppendArrayHeader(out, static_cast<int64_t>(pairs->size() * (with_values ? 2 : 1)));

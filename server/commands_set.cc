@@ -114,6 +114,9 @@ void SRandMember(CommandContext& ctx, Args& argv, std::string* out) {
                          "9223372036854775807");
     }
   }
+  if (count < -kMaxRandomCount || count > kMaxRandomCount) {
+    return AppendError(out, "ERR value is out of range");
+  }
   auto members = ctx.store->SRandMember(argv[1], count);
   if (!members.ok()) return AppendStatusError(out, members.status());
   if (argv.size() == 3) return AppendMembers(out, *members);

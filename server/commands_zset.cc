@@ -24,14 +24,9 @@ using storage::ZRangeSpec;
 
 constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 
-// A score as Redis 7.2's d2string writes it: an integral value within +-LLONG_MAX/2 as an integer
-// (1e8 -> "100000000", as Redis 7.0 too), anything else by storage::FormatDouble (fpconv_dtoa's
-// shortest round-trip form: 0.1 -> "0.1", where Redis 7.0 wrote "0.10000000000000001").
+// A score as Redis 7.2 writes it (storage::FormatDouble): whole numbers as integers, others in
+// the shortest round-trip form (0.1 -> "0.1", where Redis 7.0 wrote "0.10000000000000001").
 void AppendScore(std::string* out, double score) {
-  constexpr double kIntegral = static_cast<double>(LLONG_MAX / 2);
-  if (score >= -kIntegral && score <= kIntegral && score == std::trunc(score)) {
-    return AppendBulk(out, std::to_string(static_cast<long long>(score)));
-  }
   AppendBulk(out, storage::FormatDouble(score));
 }
 

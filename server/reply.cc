@@ -1,8 +1,6 @@
 #include "server/reply.h"
 
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 
 namespace rockcache::server {
 
@@ -66,16 +64,5 @@ void AppendArrayHeader(std::string* out, int64_t count) {
   out->append("\r\n");
 }
 
-void AppendDouble(std::string* out, double value) {
-  if (std::isinf(value)) {
-    AppendBulk(out, value > 0 ? "inf" : "-inf");
-    return;
-  }
-  // Shortest representation that round-trips, as Redis 7's fpconv_dtoa ("%.17g" would print
-  // 0.10000000000000001).
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value);
-  AppendBulk(out, std::string_view(buf, static_cast<size_t>(res.ptr - buf)));
-}
 
 }  // namespace rockcache::server

@@ -37,7 +37,5 @@ void AppendArrayHeader(std::string* out, int64_t count);
 inline bool IsNilReply(const char* reply, size_t length) {
   return length >= 3 && (reply[0] == '$' || reply[0] == '*') && reply[1] == '-' && reply[2] == '1';
 }
-// A double as a bulk string, formatted as Redis 7 formats scores and INCRBYFLOAT-like replies.
-void AppendDouble(std::string* out, double value);
 
 }  // namespace rockcache::server

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -94,9 +95,14 @@ std::string FormatLongDouble(long double value) {
 std::string FormatDouble(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  // Whole numbers print as integers, as Redis's addReplyDouble does before fpconv_dtoa
+  // (a typical timestamp score 1700000000 is "1700000000", not "1.7e+9"); -0 prints "0".
+  constexpr double kIntegral = static_cast<double>(LLONG_MAX / 2);
+  if (value >= -kIntegral && value <= kIntegral && value == std::trunc(value)) {
+    return std::to_string(static_cast<long long>(value));
+  }
   bool neg = std::signbit(value);
   std::string out = neg ? "-" : "";
-  if (value == 0) return out + "0";
   // Shortest round-trip digits, as grisu2 in Redis's fpconv_dtoa finds them.
   char sci[64];
   auto res = std::to_chars(sci, sci + sizeof(sci), std::fabs(value), std::chars_format::scientific);

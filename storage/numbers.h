@@ -25,7 +25,8 @@ bool ParseDouble(std::string_view s, double* out);
 // "-0" printed as "0", "inf"/"-inf" for infinities. E.g. 10.6L -> "10.6", 3.0L -> "3".
 std::string FormatLongDouble(long double value);
 
-// Redis 7.2 addReplyDouble / fpconv_dtoa: the shortest string that round-trips, written plainly
+// Redis 7.2 addReplyDouble: whole numbers within ±LLONG_MAX/2 as integers (1.5e10 ->
+// "15000000000"); otherwise fpconv_dtoa: the shortest string that round-trips, written plainly
 // for moderate exponents and in scientific notation otherwise; "inf", "-inf", "nan". E.g.
 // 1.5 -> "1.5", 1e7 -> "10000000", 1.5e10 -> "1.5e+10", 0.0001 -> "0.0001", 1e-7 -> "1e-7".
 std::string FormatDouble(double value);

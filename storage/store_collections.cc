@@ -258,7 +258,7 @@ Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::Column
       *out = std::move(all);
     } else {
       std::uniform_int_distribution<size_t> pick(0, all.size() - 1);
-      out->reserve(want);
+      out->reserve(std::min<uint64_t>(want, 65536));  // want may be huge: grow as needed
       for (uint64_t i = 0; i < want; ++i) out->push_back(all[pick(Rng())]);
     }
     return Status::OK();

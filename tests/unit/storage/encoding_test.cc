@@ -185,7 +185,9 @@ TEST_CASE("float parsing and formatting match Redis", "[storage][numbers]") {
   CHECK(FormatDouble(0.0001) == "0.0001");
   CHECK(FormatDouble(1e-7) == "1e-7");
   CHECK(FormatDouble(10000000) == "10000000");
-  CHECK(FormatDouble(1.5e10) == "1.5e+10");
+  CHECK(FormatDouble(1.5e10) == "15000000000");
+  CHECK(FormatDouble(1700000000) == "1700000000");
+  CHECK(FormatDouble(-0.0) == "0");
   CHECK(FormatDouble(1e20) == "1e+20");
   CHECK(FormatDouble(1.7976931348623157e308) == "1.7976931348623157e+308");
   CHECK(FormatDouble(123.456) == "123.456");
