@@ -12,41 +12,13 @@
 #include "server/cache_access.h"
 #include "server/command.h"
 #include "server/reply.h"
+#include "server/scan_args.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
 namespace {
 
 using FieldValues = std::vector<std::pair<std::string_view, std::string_view>>;
-
-// HSCAN's cursor, as Redis parseScanCursorOrReply (strtoul: "" is 0, "-1" wraps).
-bool ParseCursor(const std::string& arg, uint64_t* cursor) {
-  if (!arg.empty() && std::isspace(static_cast<unsigned char>(arg[0]))) return false;
-  char* end = nullptr;
-  errno = 0;
-  *cursor = std::strtoull(arg.c_str(), &end, 10);
-  return *end == '\0' && errno != ERANGE;
-}
-
-// [MATCH pattern] [COUNT count] from argv[3]. Appends the error and returns false when bad.
-bool ParseScanOptions(const Args& argv, std::string* pattern, uint64_t* count, std::string* out) {
-  *pattern = "*";
-  *count = 10;
-  for (size_t i = 3; i < argv.size(); i += 2) {
-    if (i + 1 >= argv.size()) return out->append(kReplySyntaxError), false;
-    if (Is(argv[i], "COUNT")) {
-      int64_t n = 0;
-      if (!ParseInteger(argv[i + 1], &n)) return out->append(kReplyNotInteger), false;
-      if (n < 1) return out->append(kReplySyntaxError), false;
-      *count = static_cast<uint64_t>(n);
-    } else if (Is(argv[i], "MATCH")) {
-      *pattern = argv[i + 1];
-    } else {
-      return out->append(kReplySyntaxError), false;
-    }
-  }
-  return true;
-}
 
 // ---- the cache: whole hashes up to cache-max-hash-fields fields ----
 
@@ -274,11 +246,11 @@ void HRandField(CommandContext& ctx, Args& argv, std::string* out) {
 // (and a key of another type WRONGTYPE) before the options are looked at.
 void HScan(CommandContext& ctx, Args& argv, std::string* out) {
   uint64_t cursor = 0;
-  if (!ParseCursor(argv[2], &cursor)) return AppendError(out, "ERR invalid cursor");
+  if (!ParseScanCursor(argv[2], &cursor)) return AppendError(out, "ERR invalid cursor");
   std::string pattern;
   uint64_t count = 0;
   std::string error;
-  if (!ParseScanOptions(argv, &pattern, &count, &error)) {
+  if (!ParseScanOptions(argv, 3, &pattern, &count, &error)) {
     auto type = ctx.store->Type(argv[1]);
     if (!type.ok()) return AppendStatusError(out, type.status());
     if (*type == storage::KeyType::kHash) return out->append(error), void();

@@ -8,6 +8,7 @@
 #include "server/cache_access.h"
 #include "server/command.h"
 #include "server/reply.h"
+#include "server/scan_args.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -154,13 +155,8 @@ void Keys(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void Scan(CommandContext& ctx, Args& argv, std::string* out) {
-  const std::string& cursor_arg = argv[1];
-  char* end = nullptr;
-  errno = 0;
-  uint64_t cursor = std::strtoull(cursor_arg.c_str(), &end, 10);
-  if (cursor_arg.empty() || *end != '\0' || errno == ERANGE || !std::isdigit(static_cast<unsigned char>(cursor_arg[0]))) {
-    return AppendError(out, "ERR invalid cursor");
-  }
+  uint64_t cursor = 0;
+  if (!ParseScanCursor(argv[1], &cursor)) return AppendError(out, "ERR invalid cursor");
   std::string pattern;
   int64_t count = 10;
   std::optional<storage::KeyType> type;

@@ -31,13 +31,13 @@ void AppendSubcommandError(std::string* out, const Args& argv,
   for (const char* name : known) {
     if (Is(sub, name)) {
       for (char& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return AppendError(out, "ERR wrong number of arguments for '" + command + "|" + sub +
-                                  "' command");
+      return AppendError(out,
+                         "ERR wrong number of arguments for '" + command + "|" + sub + "' command");
     }
   }
   for (char& c : command) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  AppendError(out, "ERR unknown subcommand '" + sub.substr(0, 128) + "'. Try " + command +
-                       " HELP.");
+  AppendError(out,
+              "ERR unknown subcommand '" + sub.substr(0, 128) + "'. Try " + command + " HELP.");
 }
 
 void Ping(CommandContext&, Args& argv, std::string* out) {
@@ -317,8 +317,8 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  AppendSubcommandError(out, argv, {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST",
-                                    "KILL", "HELP"});
+  AppendSubcommandError(out, argv,
+                        {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST", "KILL", "HELP"});
 }
 
 void Config(CommandContext& ctx, Args& argv, std::string* out) {

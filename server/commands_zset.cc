@@ -14,6 +14,7 @@
 #include "server/args.h"
 #include "server/command.h"
 #include "server/reply.h"
+#include "server/scan_args.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -26,9 +27,7 @@ constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 
 // A score as Redis 7.2 writes it (storage::FormatDouble): whole numbers as integers, others in
 // the shortest round-trip form (0.1 -> "0.1", where Redis 7.0 wrote "0.10000000000000001").
-void AppendScore(std::string* out, double score) {
-  AppendBulk(out, storage::FormatDouble(score));
-}
+void AppendScore(std::string* out, double score) { AppendBulk(out, storage::FormatDouble(score)); }
 
 // member, score, member, score... (ZPOPMIN, ZSCAN, WITHSCORES).
 void AppendScoredMembers(std::string* out, const std::vector<ScoredMember>& items, bool scores) {
@@ -37,35 +36,6 @@ void AppendScoredMembers(std::string* out, const std::vector<ScoredMember>& item
     AppendBulk(out, item.member);
     if (scores) AppendScore(out, item.score);
   }
-}
-
-// ZSCAN's cursor, as Redis parseScanCursorOrReply (strtoul: "" is 0, "-1" wraps).
-bool ParseCursor(const std::string& arg, uint64_t* cursor) {
-  if (!arg.empty() && std::isspace(static_cast<unsigned char>(arg[0]))) return false;
-  char* end = nullptr;
-  errno = 0;
-  *cursor = std::strtoull(arg.c_str(), &end, 10);
-  return *end == '\0' && errno != ERANGE;
-}
-
-// [MATCH pattern] [COUNT count] from argv[3]. Appends the error and returns false when bad.
-bool ParseScanOptions(const Args& argv, std::string* pattern, uint64_t* count, std::string* out) {
-  *pattern = "*";
-  *count = 10;
-  for (size_t i = 3; i < argv.size(); i += 2) {
-    if (i + 1 >= argv.size()) return out->append(kReplySyntaxError), false;
-    if (Is(argv[i], "COUNT")) {
-      int64_t n = 0;
-      if (!ParseInteger(argv[i + 1], &n)) return out->append(kReplyNotInteger), false;
-      if (n < 1) return out->append(kReplySyntaxError), false;
-      *count = static_cast<uint64_t>(n);
-    } else if (Is(argv[i], "MATCH")) {
-      *pattern = argv[i + 1];
-    } else {
-      return out->append(kReplySyntaxError), false;
-    }
-  }
-  return true;
 }
 
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
@@ -325,11 +295,11 @@ void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
 // (and a key of another type WRONGTYPE) before the options are looked at.
 void ZScan(CommandContext& ctx, Args& argv, std::string* out) {
   uint64_t cursor = 0;
-  if (!ParseCursor(argv[2], &cursor)) return AppendError(out, "ERR invalid cursor");
+  if (!ParseScanCursor(argv[2], &cursor)) return AppendError(out, "ERR invalid cursor");
   std::string pattern;
   uint64_t count = 0;
   std::string error;
-  if (!ParseScanOptions(argv, &pattern, &count, &error)) {
+  if (!ParseScanOptions(argv, 3, &pattern, &count, &error)) {
     auto type = ctx.store->Type(argv[1]);
     if (!type.ok()) return AppendStatusError(out, type.status());
     if (*type == storage::KeyType::kZSet) return out->append(error), void();

@@ -1,0 +1,20 @@
+// Argument parsing shared by the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN). Pure, any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "server/command.h"
+
+namespace rockcache::server {
+
+// A SCAN cursor as Redis's parseScanCursorOrReply reads it (strtoul: "" is 0, "-1" wraps;
+// leading space and trailing junk are refused). False means "ERR invalid cursor".
+bool ParseScanCursor(const std::string& arg, uint64_t* cursor);
+
+// [MATCH pattern] [COUNT count] from argv[first] on (pattern "*" and count 10 by default).
+// Appends Redis's error and returns false on a bad option.
+bool ParseScanOptions(const Args& argv, size_t first, std::string* pattern, uint64_t* count,
+                      std::string* out);
+
+}  // namespace rockcache::server
