@@ -95,7 +95,7 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
    "Answer reads the cache holds in the network thread (run to completion), skipping the pool."},
   // ---- storage ----
-  {"storage-sync", T::kEnum, "no", 0, 0, "no|always", true,
+  {"storage-sync", T::kEnum, "no", 0, 0, "no|always", false,
    "always fsyncs the WAL on every write (safe against power loss, slower); no leaves it to the OS."},
   {"rocksdb-block-cache-size", T::kMemory, "64mb", 0, LLONG_MAX, nullptr, false,
    "RocksDB block cache for SST reads."},

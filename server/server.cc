@@ -193,8 +193,6 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     if (value == "verbose") level = spdlog::level::debug;
     if (value == "warning") level = spdlog::level::warn;
     spdlog::set_level(level);
-  } else if (name == "storage-sync" && store_) {
-    // Applied at open; a runtime change needs the store to support it (see storage).
   } else if (pool_ && name.rfind("pool-", 0) == 0) {
     pool::Options tunables;
     tunables.spin_count = static_cast<int>(config_->GetInt("pool-spin-count"));
