@@ -120,18 +120,19 @@ std::string RenderPrometheus(Server& server) {
   }
   Header(&out, "rockcache_command_failed_calls_total", "counter",
          "Commands that replied an error, by command.");
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (snapshot.per_command[i].failed == 0) continue;
+    Sample(&out, "rockcache_command_failed_calls_total",
+           std::string("cmd=\"") + all[i]->name + "\"",
+           static_cast<double>(snapshot.per_command[i].failed));
+  }
   Header(&out, "rockcache_command_rejected_calls_total", "counter",
          "Commands refused before running (arity, auth), by command.");
   for (size_t i = 0; i < all.size(); ++i) {
-    std::string labels = std::string("cmd=\"") + all[i]->name + "\"";
-    if (snapshot.per_command[i].failed > 0) {
-      Sample(&out, "rockcache_command_failed_calls_total", labels,
-             static_cast<double>(snapshot.per_command[i].failed));
-    }
-    if (snapshot.per_command[i].rejected > 0) {
-      Sample(&out, "rockcache_command_rejected_calls_total", labels,
-             static_cast<double>(snapshot.per_command[i].rejected));
-    }
+    if (snapshot.per_command[i].rejected == 0) continue;
+    Sample(&out, "rockcache_command_rejected_calls_total",
+           std::string("cmd=\"") + all[i]->name + "\"",
+           static_cast<double>(snapshot.per_command[i].rejected));
   }
   Header(&out, "rockcache_error_replies_total", "counter", "Error replies, by error code.");
   for (const auto& [code, count] : snapshot.errors) {

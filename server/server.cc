@@ -53,14 +53,15 @@ class BatchTask : public pool::Task {
     if (timed) times_.dequeued = Clock::Now();
     Completion completion;
     completion.conn_id = conn_id_;
-    int64_t now_ms = NowUnixMs();
     uint64_t start = times_.dequeued;
     for (auto& command : batch_) {
       size_t reply_start = completion.replies.size();
       if (command.spec == nullptr) {
         completion.replies += command.reply;
       } else {
-        ExecuteOnWorker(*server_, *command.spec, command.argv, now_ms, command.rtc_missed,
+        // The clock is read per command: an entry must not look alive to a command that runs
+        // after its expiry just because an earlier command of the batch was slow.
+        ExecuteOnWorker(*server_, *command.spec, command.argv, NowUnixMs(), command.rtc_missed,
                         &completion.replies);
       }
       command.nil_reply = IsNilReply(completion.replies.data() + reply_start,
