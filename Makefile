@@ -83,11 +83,13 @@ bench: deps
 	ROCKCACHE_SERVER=$(abspath $(SERVER)) POOL_BENCH=$(abspath $(POOL_BENCH)) ./scripts/bench.sh
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	@ROCKCACHE_SANITIZER=address UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+	  $(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SANFLAGS="-fsanitize=address,undefined" test-only
 
 tsan: deps
-	@TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) halt_on_error=1 second_deadlock_stack=1" \
+	@ROCKCACHE_SANITIZER=thread \
+	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) halt_on_error=1 second_deadlock_stack=1" \
 	  $(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" \
 	  test-only
 
