@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   spdlog::info(
       "ready to accept connections on {} port {}; net-threads={} pool-threads={} "
       "pool-mode={} dir={}",
-      config.GetString("bind"), config.GetString("port"), config.GetString("net-threads"),
+      config.GetString("bind"), config.GetString("port"), server.loop_count(),
       config.GetString("pool-threads"), config.GetString("pool-mode"), config.GetString("dir"));
   server.Run();
   if (!pidfile.empty()) unlink(pidfile.c_str());

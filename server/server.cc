@@ -7,7 +7,9 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cstring>
 #include <sstream>
 
@@ -255,6 +257,11 @@ Status Server::Start() {
   if (addresses.empty()) addresses.push_back("0.0.0.0");
   int port = static_cast<int>(config_->GetInt("port"));
   int threads = static_cast<int>(config_->GetInt("net-threads"));
+  if (threads == 0) {
+    // Network threads answer cache hits themselves and must not queue for a core behind the
+    // workers, RocksDB's threads and (on a small box) the clients: one per 4 cores.
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
+  }
   metrics_ = std::make_unique<Metrics>(static_cast<size_t>(threads), AllCommands().size());
   for (int i = 0; i < threads; ++i) {
     auto loop = std::make_unique<NetLoop>(this, static_cast<uint32_t>(i));
