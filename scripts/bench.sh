@@ -29,7 +29,7 @@ trap cleanup EXIT
 free_port() {
   local port
   while true; do
-    port=$((20000 + RANDOM % 20000))
+    port=$((20000 + RANDOM % 12000))  # below the ephemeral range (32768+) clients use
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
   done
 }
