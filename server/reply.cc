@@ -64,5 +64,4 @@ void AppendArrayHeader(std::string* out, int64_t count) {
   out->append("\r\n");
 }
 
-
 }  // namespace rockcache::server

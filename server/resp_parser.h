@@ -52,9 +52,9 @@ class RespParser {
 
   State state_ = State::kIdle;
   uint64_t max_bulk_len_;
-  int64_t args_left_ = 0;   // bulks still expected in the current multibulk
-  uint64_t bulk_left_ = 0;  // body bytes (plus CRLF) still expected in the current bulk
-  std::string line_;        // partial header or inline line
+  int64_t args_left_ = 0;             // bulks still expected in the current multibulk
+  uint64_t bulk_left_ = 0;            // body bytes (plus CRLF) still expected in the current bulk
+  std::string line_;                  // partial header or inline line
   std::vector<std::string> pending_;  // [0, pending_count_) are the current command's arguments
   size_t pending_count_ = 0;
   std::string error_;

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
