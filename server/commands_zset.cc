@@ -294,16 +294,10 @@ void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
 // ZSCAN key cursor [MATCH pattern] [COUNT count]. As Redis, an absent key replies an empty scan
 // (and a key of another type WRONGTYPE) before the options are looked at.
 void ZScan(CommandContext& ctx, Args& argv, std::string* out) {
-  uint64_t cursor = 0;
-  if (!ParseScanCursor(argv[2], &cursor)) return AppendError(out, "ERR invalid cursor");
+  uint64_t cursor = 0, count = 0;
   std::string pattern;
-  uint64_t count = 0;
-  std::string error;
-  if (!ParseScanOptions(argv, 3, &pattern, &count, &error)) {
-    auto type = ctx.store->Type(argv[1]);
-    if (!type.ok()) return AppendStatusError(out, type.status());
-    if (*type == storage::KeyType::kZSet) return out->append(error), void();
-    pattern = "*";  // absent: an empty scan; another type: WRONGTYPE, both from the store
+  if (!ParseCollectionScan(ctx, argv, storage::KeyType::kZSet, &cursor, &pattern, &count, out)) {
+    return;
   }
   auto result = ctx.store->ZScan(argv[1], cursor, pattern, count);
   if (!result.ok()) return AppendStatusError(out, result.status());

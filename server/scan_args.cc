@@ -37,4 +37,26 @@ bool ParseScanOptions(const Args& argv, size_t first, std::string* pattern, uint
   return true;
 }
 
+bool ParseCollectionScan(CommandContext& ctx, const Args& argv, storage::KeyType expected,
+                         uint64_t* cursor, std::string* pattern, uint64_t* count,
+                         std::string* out) {
+  if (!ParseScanCursor(argv[2], cursor)) {
+    AppendError(out, "ERR invalid cursor");
+    return false;
+  }
+  std::string error;
+  if (ParseScanOptions(argv, 3, pattern, count, &error)) return true;
+  auto type = ctx.store->Type(argv[1]);
+  if (!type.ok()) {
+    AppendStatusError(out, type.status());
+    return false;
+  }
+  if (*type == expected) {
+    out->append(error);
+    return false;
+  }
+  *pattern = "*";
+  return true;
+}
+
 }  // namespace rockcache::server

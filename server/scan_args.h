@@ -5,6 +5,7 @@
 #include <string>
 
 #include "server/command.h"
+#include "storage/store.h"
 
 namespace rockcache::server {
 
@@ -16,5 +17,12 @@ bool ParseScanCursor(const std::string& arg, uint64_t* cursor);
 // Appends Redis's error and returns false on a bad option.
 bool ParseScanOptions(const Args& argv, size_t first, std::string* pattern, uint64_t* count,
                       std::string* out);
+
+// HSCAN/SSCAN/ZSCAN's arguments (argv[2] cursor, options from argv[3]) for a key that should
+// hold `expected`. As Redis, bad options are reported only when the key holds that type: an
+// absent key gets an empty scan and another type WRONGTYPE (both from the store), so the pattern
+// falls back to "*". Returns false when the reply was written (an error).
+bool ParseCollectionScan(CommandContext& ctx, const Args& argv, storage::KeyType expected,
+                         uint64_t* cursor, std::string* pattern, uint64_t* count, std::string* out);
 
 }  // namespace rockcache::server
