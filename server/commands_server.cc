@@ -31,13 +31,15 @@ void AppendSubcommandError(std::string* out, const Args& argv,
   for (const char* name : known) {
     if (Is(sub, name)) {
       for (char& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return AppendError(out,
-                         "ERR wrong number of arguments for '" + command + "|" + sub + "' command");
+      std::string text = "ERR wrong number of arguments for '";
+      text.append(command).append("|").append(sub).append("' command");
+      return AppendError(out, text);
     }
   }
   for (char& c : command) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  AppendError(out,
-              "ERR unknown subcommand '" + sub.substr(0, 128) + "'. Try " + command + " HELP.");
+  std::string text = "ERR unknown subcommand '";
+  text.append(sub, 0, 128).append("'. Try ").append(command).append(" HELP.");
+  AppendError(out, text);
 }
 
 void Ping(CommandContext&, Args& argv, std::string* out) {
