@@ -133,6 +133,16 @@ int TestServer::WaitExit(int timeout_ms) {
 
 int TestServer::Stop() {
   if (pid_ <= 0) return -1;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    // It died before we asked: show why (a crash, a sanitizer report) before the log is removed.
+    pid_ = -1;
+    std::string log = Log();
+    std::fprintf(stderr,
+                 "rockcache-server on port %d exited by itself (status %d); log tail:\n%s\n", port_,
+                 status, log.substr(log.size() > 30000 ? log.size() - 30000 : 0).c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
   kill(pid_, SIGTERM);
   int code = WaitExit(20000);
   if (code == -1 && pid_ > 0) {
