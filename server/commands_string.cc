@@ -25,11 +25,11 @@ bool ParseExpiry(const Args& argv, size_t i, const char* command, Expiry* expiry
   bool seconds = Is(argv[i], "EX") || Is(argv[i], "EXAT");
   bool relative = Is(argv[i], "EX") || Is(argv[i], "PX");
   bool ok = number > 0 && (!seconds || number <= LLONG_MAX / 1000);
-  int64_t ms = seconds ? number * 1000 : number;
+  int64_t ms = ok && seconds ? number * 1000 : number;  // multiplied only when it cannot overflow
   if (ok && relative) {
     int64_t now = NowUnixMs();
     ok = ms <= LLONG_MAX - now;
-    ms += now;
+    if (ok) ms += now;
   }
   if (!ok) {
     AppendError(out, std::string("ERR invalid expire time in '") + command + "' command");

@@ -374,7 +374,6 @@ void Server::Run() {
   }
   if (signal_fd >= 0) close(signal_fd);
 
-  shutting_down_ = true;
   if (metrics_http_) metrics_http_->Stop();
   for (auto& loop : loops_) loop->StopListening();
   pool_->Shutdown();  // runs every queued task; their replies reach the loops

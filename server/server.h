@@ -162,7 +162,6 @@ class Server {
   RateSample rates_[kRateSamples];  // GUARDED_BY(rates_mu_); ring
   size_t rates_next_ = 0;           // GUARDED_BY(rates_mu_)
   size_t rates_count_ = 0;          // GUARDED_BY(rates_mu_)
-  std::atomic<bool> shutting_down_{false};
 };
 
 // Wall-clock Unix time in milliseconds / microseconds.
