@@ -7,44 +7,16 @@
 #include <vector>
 
 #include "storage/store.h"
+#include "tests/unit/storage/store_fixture.h"
 
 using namespace rockcache;
 using namespace rockcache::storage;
+using namespace rockcache::storage::testing;
 using namespace std::string_literals;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rockcache-list-test-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-template <typename T>
-T Ok(StatusOr<T> r) {
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  return std::move(r).value();
-}
-
-struct Fixture {
-  TempDir dir;
-  std::unique_ptr<Store> store;
-  Fixture() {
-    Options o;
-    o.dir = dir.path();
-    o.write_buffer_bytes = 4 << 20;
-    o.block_cache_bytes = 8 << 20;
-    store = Ok(Store::Open(o));
-  }
+struct Fixture : StoreFixture {
   std::vector<std::string> All(std::string_view key) { return Ok(store->LRange(key, 0, -1)); }
   void Fill(std::string_view key, const std::vector<std::string_view>& items) {
     REQUIRE(store->Del({key}).ok());

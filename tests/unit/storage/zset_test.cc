@@ -10,35 +10,16 @@
 #include <vector>
 
 #include "storage/store.h"
+#include "tests/unit/storage/store_fixture.h"
 
 using namespace rockcache;
 using namespace rockcache::storage;
+using namespace rockcache::storage::testing;
 using namespace std::string_literals;
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rockcache-zset-test-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-template <typename T>
-T Ok(StatusOr<T> r) {
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  return std::move(r).value();
-}
 
 using Members = std::vector<ScoredMember>;
 
@@ -48,16 +29,7 @@ std::vector<std::string> Names(const Members& ms) {
   return out;
 }
 
-struct Fixture {
-  TempDir dir;
-  std::unique_ptr<Store> store;
-  Fixture() {
-    Options o;
-    o.dir = dir.path();
-    o.write_buffer_bytes = 4 << 20;
-    o.block_cache_bytes = 8 << 20;
-    store = Ok(Store::Open(o));
-  }
+struct Fixture : StoreFixture {
   int64_t Add(std::string_view key, std::vector<std::pair<double, std::string_view>> ms,
               ZAddOptions o = {}) {
     return Ok(store->ZAdd(key, ms, o)).count;
