@@ -31,6 +31,8 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
+using rockcache::testing::InfoFields;
+using rockcache::testing::InfoText;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::RunShell;
@@ -40,27 +42,6 @@ using rockcache::testing::TestServer;
 namespace {
 
 // ---- INFO helpers ----------------------------------------------------------------------------
-
-std::string InfoText(Client& c, const std::string& section) {
-  Reply r = c.Command({"INFO", section});
-  REQUIRE(r.type == REDIS_REPLY_STRING);
-  return r.str;
-}
-
-// "name:value" lines of an INFO reply.
-std::map<std::string, std::string> InfoFields(const std::string& text) {
-  std::map<std::string, std::string> fields;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    fields[line.substr(0, colon)] = line.substr(colon + 1);
-  }
-  return fields;
-}
 
 // A numeric INFO field; REQUIREs that it exists.
 uint64_t InfoNumber(Client& c, const std::string& section, const std::string& field) {

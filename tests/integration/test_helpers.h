@@ -2,7 +2,10 @@
 // assertion checks the reply type as well as its text) and a few socket/time utilities.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +60,28 @@ inline std::string Resp(const std::vector<std::string>& args) {
     out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
   }
   return out;
+}
+
+// INFO <section> as text. REQUIREs a bulk reply.
+inline std::string InfoText(Client& c, const std::string& section) {
+  Reply r = c.Command({"INFO", section});
+  REQUIRE(r.type == REDIS_REPLY_STRING);
+  return r.str;
+}
+
+// The "name:value" lines of an INFO reply.
+inline std::map<std::string, std::string> InfoFields(const std::string& text) {
+  std::map<std::string, std::string> fields;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    fields[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  return fields;
 }
 
 inline bool Contains(const std::string& haystack, const std::string& needle) {
