@@ -15,7 +15,7 @@ LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lrocksdb -lfmt -pt
 LDFLAGS    += $(SANFLAGS)
 
 MODULES     = config pool cache storage server
-CORE_SRCS   = $(foreach m,$(MODULES),$(wildcard $(m)/*.cc))
+CORE_SRCS   = $(foreach m,$(MODULES),$(wildcard $(m)/*.cc $(m)/*/*.cc))
 CORE_OBJS   = $(CORE_SRCS:%.cc=$(BUILD)/%.o)
 UNIT_SRCS   = $(wildcard tests/unit/*.cc tests/unit/*/*.cc)
 UNIT_OBJS   = $(UNIT_SRCS:%.cc=$(BUILD)/%.o)
@@ -30,11 +30,16 @@ POOL_BENCH  = $(BUILD)/pool-bench
 
 DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev libfmt-dev \
                libhiredis-dev catch2 redis-tools
-# redis-server is the reference `make bench` compares against; installed only by bench (on a
-# systemd machine its package starts a service on 6379, which would collide with `make run`).
-BENCH_PACKAGES = redis-server
+# redis-server is the reference `make bench` compares against and the one the differential test
+# ([differential]) checks replies against; installed by bench and test, which start their own
+# redis-server processes (the test on a free port, stopped by pid). On a systemd machine the
+# package also starts a service on 6379, which would collide with `make run`'s default port
+# (`systemctl disable --now redis-server` stops it); elsewhere the package starts nothing.
+BENCH_PACKAGES = redis-server valgrind
+TEST_PACKAGES = redis-server
 
-.PHONY: all build deps run test unit-test integration-test bench format lint asan tsan fuzz clean
+.PHONY: all build deps run test unit-test integration-test bench format lint asan tsan fuzz clean \
+        compose-test
 
 all: build
 build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH)
@@ -68,6 +73,7 @@ run: deps
 	$(SERVER) $(ARGS)
 
 test: deps
+	@./scripts/install-deps.sh $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory unit-test integration-test
 
@@ -101,19 +107,49 @@ tsan: deps
 test-only: build
 	@$(MAKE) --no-print-directory unit-test integration-test
 
-FUZZ = $(BUILD)/fuzz-resp-parser
+# libFuzzer targets, built with clang, ASan and UBSan (objects in build/fuzz): the RESP parser,
+# and the dispatcher (random command sequences against an in-process server). Each runs
+# FUZZ_SECONDS (default 60); the corpora grow under tests/fuzz/corpus*. clang, libFuzzer and
+# the sanitizer runtimes come from Debian (installed when missing).
+FUZZ_PACKAGES = clang libclang-rt-14-dev
+FUZZ_BUILD    = build/fuzz
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CXX      = clang++ -std=c++17 -O1 -g -fno-omit-frame-pointer -I. $(FUZZ_SAN)
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz-build
 fuzz: deps
-	@mkdir -p $(BUILD) tests/fuzz/corpus
-	clang++ -std=c++17 -O1 -g -I. -fsanitize=fuzzer,address,undefined \
-	  tests/fuzz/resp_parser_fuzz.cc server/resp_parser.cc config/split_args.cc -o $(FUZZ)
-	$(FUZZ) -max_total_time=$${FUZZ_SECONDS:-60} tests/fuzz/corpus tests/fuzz/seeds
+	@./scripts/install-deps.sh $(FUZZ_PACKAGES)
+	@$(MAKE) --no-print-directory fuzz-build
+	@mkdir -p tests/fuzz/corpus tests/fuzz/corpus-dispatcher
+	$(FUZZ_BUILD)/fuzz-resp-parser -max_total_time=$(FUZZ_SECONDS) tests/fuzz/corpus tests/fuzz/seeds
+	$(FUZZ_BUILD)/fuzz-dispatcher -max_total_time=$(FUZZ_SECONDS) -timeout=120 -rss_limit_mb=4096 \
+	  tests/fuzz/corpus-dispatcher
 
+# Builds the Docker images (debian:12 bases from debootstrap when no registry answers) and checks
+# every docker compose profile through its published ports; needs a Docker daemon, not `make test`.
+compose-test:
+	./scripts/compose-test.sh
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CXX=clang++ \
+	  OPT="-O1 -g -fno-omit-frame-pointer" SANFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	  $(FUZZ_BUILD)/librockcache.a
+	$(FUZZ_CXX) -fsanitize=fuzzer tests/fuzz/resp_parser_fuzz.cc server/protocol/resp_parser.cc \
+	  config/split_args.cc -o $(FUZZ_BUILD)/fuzz-resp-parser
+	$(FUZZ_CXX) -fsanitize=fuzzer $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+	  tests/fuzz/dispatcher_fuzz.cc $(FUZZ_BUILD)/librockcache.a -o $(FUZZ_BUILD)/fuzz-dispatcher \
+	  $(LDLIBS)
+
+# clang-format and clang-tidy come from Debian (installed when missing).
+LINT_PACKAGES = clang-format clang-tidy
 CLANG_FORMAT ?= clang-format
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null)
 format:
+	@./scripts/install-deps.sh $(LINT_PACKAGES)
 	$(CLANG_FORMAT) -i $(FORMAT_FILES)
 
 lint:
+	@./scripts/install-deps.sh $(LINT_PACKAGES)
 	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
 	clang-tidy --quiet $(filter-out tests/%,$(filter %.cc,$(FORMAT_FILES))) -- \
 	  -std=c++17 -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -34,7 +34,7 @@ Cache::Cache(const Options& options)
       shards_(new internal::Shard[shard_count_]),
       max_memory_(options.max_memory_bytes) {
   for (size_t i = 0; i < shard_count_; ++i) {
-    shards_[i].Init(policy_, options.max_memory_bytes / shard_count_, SeedFor(i));
+    shards_[i].Init(options.policy, options.max_memory_bytes / shard_count_, SeedFor(i));
   }
 }
 
@@ -43,6 +43,7 @@ Cache::~Cache() = default;
 size_t Cache::Charge(std::string_view key, const Value& value) {
   size_t charge = kEntryOverhead + key.size();
   if (value.is_string()) return charge + StringCharge(value.str.size());
+  if (value.is_absent()) return charge;
   charge += kHeapBlockOverhead;
   for (const auto& [name, field_value] : value.fields) {
     charge += kFieldOverhead + StringCharge(name.size()) + StringCharge(field_value.size());
@@ -57,7 +58,7 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
   internal::Entry* garbage = nullptr;
   bool installed = false;
   const bool cacheable =
-      value.is_string() || (!value.fields.empty() && value.fields.size() <= max_hash_fields_);
+      !value.is_hash() || (!value.fields.empty() && value.fields.size() <= max_hash_fields_);
   const uint64_t charge = cacheable ? Charge(key, value) : 0;
   // Unlocked read of the budget: only saves building an entry that cannot fit; the shard's own
   // capacity, read under its lock, decides.
@@ -133,8 +134,16 @@ void Cache::ResetStats() {
   }
 }
 
+void Cache::SetPolicy(Policy policy) {
+  policy_.store(policy, std::memory_order_relaxed);
+  for (size_t i = 0; i < shard_count_; ++i) {
+    std::lock_guard<std::mutex> lock(shards_[i].mu());
+    shards_[i].set_policy(policy);
+  }
+}
+
 std::optional<int> Cache::LfuFrequency(std::string_view key, int64_t now_ms) const {
-  if (policy_ != Policy::kAllKeysLfu) return std::nullopt;
+  if (policy() != Policy::kAllKeysLfu) return std::nullopt;
   const uint64_t hash = HashKey(key);
   internal::Shard& shard = ShardFor(hash);
   std::lock_guard<std::mutex> lock(shard.mu());

@@ -45,6 +45,13 @@
 // Under heavy write contention tickets would drop fills while stripes serialize them; for a cache
 // in front of a key-value store the serialization is the behaviour we want.
 //
+// Negative entries. Value::Absent() records that storage, read under the key's stripe, holds no
+// such key. It is filled and invalidated exactly like a positive entry (a miss fills it under the
+// stripe; a write Puts over it, Erases it, or Updates it — which drops it), it is charged like an
+// empty string (kEntryOverhead + key) against max_memory and evicted like any other entry. Visit
+// and Peek report it as Lookup::kAbsent without running the visitor, so code that only knows
+// kHit treats it as a miss and falls back to storage.
+//
 // Values that are never cached: a hash with more than Options::max_hash_fields fields or with no
 // fields, and any entry whose Charge exceeds one shard's budget. Put of such a value still
 // removes the old entry (the write path relies on that to stay coherent).
@@ -82,6 +89,7 @@ class Cache {
   //   kEntryOverhead + key.size() + StringCharge(str)                                (string)
   //   kEntryOverhead + key.size() + kHeapBlockOverhead
   //       + sum over fields (kFieldOverhead + StringCharge(name) + StringCharge(value))  (hash)
+  //   kEntryOverhead + key.size()                                                 (negative)
   // with StringCharge(n) = n + (n > kInlineStringCapacity ? kHeapBlockOverhead : 0).
   //
   // The constants follow what the process really allocates on 64-bit Linux (glibc malloc,
@@ -110,7 +118,9 @@ class Cache {
   // --- Reads -------------------------------------------------------------------------------
   // When `key` is cached and not expired at now_ms, runs visit(const Value&, int64_t
   // expire_at_ms /* 0 = none */) — or visit(const Value&) — under the shard lock, counts a hit,
-  // records the access (LRU recency / LFU frequency) and returns kHit. Otherwise counts a miss
+  // records the access (LRU recency / LFU frequency) and returns kHit. When the entry is a
+  // negative one (Value::Absent()), it does not run `visit`, counts a hit and a negative hit,
+  // records the access and returns kAbsent: the key does not exist. Otherwise counts a miss
   // and returns kMiss; an entry with now_ms >= expire_at is removed then and counted in
   // `expired`. Never blocks on I/O: for network threads. `visit` must not block or call into
   // the cache; copy out or append reply bytes only.
@@ -139,6 +149,9 @@ class Cache {
 
   // When `key` is cached and live at now_ms, calls mutate(Value&, int64_t& expire_at_ms) under
   // the shard lock and returns true; otherwise returns false (and removes an expired entry).
+  // A negative entry is removed (counted in `erases`) without calling `mutate`, and false is
+  // returned: every write path that may create a key calls Put, Update or Erase for it, so a
+  // negative entry never outlives the write that made the key exist.
   // The mutator edits in place (HSET/HDEL via Value::SetField/EraseField, APPEND, SETRANGE,
   // EXPIRE/PERSIST via expire_at_ms) and returns false to drop the entry instead (e.g. when the
   // result is not worth the work under the lock). The entry is also dropped when it ends up a
@@ -161,7 +174,10 @@ class Cache {
   void SetMaxMemory(uint64_t bytes);
   uint64_t max_memory() const { return max_memory_.load(std::memory_order_relaxed); }
   bool enabled() const { return max_memory() > 0; }
-  Policy policy() const { return policy_; }
+  Policy policy() const { return policy_.load(std::memory_order_relaxed); }
+  // CONFIG SET cache-policy / maxmemory-policy: switches every shard's eviction (and OBJECT FREQ
+  // tracking) from now on; entries keep their place. Takes each shard lock in turn.
+  void SetPolicy(Policy policy);
   size_t shard_count() const { return shard_count_; }
   size_t max_hash_fields() const { return max_hash_fields_; }
   size_t ShardOf(std::string_view key) const { return ShardIndex(HashKey(key)); }
@@ -207,7 +223,7 @@ class Cache {
 
   const size_t shard_count_;
   const bool shard_pow2_;  // shard_count_ is a power of two: % is a mask
-  const Policy policy_;
+  std::atomic<Policy> policy_;
   const size_t max_hash_fields_;
   std::unique_ptr<internal::Shard[]> shards_;
   std::atomic<uint64_t> max_memory_;
@@ -227,7 +243,11 @@ Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& vi
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
     internal::Entry* e = shard.Find(key, hash, now_ms, &garbage);
-    if (e != nullptr) {
+    if (e != nullptr && e->value().is_absent()) {
+      shard.Touch(e);
+      result = Lookup::kAbsent;
+      if (count) ++shard.counters().negative_hits;
+    } else if (e != nullptr) {
       shard.Touch(e);
       const Value& value = e->value();
       if constexpr (std::is_invocable_v<Visitor&, const Value&, int64_t>) {
@@ -237,7 +257,7 @@ Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& vi
       }
       result = Lookup::kHit;
     }
-    if (count) ++(result == Lookup::kHit ? shard.counters().hits : shard.counters().misses);
+    if (count) ++(result == Lookup::kMiss ? shard.counters().misses : shard.counters().hits);
   }
   if (garbage != nullptr) internal::DeleteChain(garbage);
   return result;
@@ -253,7 +273,11 @@ bool Cache::Update(std::string_view key, int64_t now_ms, Mutator&& mutate) {
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
     internal::Entry* e = shard.Find(key, hash, now_ms, &garbage);
-    if (e != nullptr) {
+    if (e != nullptr && e->value().is_absent()) {
+      // A write reached a key the cache knew absent: the negative entry is wrong from now on,
+      // and the mutator cannot build the new value from nothing. Drop it.
+      shard.FinishUpdate(e, /*keep=*/false, 0, 0, now_ms, &garbage);
+    } else if (e != nullptr) {
       found = true;
       int64_t expire_at_ms = e->expire_at_ms;
       bool keep = mutate(e->value(), expire_at_ms);

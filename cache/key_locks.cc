@@ -40,14 +40,36 @@ KeyLocks::Guard KeyLocks::LockAll() {
   return guard;
 }
 
+std::vector<uint32_t> KeyLocks::StripesOf(const std::vector<std::string_view>& keys) const {
+  std::vector<uint32_t> stripes;
+  stripes.reserve(keys.size());
+  for (std::string_view key : keys) stripes.push_back(static_cast<uint32_t>(StripeOf(key)));
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  return stripes;
+}
+
+void KeyLocks::BeginWrite(const std::vector<uint32_t>& stripes) {
+  for (uint32_t i : stripes) {
+    std::atomic<uint64_t>& seq = stripes_[i].seq;
+    seq.store(seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // The odd values must be visible before any cache change of this write: the cache shard's
+  // mutex release that publishes the change orders them for a reader that sees the change.
+  std::atomic_thread_fence(std::memory_order_release);
+}
+
+void KeyLocks::EndWrite(const std::vector<uint32_t>& stripes) {
+  for (uint32_t i : stripes) {
+    std::atomic<uint64_t>& seq = stripes_[i].seq;
+    seq.store(seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+}
+
 KeyLocks::Guard KeyLocks::Lock(const std::vector<std::string_view>& keys) {
   Guard guard;
   if (keys.empty()) return guard;
-  guard.stripes_.reserve(keys.size());
-  for (std::string_view key : keys) guard.stripes_.push_back(static_cast<uint32_t>(StripeOf(key)));
-  std::sort(guard.stripes_.begin(), guard.stripes_.end());
-  guard.stripes_.erase(std::unique(guard.stripes_.begin(), guard.stripes_.end()),
-                       guard.stripes_.end());
+  guard.stripes_ = StripesOf(keys);
   for (uint32_t stripe : guard.stripes_) LockStripe(stripe);
   guard.owner_ = this;
   return guard;

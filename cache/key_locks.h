@@ -13,7 +13,15 @@
 // and relocking a held stripe deadlocks at once.
 //
 // Deadlock freedom: Lock(keys) takes the distinct stripes of the keys in ascending order, so any
-// two multi-key commands acquire their common stripes in the same order.
+// two multi-key commands acquire their common stripes in the same order. The server's group
+// commit locks every stripe of a whole group of commands with one Lock(keys) call.
+//
+// Write sequence (a seqlock per stripe, beside its mutex on the same cache line): a thread that
+// holds a stripe and is about to change cache entries of its keys calls BeginWrite (sequence
+// becomes odd), then EndWrite (even again). Only the stripe's holder writes it, so both are a
+// relaxed load and a plain store: no atomic read-modify-write, nothing shared between stripes.
+// Readers that never lock (multi-key cache reads in the network thread) take WriteSeq of each
+// key before their lookups and check it is unchanged after (server/executor.h has the argument).
 #pragma once
 
 #include <atomic>
@@ -67,6 +75,17 @@ class KeyLocks {
   Guard LockAll();
 
   size_t StripeOf(std::string_view key) const;
+  // The distinct stripes of `keys`, ascending.
+  std::vector<uint32_t> StripesOf(const std::vector<std::string_view>& keys) const;
+
+  // Write sequence. REQUIRES: the caller holds every stripe in `stripes`, and they are distinct.
+  void BeginWrite(const std::vector<uint32_t>& stripes);
+  void EndWrite(const std::vector<uint32_t>& stripes);
+  // Any thread, never blocks: the write sequence of key's stripe (acquire). Odd while a write is
+  // in progress.
+  uint64_t WriteSeq(std::string_view key) const {
+    return stripes_[StripeOf(key)].seq.load(std::memory_order_acquire);
+  }
   size_t stripe_count() const { return count_; }
   // How many stripe acquisitions found the stripe taken and had to wait (monotonic; INFO and
   // tests). Counted only on the slow path, after a failed try_lock.
@@ -75,6 +94,7 @@ class KeyLocks {
  private:
   struct alignas(64) Stripe {  // one cache line each: neighbours do not false-share
     std::mutex mu;
+    std::atomic<uint64_t> seq{0};  // written only by the holder of mu (see top)
   };
   void LockStripe(uint32_t index);
 

@@ -39,7 +39,8 @@ struct Options {
   size_t max_hash_fields = 1024;
 };
 
-enum class Lookup { kHit, kMiss };
+// kAbsent: the cache holds a negative entry: the key is known not to exist (no visitor ran).
+enum class Lookup { kHit, kMiss, kAbsent };
 
 // Counters of one shard, or of the whole cache (merged: sums; max_memory is the sum of the
 // shard budgets). Gauges reflect the moment of the read; counters run since creation or the
@@ -49,11 +50,13 @@ struct Stats {
   uint64_t keys = 0;           // live entries (expired but not yet removed ones included)
   uint64_t keys_with_ttl = 0;  // entries with an expire-at
   uint64_t bytes_used = 0;     // sum of Cache::Charge over the entries
+  uint64_t negative_keys = 0;  // negative entries (keys known absent), included in `keys`
   uint64_t max_memory = 0;     // budget (a shard's, or the sum of the shards')
   // Counters.
-  uint64_t hits = 0;       // Visit found a live entry
-  uint64_t misses = 0;     // Visit found nothing (or an expired entry)
-  uint64_t fills = 0;      // Put calls that installed an entry
+  uint64_t hits = 0;           // Visit found a live entry (negative entries included)
+  uint64_t negative_hits = 0;  // of which negative entries (the key is known absent)
+  uint64_t misses = 0;         // Visit found nothing (or an expired entry)
+  uint64_t fills = 0;          // Put calls that installed an entry
   uint64_t rejected = 0;   // Put calls that did not install (cache off, too big, too many fields)
   uint64_t updates = 0;    // Update calls whose mutator kept the entry
   uint64_t erases = 0;     // entries removed by Erase, an Update mutator or a rejected Put
@@ -64,8 +67,10 @@ struct Stats {
     keys += other.keys;
     keys_with_ttl += other.keys_with_ttl;
     bytes_used += other.bytes_used;
+    negative_keys += other.negative_keys;
     max_memory += other.max_memory;
     hits += other.hits;
+    negative_hits += other.negative_hits;
     misses += other.misses;
     fills += other.fills;
     rejected += other.rejected;
@@ -76,7 +81,7 @@ struct Stats {
   }
   // Zeroes the counters, keeps the gauges.
   void ResetCounters() {
-    hits = misses = fills = rejected = updates = erases = evictions = expired = 0;
+    hits = negative_hits = misses = fills = rejected = updates = erases = evictions = expired = 0;
   }
 };
 

@@ -194,6 +194,7 @@ void Shard::Clear(Entry** garbage) {
   lru_.next = lru_.prev = &lru_;
   usage_ = 0;
   ttl_entries_ = 0;
+  negative_entries_ = 0;
 }
 
 void Shard::SetCapacity(uint64_t capacity, Entry** garbage) {
@@ -223,6 +224,7 @@ Stats Shard::GetStats() const {
   Stats s = stats_;
   s.keys = table_.size();
   s.keys_with_ttl = ttl_entries_;
+  s.negative_keys = negative_entries_;
   s.bytes_used = usage_;
   s.max_memory = capacity_;
   return s;
@@ -235,6 +237,7 @@ void Shard::Link(Entry* e) {
   entries_.push_back(e);
   usage_ += e->charge;
   if (e->expire_at_ms != 0) ++ttl_entries_;
+  if (e->value().is_absent()) ++negative_entries_;
 }
 
 void Shard::Unlink(Entry* e) {
@@ -246,6 +249,7 @@ void Shard::Unlink(Entry* e) {
   entries_.pop_back();
   usage_ -= e->charge;
   if (e->expire_at_ms != 0) --ttl_entries_;
+  if (e->value().is_absent()) --negative_entries_;
 }
 
 void Shard::EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage) {

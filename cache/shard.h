@@ -113,6 +113,9 @@ class alignas(64) Shard {
 
   // Before first use (no lock needed then).
   void Init(Policy policy, uint64_t capacity, uint64_t seed);
+  // Cache::SetPolicy. Under LFU the LRU list is still kept (in insertion order), so either switch
+  // leaves every structure valid.
+  void set_policy(Policy policy) { policy_ = policy; }
 
   std::mutex& mu() const { return mu_; }
 
@@ -191,16 +194,17 @@ class alignas(64) Shard {
 
   mutable std::mutex mu_;
   Policy policy_ = Policy::kAllKeysLru;
-  uint64_t capacity_ = 0;        // GUARDED_BY(mu_)
-  uint64_t usage_ = 0;           // GUARDED_BY(mu_)
-  uint64_t ttl_entries_ = 0;     // GUARDED_BY(mu_)
-  int64_t clock_ms_ = 0;         // GUARDED_BY(mu_)
-  uint64_t rng_ = 1;             // GUARDED_BY(mu_)
-  uint32_t lru_clock_ = 0;       // GUARDED_BY(mu_); +1 per move to the newest end (wraps)
-  EntryTable table_;             // GUARDED_BY(mu_)
-  LruLink lru_{&lru_, &lru_};    // GUARDED_BY(mu_); lru_.next = oldest, lru_.prev = newest
-  std::vector<Entry*> entries_;  // GUARDED_BY(mu_)
-  Stats stats_;                  // GUARDED_BY(mu_); counters only
+  uint64_t capacity_ = 0;          // GUARDED_BY(mu_)
+  uint64_t usage_ = 0;             // GUARDED_BY(mu_)
+  uint64_t ttl_entries_ = 0;       // GUARDED_BY(mu_)
+  uint64_t negative_entries_ = 0;  // GUARDED_BY(mu_); entries holding Value::Absent()
+  int64_t clock_ms_ = 0;           // GUARDED_BY(mu_)
+  uint64_t rng_ = 1;               // GUARDED_BY(mu_)
+  uint32_t lru_clock_ = 0;         // GUARDED_BY(mu_); +1 per move to the newest end (wraps)
+  EntryTable table_;               // GUARDED_BY(mu_)
+  LruLink lru_{&lru_, &lru_};      // GUARDED_BY(mu_); lru_.next = oldest, lru_.prev = newest
+  std::vector<Entry*> entries_;    // GUARDED_BY(mu_)
+  Stats stats_;                    // GUARDED_BY(mu_); counters only
 };
 
 }  // namespace rockcache::cache::internal

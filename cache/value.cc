@@ -22,6 +22,12 @@ Value Value::String(std::string s) {
   return v;
 }
 
+Value Value::Absent() {
+  Value v;
+  v.type = Type::kAbsent;
+  return v;
+}
+
 Value Value::Hash(std::vector<Field> sorted_fields) {
   Value v;
   v.type = Type::kHash;

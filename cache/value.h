@@ -1,4 +1,5 @@
-// cache::Value — what the cache holds for one key: a string, or a whole hash.
+// cache::Value — what the cache holds for one key: a string, a whole hash, or the knowledge that
+// the key does not exist (a negative entry, kAbsent: no payload).
 //
 // A hash is cached whole or not at all, with its fields sorted by field name in binary
 // (memcmp) order and unique — the order RocksDB's bytewise comparator gives storage's hash
@@ -18,7 +19,7 @@
 namespace rockcache::cache {
 
 struct Value {
-  enum class Type : uint8_t { kString, kHash };
+  enum class Type : uint8_t { kString, kHash, kAbsent };
   using Field = std::pair<std::string, std::string>;  // (name, value)
 
   Type type = Type::kString;
@@ -26,6 +27,8 @@ struct Value {
   std::vector<Field> fields;  // kHash: sorted by .first (binary compare), names unique
 
   static Value String(std::string s);
+  // A negative entry: storage was read under the key's stripe and holds no such key.
+  static Value Absent();
   // REQUIRES: sorted_fields is sorted by name and has no duplicate name (asserted in debug
   // builds). Use HashFromUnsorted when the order is not known.
   static Value Hash(std::vector<Field> sorted_fields);
@@ -34,6 +37,7 @@ struct Value {
 
   bool is_string() const { return type == Type::kString; }
   bool is_hash() const { return type == Type::kHash; }
+  bool is_absent() const { return type == Type::kAbsent; }
 
   // kHash: the field's value, or nullptr when absent. O(log n).
   const std::string* FindField(std::string_view name) const;

@@ -12,7 +12,7 @@
 
 #include "config/config.h"
 #include "server/clock.h"
-#include "server/info.h"
+#include "server/metrics/info.h"
 #include "server/server.h"
 
 namespace {

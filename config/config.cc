@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdlib>
 #include <fstream>
+#include <unordered_map>
 
+#include "config/buffer_limits.h"
 #include "config/glob.h"
+#include "config/redis_options.h"
 #include "config/split_args.h"
 
 namespace rockcache::config {
@@ -36,8 +40,14 @@ const std::vector<OptionSpec> kOptionTable = {
    "Seconds between TCP keepalive probes on new connections (0 = off)."},
   {"proto-max-bulk-len", T::kMemory, "512mb", 1 * kMB, 4 * kGB, nullptr, true,
    "Largest bulk string a request may carry; bigger requests get a protocol error."},
-  {"client-output-buffer-limit", T::kMemory, "1gb", 0, LLONG_MAX, nullptr, true,
-   "Bytes of pending replies after which a client is disconnected (0 = no limit)."},
+  {"client-query-buffer-limit", T::kMemory, "1gb", 1 * kMB, LLONG_MAX, nullptr, true,
+   "Disconnect a client whose unparsed input plus its partly parsed command exceed this."},
+  {"client-output-buffer-limit", T::kBufferLimits,
+   "normal 1gb 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, nullptr, true,
+   "Per class <class> <hard> <soft> <seconds>: close a client whose pending replies pass hard, "
+   "or stay over soft longer than seconds; replies are checked while they are built, so memory "
+   "stays near the limit. Unlike Redis (normal 0 0 0), normal keeps a 1gb hard limit. A single "
+   "size sets the normal hard limit."},
   {"requirepass", T::kString, "", 0, 0, nullptr, true,
    "Password clients must AUTH with; empty disables authentication."},
   // ---- process ----
@@ -61,16 +71,16 @@ const std::vector<OptionSpec> kOptionTable = {
   {"metrics-port", T::kInt, "9121", 0, 65535, nullptr, false,
    "Port of the Prometheus /metrics endpoint on the bind addresses (0 turns it off)."},
   // ---- worker pool ----
-  {"pool-threads", T::kInt, "4", 1, 256, nullptr, false,
-   "Worker threads running storage commands; more than cores helps only while they wait on disk."},
+  {"pool-threads", T::kInt, "0", 0, 256, nullptr, false,
+   "Worker threads for storage commands; 0 = auto (one per core, at least 2)."},
   {"pool-mode", T::kEnum, "adaptive", 0, 0, "adaptive|classic", false,
    "adaptive = lock-free lists with spin/yield/block waits; classic = one mutex+condvar queue."},
-  {"workers-per-list", T::kInt, "2", 1, 256, nullptr, false,
-   "Workers sharing one lock-free task list; more sharing balances load, fewer lowers contention."},
-  {"pool-spin-count", T::kInt, "200", 0, 1000000, nullptr, true,
-   "Pause-instruction spins of an idle worker before it yields (200 pauses are about 1 us)."},
-  {"pool-max-yield-usec", T::kInt, "100", 0, 1000000, nullptr, true,
-   "Longest an idle worker yields before it blocks; longer burns CPU, shorter wakes slower."},
+  {"workers-per-list", T::kInt, "0", 0, 256, nullptr, false,
+   "Workers sharing one task list; 0 = auto (all of them up to 4 cores, else 2)."},
+  {"pool-spin-count", T::kInt, "-1", -1, 1000000, nullptr, true,
+   "Spins of an idle worker before it yields; -1 = auto (0 on <= 2 cores, else 200)."},
+  {"pool-max-yield-usec", T::kInt, "-1", -1, 1000000, nullptr, true,
+   "Longest an idle worker yields before it blocks; -1 = auto (0 on <= 2 cores, else 100)."},
   {"pool-slow-yield-usec", T::kInt, "3", 0, 1000000, nullptr, true,
    "A yield slower than this counts as slow (the CPU is contended)."},
   {"pool-max-slow-yields", T::kInt, "3", 1, 1000000, nullptr, true,
@@ -88,7 +98,7 @@ const std::vector<OptionSpec> kOptionTable = {
    "Bytes of keys + values + overhead the in-memory cache may hold (0 turns the cache off)."},
   {"cache-shards", T::kInt, "16", 1, 1024, nullptr, false,
    "Independently locked cache shards; more lowers lock contention, each gets a smaller budget."},
-  {"cache-policy", T::kEnum, "allkeys-lru", 0, 0, "allkeys-lru|allkeys-lfu", false,
+  {"cache-policy", T::kEnum, "allkeys-lru", 0, 0, "allkeys-lru|allkeys-lfu", true,
    "Eviction policy: lru keeps recent keys, lfu keeps frequently read keys through scans."},
   {"cache-max-hash-fields", T::kInt, "1024", 0, 1000000, nullptr, false,
    "Hashes with more fields are not cached (they are read from RocksDB every time)."},
@@ -137,16 +147,80 @@ bool ParseInt(std::string_view text, int64_t* out) {
   return true;
 }
 
+// notify-keyspace-events: Redis's letters to its canonical string (keyspaceEventsStringToFlags
+// and keyspaceEventsFlagsToString in notify.c). False on an unknown letter.
+bool CanonicalEvents(std::string_view text, std::string* out) {
+  static constexpr std::string_view kClasses = "g$lshzxetd";  // what 'A' stands for
+  bool has[128] = {};
+  for (char c : text) {
+    if (c == 'A') {
+      for (char k : kClasses) has[static_cast<int>(k)] = true;
+    } else if (kClasses.find(c) != std::string_view::npos || c == 'K' || c == 'E' || c == 'm' ||
+               c == 'n') {
+      has[static_cast<int>(c)] = true;
+    } else {
+      return false;
+    }
+  }
+  bool all = std::all_of(kClasses.begin(), kClasses.end(),
+                         [&](char k) { return has[static_cast<int>(k)]; });
+  out->clear();
+  if (all) {
+    *out = "A";
+  } else {
+    for (char k : std::string_view("g$lshzxetdn")) {
+      if (has[static_cast<int>(k)]) out->push_back(k);
+    }
+  }
+  for (char k : std::string_view("KEm")) {
+    if (has[static_cast<int>(k)]) out->push_back(k);
+  }
+  return true;
+}
+
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > start) words.emplace_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+struct Index {
+  std::vector<OptionSpec> all;
+  std::unordered_map<std::string, size_t> by_name;
+  Index() {
+    all = kOptionTable;
+    const auto& redis = RedisOptionRows();
+    all.insert(all.end(), redis.begin(), redis.end());
+    for (size_t i = 0; i < all.size(); ++i) by_name.emplace(all[i].name, i);
+  }
+};
+
+const Index& GetIndex() {
+  static const Index index;
+  return index;
+}
+
 }  // namespace
 
-const std::vector<OptionSpec>& OptionTable() { return kOptionTable; }
+const std::vector<OptionSpec>& OptionTable() { return GetIndex().all; }
 
 const OptionSpec* FindOption(std::string_view name) {
-  std::string lower = Lower(name);
-  for (const auto& spec : kOptionTable) {
-    if (lower == spec.name) return &spec;
-  }
-  return nullptr;
+  const Index& index = GetIndex();
+  auto it = index.by_name.find(Lower(name));
+  return it == index.by_name.end() ? nullptr : &index.all[it->second];
+}
+
+const OptionSpec& StorageOption(const OptionSpec& spec) {
+  if (spec.kind != OptionKind::kMapped) return spec;
+  const OptionSpec* target = FindOption(spec.target);
+  assert(target != nullptr);
+  return target != nullptr ? *target : spec;
 }
 
 bool ParseMemory(std::string_view text, int64_t* bytes) {
@@ -183,7 +257,8 @@ bool ParseMemory(std::string_view text, int64_t* bytes) {
 }
 
 Config::Config() {
-  for (const auto& spec : kOptionTable) {
+  for (const auto& spec : OptionTable()) {
+    if (spec.kind == OptionKind::kMapped) continue;
     std::string canonical;
     Status s = Canonicalize(spec, spec.default_value, &canonical);
     assert(s.ok());
@@ -238,26 +313,134 @@ Status Config::Canonicalize(const OptionSpec& spec, std::string_view value,
     case OptionType::kString:
       *out = std::string(value);
       return Status::OK();
+    case OptionType::kBufferLimits: {
+      // Merged over the current value: a group replaces its class only, as in Redis.
+      ClientBufferLimits base, limits;
+      std::string current;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = values_.find(spec.name);
+        if (it != values_.end()) current = it->second;
+      }
+      if (!current.empty()) (void)ParseClientBufferLimits(current, base, &base);
+      if (Status s = ParseClientBufferLimits(value, base, &limits); !s.ok()) return s;
+      *out = FormatClientBufferLimits(limits);
+      return Status::OK();
+    }
+    case OptionType::kEvents:
+      if (!CanonicalEvents(value, out)) {
+        return Status::InvalidArgument("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+      }
+      return Status::OK();
+    case OptionType::kSave: {
+      auto words = Words(value);
+      int64_t n = 0;
+      if (words.size() % 2 != 0 ||
+          !std::all_of(words.begin(), words.end(),
+                       [&](const std::string& w) { return ParseInt(w, &n) && n >= 0; })) {
+        return Status::InvalidArgument("Invalid save parameters");
+      }
+      out->clear();
+      for (const auto& w : words) *out += (out->empty() ? "" : " ") + w;
+      return Status::OK();
+    }
+    case OptionType::kPercentiles: {
+      out->clear();
+      for (const auto& w : Words(value)) {
+        char* end = nullptr;
+        double p = std::strtod(w.c_str(), &end);
+        if (end == w.c_str() || *end != '\0') {
+          return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
+        }
+        if (p < 0 || p > 100) {
+          return Status::InvalidArgument(
+              "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+        }
+        *out += (out->empty() ? "" : " ") + w;
+      }
+      return Status::OK();
+    }
   }
   return Status::InvalidArgument("unknown option type");
+}
+
+Status Config::Prepare(const OptionSpec& spec, std::string_view value, bool from_config_set,
+                       std::string* store) const {
+  if (from_config_set && !spec.runtime) {
+    return Status::InvalidArgument("can't set immutable config");
+  }
+  std::string canonical;
+  Status s = Canonicalize(spec, value, &canonical);
+  if (!s.ok()) return s;
+  switch (spec.kind) {
+    case OptionKind::kReported:
+      if (canonical != spec.default_value) {
+        std::string shown =
+            *spec.default_value ? "'" + std::string(spec.default_value) + "'" : "\"\"";
+        return Status::InvalidArgument("it is always " + shown + " in rockcache: " + spec.doc);
+      }
+      break;
+    case OptionKind::kMapped: {
+      std::string target_value;
+      s = MapToTarget(spec, canonical, &target_value);
+      if (!s.ok()) return s;
+      // The target's own rules apply too (its bounds, mutability, or a reported value).
+      return Prepare(StorageOption(spec), target_value, from_config_set, store);
+    }
+    default:
+      break;
+  }
+  *store = std::move(canonical);
+  return Status::OK();
 }
 
 Status Config::Set(std::string_view name, std::string_view value, bool from_config_set) {
   const OptionSpec* spec = FindOption(name);
   if (spec == nullptr) return Status::InvalidArgument("Unknown option or number of arguments");
-  if (from_config_set && !spec->runtime) {
-    return Status::InvalidArgument("can't set immutable config");
-  }
   std::string canonical;
-  Status s = Canonicalize(*spec, value, &canonical);
+  Status s = Prepare(*spec, value, from_config_set, &canonical);
   if (!s.ok()) return s;
+  const OptionSpec& stored = StorageOption(*spec);
   std::vector<std::function<void(const std::string&, const std::string&)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    values_[spec->name] = canonical;
+    values_[stored.name] = canonical;
     callbacks = callbacks_;
   }
-  for (const auto& cb : callbacks) cb(spec->name, canonical);
+  for (const auto& cb : callbacks) cb(stored.name, canonical);
+  return Status::OK();
+}
+
+Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::vector<std::pair<const OptionSpec*, std::string>> prepared;
+  for (const auto& [name, value] : pairs) {
+    const OptionSpec* spec = FindOption(name);
+    if (spec == nullptr) {
+      return Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" +
+                                     name + "'");
+    }
+    auto failed = [&name = name](const std::string& why) {
+      return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + name +
+                                     "') - " + why);
+    };
+    const OptionSpec* stored = &StorageOption(*spec);
+    for (const auto& [other, unused] : prepared) {
+      if (other == stored) return failed("duplicate parameter");
+    }
+    std::string canonical;
+    Status s = Prepare(*spec, value, /*from_config_set=*/true, &canonical);
+    if (!s.ok()) return failed(s.message());
+    prepared.emplace_back(stored, std::move(canonical));
+  }
+  std::vector<std::function<void(const std::string&, const std::string&)>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [spec, value] : prepared) values_[spec->name] = value;
+    callbacks = callbacks_;
+  }
+  for (const auto& [spec, value] : prepared) {
+    for (const auto& cb : callbacks) cb(spec->name, value);
+  }
   return Status::OK();
 }
 
@@ -274,7 +457,10 @@ Status Config::ApplyLine(std::string_view line) {
   if (args->size() < 2 && spec->type != OptionType::kString) {
     return Status::InvalidArgument("'" + name + "': wrong number of arguments");
   }
-  if (args->size() > 2 && std::string_view(spec->name) != "bind") {
+  bool multiword = spec->type == OptionType::kString || spec->type == OptionType::kSave ||
+                   spec->type == OptionType::kPercentiles ||
+                   spec->type == OptionType::kBufferLimits;
+  if (args->size() > 2 && !multiword) {
     return Status::InvalidArgument("'" + name + "': wrong number of arguments");
   }
   std::string value;
@@ -340,12 +526,16 @@ Status Config::LoadFromArgs(int argc, const char* const* argv) {
   return Status::OK();
 }
 
+std::string Config::GetLocked(const OptionSpec& spec) const {
+  auto it = values_.find(StorageOption(spec).name);
+  return it == values_.end() ? "" : it->second;
+}
+
 std::string Config::Get(std::string_view name) const {
   const OptionSpec* spec = FindOption(name);
   if (spec == nullptr) return "";
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = values_.find(spec->name);
-  return it == values_.end() ? "" : it->second;
+  return GetLocked(*spec);
 }
 
 int64_t Config::GetInt(std::string_view name) const {
@@ -361,9 +551,9 @@ std::string Config::GetString(std::string_view name) const { return Get(name); }
 std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view pattern) const {
   std::vector<std::pair<std::string, std::string>> out;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& spec : kOptionTable) {
+  for (const auto& spec : OptionTable()) {
     if (GlobMatch(pattern, spec.name, /*nocase=*/true)) {
-      out.emplace_back(spec.name, values_.at(spec.name));
+      out.emplace_back(spec.name, GetLocked(spec));
     }
   }
   return out;

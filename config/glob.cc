@@ -1,82 +1,104 @@
 #include "config/glob.h"
 
-#include <cctype>
+#include <utility>
 
 namespace rockcache {
 namespace {
 
-char Fold(char c, bool nocase) {
-  return nocase ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
+// ASCII-only folding, like tolower() in the C locale Redis runs its matcher in. Works on the
+// signed value Redis compares (a byte >= 0x80 is negative and left alone).
+int Lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+int Signed(char c) { return static_cast<signed char>(c); }
+
+bool SameChar(char a, char b, bool nocase) {
+  return nocase ? Lower(Signed(a)) == Lower(Signed(b)) : a == b;
 }
 
-// Matches a `[...]` class starting after the '['. On return *p points at the closing ']' (or the
-// end of the pattern when unterminated, which Redis treats as closing there).
-bool MatchClass(std::string_view pat, size_t* p, char c, bool nocase) {
-  bool negate = false;
-  bool match = false;
-  if (*p < pat.size() && pat[*p] == '^') {
-    negate = true;
-    ++*p;
-  }
-  while (*p < pat.size() && pat[*p] != ']') {
-    if (pat[*p] == '\\' && *p + 1 < pat.size()) {
-      ++*p;
-      if (Fold(pat[*p], nocase) == Fold(c, nocase)) match = true;
-    } else if (*p + 2 < pat.size() && pat[*p + 1] == '-') {
-      char lo = Fold(pat[*p], nocase);
-      char hi = Fold(pat[*p + 2], nocase);
-      if (lo > hi) std::swap(lo, hi);
-      char fc = Fold(c, nocase);
-      if (fc >= lo && fc <= hi) match = true;
-      *p += 2;
-    } else if (Fold(pat[*p], nocase) == Fold(c, nocase)) {
-      match = true;
-    }
-    ++*p;
-  }
-  return negate ? !match : match;
-}
-
-bool MatchFrom(std::string_view pat, size_t p, std::string_view str, size_t s, bool nocase,
-               int depth) {
-  if (depth > 1000) return false;  // pathological patterns: refuse rather than recurse forever
-  while (p < pat.size()) {
-    switch (pat[p]) {
-      case '*':
-        while (p + 1 < pat.size() && pat[p + 1] == '*') ++p;
-        if (p + 1 == pat.size()) return true;
-        for (size_t i = s; i <= str.size(); ++i) {
-          if (MatchFrom(pat, p + 1, str, i, nocase, depth + 1)) return true;
+// Matches the one-byte token at pat[p] (anything but '*') against `c`. Sets *next to the
+// position after the token. The token's extent depends only on the pattern.
+bool MatchToken(std::string_view pat, size_t p, char c, bool nocase, size_t* next) {
+  const size_t m = pat.size();
+  switch (pat[p]) {
+    case '?':
+      *next = p + 1;
+      return true;
+    case '[': {
+      ++p;
+      const bool negate = p < m && pat[p] == '^';
+      if (negate) ++p;
+      bool match = false;
+      while (true) {
+        if (p + 1 < m && pat[p] == '\\') {
+          ++p;
+          if (pat[p] == c) match = true;  // escaped: exact byte, even with nocase (as Redis)
+        } else if (p < m && pat[p] == ']') {
+          break;
+        } else if (p >= m) {
+          --p;  // unterminated: the class ends with the pattern
+          break;
+        } else if (p + 2 < m && pat[p + 1] == '-') {
+          int lo = Signed(pat[p]);
+          int hi = Signed(pat[p + 2]);
+          int ch = Signed(c);
+          if (lo > hi) std::swap(lo, hi);
+          if (nocase) {
+            lo = Lower(lo);
+            hi = Lower(hi);
+            ch = Lower(ch);
+          }
+          if (ch >= lo && ch <= hi) match = true;
+          p += 2;
+        } else if (SameChar(pat[p], c, nocase)) {
+          match = true;
         }
-        return false;
-      case '?':
-        if (s >= str.size()) return false;
-        ++s;
-        break;
-      case '[': {
-        if (s >= str.size()) return false;
         ++p;
-        if (!MatchClass(pat, &p, str[s], nocase)) return false;
-        ++s;
-        break;
       }
-      case '\\':
-        if (p + 1 < pat.size()) ++p;
-        [[fallthrough]];
-      default:
-        if (s >= str.size() || Fold(pat[p], nocase) != Fold(str[s], nocase)) return false;
-        ++s;
-        break;
+      *next = p + 1;
+      return negate ? !match : match;
     }
-    ++p;
+    case '\\':
+      if (p + 1 < m) ++p;  // a trailing '\' is itself
+      [[fallthrough]];
+    default:
+      *next = p + 1;
+      return SameChar(pat[p], c, nocase);
   }
-  return s == str.size();
 }
 
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
-  return MatchFrom(pattern, 0, text, 0, nocase, 0);
+  if (text.empty()) return pattern.empty();  // Redis's loop never runs on an empty text
+  const size_t m = pattern.size();
+  const size_t n = text.size();
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t p = 0;
+  size_t s = 0;
+  size_t star_p = kNone;  // pattern position right after the latest run of '*'
+  size_t star_s = 0;      // text position that run of '*' currently stops at
+  while (s < n) {
+    if (p < m && pattern[p] == '*') {
+      while (p < m && pattern[p] == '*') ++p;
+      if (p == m) return true;  // a trailing '*' takes the rest
+      star_p = p;
+      star_s = s;
+      continue;
+    }
+    size_t next = 0;
+    if (p < m && MatchToken(pattern, p, text[s], nocase, &next)) {
+      p = next;
+      ++s;
+      continue;
+    }
+    // Mismatch: let the latest '*' take one more byte. Earlier stars never need to move: any
+    // longer match for them is covered by the latest one starting later (Redis's
+    // skipLongerMatches argument).
+    if (star_p == kNone) return false;
+    p = star_p;
+    s = ++star_s;
+  }
+  while (p < m && pattern[p] == '*') ++p;
+  return p == m;
 }
 
 }  // namespace rockcache

@@ -3,8 +3,8 @@
 // This is the bottom layer (config/) so that config, storage, pool, cache and server share one
 // error type. A Status is cheap to copy when ok (no allocation). The message of a non-ok Status
 // is written for a Redis client: server/ turns kWrongType into "-WRONGTYPE ..." and every other
-// non-ok code into "-ERR <message>" (see server/reply.h), so storage code words its messages as
-// Redis does ("value is not an integer or out of range").
+// non-ok code into "-ERR <message>" (see server/protocol/reply.h), so storage code words its
+// messages as Redis does ("value is not an integer or out of range").
 //
 // Thread-safety: values; a Status may be moved between threads like any value.
 #pragma once
@@ -27,6 +27,7 @@ class [[nodiscard]] Status {
     kCorruption,       // undecodable data on disk
     kBusy,             // resource temporarily unavailable
     kShutdown,         // the component is stopping
+    kOverLimit,        // a result passed the byte limit its caller set (output-buffer limit)
   };
 
   Status() = default;
@@ -47,7 +48,12 @@ class [[nodiscard]] Status {
     return {Code::kShutdown, std::move(msg)};
   }
 
+  static Status OverLimit(std::string msg = "result over the reply byte limit") {
+    return {Code::kOverLimit, std::move(msg)};
+  }
+
   bool ok() const { return code_ == Code::kOk; }
+  bool IsOverLimit() const { return code_ == Code::kOverLimit; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
   bool IsWrongType() const { return code_ == Code::kWrongType; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }

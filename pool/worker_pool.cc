@@ -24,6 +24,9 @@ namespace {
 // The pool whose worker or timer runs on this thread, if any: its Submit calls never wait for room.
 thread_local const WorkerPool* tls_pool_thread_of = nullptr;
 
+// Set on threads that must never wait for room (network loops): see NeverWaitOnThisThread().
+thread_local bool tls_never_wait = false;
+
 // Per-thread round robin for hint 0, seeded per thread so producers start on different lists.
 size_t NextRoundRobin() {
   thread_local size_t next = std::hash<std::thread::id>{}(std::this_thread::get_id());
@@ -108,7 +111,24 @@ void WorkerPool::Submit(std::unique_ptr<Task> task, uint64_t hint) {
   }
   size_t list = 0;
   if (lists_.size() > 1) list = (hint != 0 ? hint : NextRoundRobin()) % lists_.size();
-  if (!Enqueue(t, list, /*may_wait=*/tls_pool_thread_of != this)) TaskAccess::CancelAndDelete(t);
+  const bool may_wait = tls_pool_thread_of != this && !tls_never_wait;
+  if (!Enqueue(t, list, may_wait)) TaskAccess::CancelAndDelete(t);
+}
+
+void WorkerPool::NeverWaitOnThisThread() { tls_never_wait = true; }
+
+bool WorkerPool::HasRoom(uint64_t hint) const {
+  const int64_t max = tunables_->queue_max_size.load(std::memory_order_relaxed);
+  if (classic_) return classic_->depth() < max;
+  if (hint != 0 || lists_.size() == 1) return lists_[hint % lists_.size()]->depth() < max;
+  for (const auto& list : lists_) {
+    if (list->depth() < max) return true;
+  }
+  return false;
+}
+
+int WorkerPool::QueueMaxSize() const {
+  return tunables_->queue_max_size.load(std::memory_order_relaxed);
 }
 
 void WorkerPool::ScheduleAt(std::chrono::steady_clock::time_point when,

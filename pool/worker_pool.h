@@ -162,6 +162,16 @@ class WorkerPool {
   // same list; hint 0 round-robins per calling thread. After Shutdown began: Cancel() inline.
   void Submit(std::unique_ptr<Task> task, uint64_t hint = 0);
 
+  // Marks the calling thread as one that must never wait (a network loop): its Submit calls
+  // never yield or block for room, like the pool's own threads; they may overshoot
+  // queue_max_size, so such a thread asks HasRoom() first and holds its work back itself.
+  static void NeverWaitOnThisThread();
+  // True when the list `hint` maps to (any list for hint 0; the queue in classic mode) holds
+  // fewer than queue_max_size tasks. Any thread; a relaxed snapshot, never blocks.
+  bool HasRoom(uint64_t hint) const;
+  // queue_max_size as currently tuned. Any thread; a relaxed load.
+  int QueueMaxSize() const;
+
   // Takes ownership. Any thread; takes the timer mutex briefly, never blocks on workers. Runs
   // `task` on a worker at or after `when` (a time in the past means now). Due tasks are handed
   // to the same list in (when, ScheduleAt order), so with workers_per_list == 1 tasks due at the

@@ -3,15 +3,17 @@
 # free loopback ports, started and stopped here by pid) and prints side-by-side tables with
 # ratios; then the worker pool microbenchmark.
 #
-# Environment: ROCKCACHE_SERVER (binary), POOL_BENCH (binary), BENCH_N (requests per test,
-# default 100000), BENCH_CLIENTS (default 50), BENCH_SECTIONS (default "strings types pool").
+# Environment: ROCKCACHE_SERVER (binary), POOL_BENCH (binary), BASELINE_SERVER (an older
+# rockcache binary, measured in the same run as "before"), BENCH_N (requests per test, default
+# 50000), BENCH_CLIENTS (default 50), BENCH_TESTS (a -t list; default: every default test),
+# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER=${ROCKCACHE_SERVER:-build/rockcache-server}
 POOL_BENCH=${POOL_BENCH:-build/pool-bench}
-N=${BENCH_N:-100000}
+N=${BENCH_N:-50000}
 CLIENTS=${BENCH_CLIENTS:-50}
-SECTIONS=${BENCH_SECTIONS:-"strings types pool-modes cache pool"}
+SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool"}
 CACHE_KEYS=${BENCH_CACHE_KEYS:-1000000}   # keys loaded before the cache rounds
 CACHE_RANGE=${BENCH_CACHE_RANGE:-100000}  # -r of the GET rounds (the hot set)
 CACHE_N=${BENCH_CACHE_N:-2000000}         # requests per GET round
@@ -58,16 +60,21 @@ start_rockcache() {
   printf -v "PID_$name" '%s' "$pid"
 }
 
-start_redis() {
+# start_redis NAME [--option value ...]: a redis-server on a free port; sets PORT_<NAME>, PID_<NAME>.
+start_redis_named() {
+  local name=$1; shift
   local port; port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-    --dir "$TMP" >"$TMP/redis.log" 2>&1 &
+  mkdir -p "$TMP/$name"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --daemonize no --dir "$TMP/$name" \
+    "$@" >"$TMP/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
   wait_ready "$port"
-  PORT_redis=$port
-  PID_redis=$pid
+  printf -v "PORT_$name" '%s' "$port"
+  printf -v "PID_$name" '%s' "$pid"
 }
+
+start_redis() { start_redis_named redis --appendonly no; }
 
 stop_server() {
   local pid=$1
@@ -94,28 +101,65 @@ table() {
     printf "%-28s %14.0f %14.0f %7.2fx   %8.3fms %8.3fms %7.2fx\n", $1, $2, $6, ratio, $4, $8, pr }'
 }
 
-section_strings() {
-  start_rockcache strings
-  start_redis
-  local args=(-t set,get,incr,mset -n "$N" -c "$CLIENTS")
-  bench "$PORT_strings" "${args[@]}" >"$TMP/strings.rc"
-  bench "$PORT_redis" "${args[@]}" >"$TMP/strings.redis"
-  table "strings: redis-benchmark ${args[*]} (rockcache vs redis-server)" rockcache redis \
-    "$TMP/strings.rc" "$TMP/strings.redis"
-  stop_server "$PID_strings"
-  stop_server "$PID_redis"
+# matrix_table TITLE FILE...: joins per-target result files (lines "test,rps,p50,p99") by test
+# name; ratios are the first target's against each other target, p99 ratio against the second.
+matrix_table() {
+  local title=$1; shift
+  echo
+  echo "== $title"
+  awk -F, -v names="$MATRIX_NAMES" '
+    BEGIN { n = split(names, name, " ") }
+    FNR == 1 { f++ }
+    { if (f == 1) order[++rows] = $1; rps[f, $1] = $2; p99[f, $1] = $4 }
+    END {
+      printf "%-34s", "test"
+      for (i = 1; i <= n; i++) printf " %12s", name[i] " rps"
+      for (i = 2; i <= n; i++) printf " %9s", "/" name[i]
+      printf " %9s %9s %7s\n", name[1] " p99", name[2] " p99", "p99x"
+      for (r = 1; r <= rows; r++) {
+        t = order[r]; printf "%-34s", t
+        for (i = 1; i <= n; i++) printf " %12.0f", rps[i, t]
+        for (i = 2; i <= n; i++) printf " %8.2fx", (rps[i, t] > 0) ? rps[1, t] / rps[i, t] : 0
+        printf " %8.3fms %8.3fms %6.2fx\n", p99[1, t], p99[2, t], (p99[2, t] > 0) ? p99[1, t] / p99[2, t] : 0
+      }
+    }' "$@"
 }
 
-section_types() {
-  start_rockcache types
-  start_redis
-  local args=(-n "$N" -c "$CLIENTS")
-  bench "$PORT_types" "${args[@]}" >"$TMP/types.rc"
-  bench "$PORT_redis" "${args[@]}" >"$TMP/types.redis"
-  table "default test list: redis-benchmark ${args[*]} (rockcache vs redis-server)" rockcache \
-    redis "$TMP/types.rc" "$TMP/types.redis"
-  stop_server "$PID_types"
-  stop_server "$PID_redis"
+# Every redis-benchmark default test, spread keys (-r 1000000) and one hot key, pipeline 1 and 16,
+# against rockcache, redis-server with AOF everysec (the peer with rockcache's crash guarantee)
+# and redis-server in memory; BASELINE_SERVER adds an older rockcache binary ("before") to the
+# same run. The targets of one (keys, pipeline) block run back to back so they share the noise.
+section_default() {
+  local targets=(rockcache redis_aof redis_mem)
+  start_rockcache rockcache
+  start_redis_named redis_aof --appendonly yes --appendfsync everysec
+  start_redis_named redis_mem --appendonly no
+  if [ -n "${BASELINE_SERVER:-}" ]; then
+    SERVER_SAVED=$SERVER; SERVER=$BASELINE_SERVER
+    start_rockcache before
+    SERVER=$SERVER_SAVED
+    targets+=(before)
+  fi
+  MATRIX_NAMES="${targets[*]}"
+  local keys pipe target port_var
+  for keys in spread hot; do
+    for pipe in 1 16; do
+      local args=(-n "$N" -c "$CLIENTS" -P "$pipe" ${BENCH_TESTS:+-t "$BENCH_TESTS"})
+      [ "$keys" = spread ] && args+=(-r 1000000)
+      local files=()
+      for target in "${targets[@]}"; do
+        port_var="PORT_$target"
+        bench "${!port_var}" "${args[@]}" >"$TMP/default.$keys.$pipe.$target"
+        files+=("$TMP/default.$keys.$pipe.$target")
+      done
+      matrix_table "default tests, $keys keys, pipeline $pipe: redis-benchmark ${args[*]}" \
+        "${files[@]}"
+    done
+  done
+  for target in "${targets[@]}"; do
+    local pid_var="PID_$target"
+    stop_server "${!pid_var}"
+  done
 }
 
 section_pool_modes() {
@@ -167,6 +211,36 @@ section_cache() {
       done
     done
     stop_server "${!pid_var}"
+  done
+}
+
+# Fill then drain 100,000 members (ZPOPMIN, SPOP, LPOP): drain speed over fill speed, for
+# rockcache (and BASELINE_SERVER) beside redis-server. The script starts each server itself.
+section_drain() {
+  local n=${DRAIN_N:-100000} bin
+  for bin in "$SERVER" ${BASELINE_SERVER:+"$BASELINE_SERVER"} "$(command -v redis-server)"; do
+    echo
+    echo "== drain: fill then pop $n: scripts/drain-bench.sh $bin PORT $n"
+    DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-60} scripts/drain-bench.sh "$bin" "$(free_port)" "$n" || true
+  done
+}
+
+# Instructions per request under callgrind (deterministic on a noisy machine): SET and GET at
+# pipeline 1 and 16, rockcache (and BASELINE_SERVER) beside redis-server with AOF everysec.
+section_instructions() {
+  echo
+  echo "== instructions per request (scripts/instructions-per-request.sh; callgrind)"
+  local test pipe
+  for test in set get; do
+    for pipe in 1 16; do
+      scripts/instructions-per-request.sh rockcache "$SERVER" "$test" "$pipe" "$(free_port)"
+      if [ -n "${BASELINE_SERVER:-}" ]; then
+        scripts/instructions-per-request.sh rockcache "$BASELINE_SERVER" "$test" "$pipe" \
+          "$(free_port)" | sed 's/^rockcache/before/'
+      fi
+      scripts/instructions-per-request.sh redis "$(command -v redis-server)" "$test" "$pipe" \
+        "$(free_port)"
+    done
   done
 }
 

@@ -4,21 +4,82 @@
 // Life of a request: bytes are read into `input`, the RespParser turns them into commands, the
 // NetLoop runs what it can right there and hands a batch of storage commands to the worker
 // pool; while that batch is `in_flight` the connection parses nothing more, so replies keep
-// request order and a client always reads its own writes.
+// request order and a client always reads its own writes. When the pool is saturated the batch
+// is `parked` on the connection instead (and reading stops: TCP pushes back on that client
+// only) until the loop can hand it over without waiting.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "server/client_registry.h"
-#include "server/resp_parser.h"
+#include "server/protocol/resp_parser.h"
+#include "server/server.h"
 
 struct event;
 
 namespace rockcache::server {
 
 class NetLoop;
+
+// Received bytes not parsed yet: [data(), data() + size()). Grows with malloc/realloc and never
+// zero-fills (the old std::string::resize cleared 64 KB per read). Loop thread only.
+class InputBuffer {
+ public:
+  InputBuffer() = default;
+  ~InputBuffer() { std::free(data_); }
+  InputBuffer(const InputBuffer&) = delete;
+  InputBuffer& operator=(const InputBuffer&) = delete;
+
+  const char* data() const { return data_ + begin_; }
+  size_t size() const { return end_ - begin_; }
+  size_t capacity() const { return cap_; }
+  // Drops the first n unparsed bytes. REQUIRES: n <= size().
+  void Consume(size_t n) {
+    begin_ += n;
+    if (begin_ == end_) begin_ = end_ = 0;
+  }
+  // Makes room for at least `min_room` bytes after the data (moving the data to the front or
+  // growing); returns where to write and sets *room to the space there.
+  char* PrepareWrite(size_t min_room, size_t* room) {
+    if (cap_ - end_ < min_room) {
+      if (begin_ > 0) {
+        std::memmove(data_, data_ + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+      }
+      if (cap_ - end_ < min_room) {
+        size_t cap = cap_ * 2 > end_ + min_room ? cap_ * 2 : end_ + min_room;
+        char* grown = static_cast<char*>(std::realloc(data_, cap));
+        if (grown == nullptr) throw std::bad_alloc();
+        data_ = grown;
+        cap_ = cap;
+      }
+    }
+    *room = cap_ - end_;
+    return data_ + end_;
+  }
+  void CommitWrite(size_t n) { end_ += n; }
+  // Frees the memory of an empty buffer that grew past `keep` bytes.
+  void ShrinkIfEmpty(size_t keep) {
+    if (begin_ == end_ && cap_ > keep) {
+      std::free(data_);
+      data_ = nullptr;
+      cap_ = begin_ = end_ = 0;
+    }
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t cap_ = 0;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+};
 
 struct Connection {
   Connection(uint64_t id, int fd, NetLoop* loop, std::shared_ptr<ClientInfo> info)
@@ -32,17 +93,21 @@ struct Connection {
   const std::shared_ptr<ClientInfo> info;
 
   RespParser parser;
-  std::string input;  // received bytes; [input_pos, size) not yet parsed
-  size_t input_pos = 0;
+  InputBuffer input;   // received bytes not yet parsed
+  Args argv;           // the command being run; reused so its strings' memory is kept
   std::string output;  // reply bytes; [output_pos, size) not yet written
   size_t output_pos = 0;
 
-  bool in_flight = false;  // a batch is with the worker pool
+  bool in_flight = false;  // a batch is with the worker pool (or parked, waiting for it)
+  bool parked = false;     // the batch waits in parked_batch for room in the pool
   bool authenticated = false;
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
-  bool reading_paused = false;     // input backlog too large while in flight
+  bool reading_paused = false;     // input backlog too large while in flight, or parked
   bool write_pending = false;      // EV_WRITE armed
   int64_t last_interaction_ms = 0;
+  int64_t obuf_soft_since_ms = 0;  // pending replies over the soft output limit since (0 = not)
+  std::vector<PreparedCommand> parked_batch;  // while parked
+  BatchTimes parked_times;
 
   event* read_event = nullptr;   // owned; freed by NetLoop::CloseConnection
   event* write_event = nullptr;  // owned

@@ -6,6 +6,26 @@
 
 namespace rockcache::server {
 
+bool CacheReadFence::Snapshot(const Args& argv, size_t first) {
+  seqs_.clear();
+  seqs_.reserve(argv.size() - first);
+  for (size_t i = first; i < argv.size(); ++i) {
+    uint64_t seq = locks_.WriteSeq(argv[i]);
+    if (seq & 1) return false;
+    seqs_.push_back(seq);
+  }
+  return true;
+}
+
+bool CacheReadFence::Validate(const Args& argv, size_t first) const {
+  // Orders the lookups (done under shard mutexes) before the re-reads below.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  for (size_t i = first; i < argv.size(); ++i) {
+    if (locks_.WriteSeq(argv[i]) != seqs_[i - first]) return false;
+  }
+  return true;
+}
+
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                         std::string* out) {
   cache::Cache* cache = server.cache();
@@ -14,43 +34,43 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   return spec.rtc(ctx, argv, out);
 }
 
-void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out) {
+void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
+                   bool rtc_missed, std::string* out, ReplyBudget* budget) {
   CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
+  ctx.reply_budget = budget;
   cache::Cache* cache = server.cache();
-  // The discipline holds even while cache-maxmemory is 0: a write that skipped the key lock
-  // could race a fill that started just after CONFIG SET turned the cache back on.
+  // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
+  // race a fill that started just after CONFIG SET turned the cache back on.
   bool cache_on = cache != nullptr;
+  cache::KeyLocks& locks = server.key_locks();
 
   if (spec.flags & kWrite) {
     if (!cache_on) {
       spec.handler(ctx, argv, out);
       return;
     }
-    CacheWriteFence& fence = server.cache_write_fence();
     if (spec.flags & kAllKeys) {
-      auto guard = server.key_locks().LockAll();
-      fence.BeginWrite();
+      std::vector<uint32_t> all(locks.stripe_count());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+      locks.BeginWrite(all);
       cache->Clear();
       spec.handler(ctx, argv, out);
-      fence.EndWrite();
+      locks.EndWrite(all);
       return;
     }
     std::vector<std::string_view> keys = CommandKeys(spec, argv);
-    auto guard = server.key_locks().Lock(keys);
-    fence.BeginWrite();
+    std::vector<uint32_t> stripes = locks.StripesOf(keys);
+    locks.BeginWrite(stripes);
     if (!(spec.flags & kCacheAware) || keys.size() > 1) {
       for (auto key : keys) cache->Erase(key);
     }
     ctx.cache = cache;
     spec.handler(ctx, argv, out);
-    fence.EndWrite();
+    locks.EndWrite(stripes);
     return;
   }
 
   if ((spec.flags & kCacheRead) && cache_on) {
-    std::vector<std::string_view> keys = CommandKeys(spec, argv);
-    auto guard = server.key_locks().Lock(keys);
     RtcContext rtc{cache, now_ms, /*count_stats=*/!rtc_missed, &server};
     if (spec.rtc(rtc, argv, out)) {
       // After a miss in the network thread, a hit here means another worker filled the key
@@ -64,6 +84,17 @@ void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_
   }
 
   spec.handler(ctx, argv, out);
+}
+
+void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
+                     bool rtc_missed, std::string* out, ReplyBudget* budget) {
+  cache::KeyLocks::Guard guard;
+  if (spec.flags & kAllKeys) {
+    guard = server.key_locks().LockAll();
+  } else if (spec.first_key != 0) {
+    guard = server.key_locks().Lock(CommandKeys(spec, argv));
+  }
+  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget);
 }
 
 }  // namespace rockcache::server

@@ -1,61 +1,76 @@
 // Runs commands under the cache discipline that keeps the cache coherent with RocksDB.
 //
 // The rules (see "Cache coherence" in DESIGN.md and cache/key_locks.h):
+// - One lock layer: the cache's key stripes (cache::KeyLocks) are the only per-key locks;
+//   storage takes none and REQUIRES its caller to hold them (storage/store.h). A worker takes
+//   them once per group of commands (server/group_commit.h), for all keys of the group, in
+//   ascending stripe order.
 // - A write holds the key-stripe locks of all its keys across its RocksDB write and its cache
-//   update, and finishes both before its reply exists. A kCacheAware single-key write updates
-//   the cache itself after writing (write-through); every other write erases its keys from the
-//   cache *before* writing, so while it runs a reader misses and waits for the lock.
+//   update. A kCacheAware single-key write updates the cache itself after writing
+//   (write-through); every other write erases its keys from the cache *before* writing, so while
+//   it runs a reader misses and waits for the lock. Inside a group the RocksDB write is deferred
+//   to the group's commit, which happens before the locks are released and before any reply is
+//   handed back; a failed commit erases the keys it wrote from the cache (still under the locks)
+//   and turns their replies into errors.
 // - A read miss holds the key lock of its key(s) across its RocksDB read and the fill, so a fill
 //   can never install a value older than a write that finished meanwhile. A second reader of the
 //   same key waits on that lock and then finds the value cached: a coalesced miss, one RocksDB
 //   read for both.
 // - A multi-key read answered from the cache (MGET, EXISTS k1 k2) must not mix values from
-//   before and after a write: every write bumps a fence (CacheWriteFence) and such a read
-//   retries on a worker when the fence moved while it looked.
+//   before and after a write: every write marks the write sequence of its keys' stripes odd
+//   before it changes the cache and even after (KeyLocks::BeginWrite/EndWrite, per stripe, no
+//   global counter); such a read snapshots the sequences of its keys' stripes first and retries
+//   on a worker when one was odd or moved. Argument: if the read observed any cache change of a
+//   write W (through the shard mutex that published it), W's odd store happened before, so the
+//   read's validation sees a different sequence; a write W2 that finished before W1 began (one
+//   client's acked writes, in order) likewise moved its own stripes before the read could see
+//   W1's change. Writes to keys the read does not look at cannot make it inconsistent.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "server/command.h"
+#include "server/commands/command.h"
+
+namespace rockcache::cache {
+class KeyLocks;
+}
 
 namespace rockcache::server {
 
 class Server;
 
-// A seqlock-like fence between cache-mutating writes and multi-key cache reads. Writers: Begin
-// before touching the cache, End after. Readers: Snapshot before, Validate after their lookups.
-// All operations are seq_cst: the argument in executor.cc needs the total order.
-class CacheWriteFence {
+// The reader side of the per-stripe write sequence, for one multi-key cache read. Any thread;
+// never blocks.
+class CacheReadFence {
  public:
-  void BeginWrite() { active_.fetch_add(1); }
-  void EndWrite() {
-    epoch_.fetch_add(1);
-    active_.fetch_sub(1);
-  }
-  // False when a write is in progress (the read should not use the cache).
-  bool Snapshot(uint64_t* epoch) const {
-    if (active_.load() != 0) return false;
-    *epoch = epoch_.load();
-    return true;
-  }
-  // True when no write touched the cache since Snapshot returned `epoch`.
-  bool Validate(uint64_t epoch) const {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    return active_.load() == 0 && epoch_.load() == epoch;
-  }
+  explicit CacheReadFence(const cache::KeyLocks& locks) : locks_(locks) {}
+  // Records the write sequence of the stripe of each argv[first..]; false when a write is in
+  // progress on one (the read should not use the cache).
+  bool Snapshot(const Args& argv, size_t first);
+  // True when no write touched those stripes since Snapshot. Call after the lookups.
+  bool Validate(const Args& argv, size_t first) const;
 
  private:
-  std::atomic<uint64_t> active_{0};
-  std::atomic<uint64_t> epoch_{0};
+  const cache::KeyLocks& locks_;
+  std::vector<uint64_t> seqs_;
 };
 
-// Worker thread: runs one command (may block on disk and on key locks). `rtc_missed`: the
-// network thread already looked this command up in the cache and missed (so a hit now is a
-// coalesced miss, and the lookup is not counted twice).
+// Worker thread: runs one command whose key locks the caller holds (all of them with kAllKeys).
+// Applies the cache discipline above; may block on disk. `rtc_missed`: the network thread
+// already looked this command up in the cache and missed (a hit now is a coalesced miss, and
+// the lookup is not counted twice). `budget`: the batch's reply budget
+// (server/commands/reply_budget.h); nullptr = unlimited.
+// REQUIRES: the caller holds the key-stripe locks of CommandKeys(spec, argv).
+void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
+                   bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr);
+
+// Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
+// kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
+// on key locks and disk. REQUIRES: the calling thread holds no key lock.
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out);
+                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr);
 
 // Network thread: tries to answer a kCacheRead command from the cache alone. Never blocks.
 // True when the reply was appended.

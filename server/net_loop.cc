@@ -14,19 +14,23 @@
 #include <cerrno>
 #include <cstring>
 
+#include "pool/worker_pool.h"
 #include "server/clock.h"
-#include "server/reply.h"
+#include "server/protocol/reply.h"
 #include "server/server.h"
 
 namespace rockcache::server {
 namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
+// Room guaranteed before each read() (Redis reads 16 KB at a time too). The input buffer keeps
+// up to kKeepInput of capacity across reads; a bigger one is freed once it is empty.
+constexpr size_t kReadChunk = 16 * 1024;
+constexpr size_t kKeepInput = 64 * 1024;
 // While a batch is in flight, stop reading once this much unparsed input waits (TCP then
 // pushes back on the client); reading resumes when the batch completes.
 constexpr size_t kPausedInputLimit = 16 * 1024 * 1024;
-// Unparsed input beyond this closes the client (Redis's client-query-buffer-limit default).
-constexpr size_t kMaxQueryBuffer = 1024ull * 1024 * 1024;
+// A parked batch (the pool was saturated) is retried this often, and on every completion.
+constexpr timeval kParkedRetry{0, 1000};
 
 constexpr std::string_view kProtectedModeError =
     "-DENIED rockcache is running in protected mode because protected mode is enabled and no "
@@ -113,7 +117,8 @@ int KeyspaceResult(int command_id, bool nil_reply) {
 
 }  // namespace
 
-NetLoop::NetLoop(Server* server, uint32_t index) : server_(server), index_(index) {}
+NetLoop::NetLoop(Server* server, uint32_t index)
+    : server_(server), index_(index), counters_(&server->stats().loops[index]) {}
 
 NetLoop::~NetLoop() {
   Join();
@@ -127,6 +132,8 @@ NetLoop::~NetLoop() {
   for (auto* listener : listeners_) evconnlistener_free(listener);
   if (wake_event_) event_free(wake_event_);
   if (timer_event_) event_free(timer_event_);
+  if (submit_event_) event_free(submit_event_);
+  if (retry_event_) event_free(retry_event_);
   if (wake_fd_ >= 0) close(wake_fd_);
   if (base_) event_base_free(base_);
 }
@@ -141,6 +148,8 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
   timer_event_ = event_new(base_, -1, EV_PERSIST, &NetLoop::OnTimer, this);
   timeval one_second{1, 0};
   event_add(timer_event_, &one_second);
+  submit_event_ = event_new(base_, -1, 0, &NetLoop::OnSubmitGroup, this);
+  retry_event_ = evtimer_new(base_, &NetLoop::OnRetryParked, this);
 
   for (const auto& host : addresses) {
     sockaddr_storage ss;
@@ -176,7 +185,10 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
 }
 
 void NetLoop::Start() {
-  thread_ = std::thread([this] { event_base_dispatch(base_); });
+  thread_ = std::thread([this] {
+    pool::WorkerPool::NeverWaitOnThisThread();  // a saturated pool parks batches instead
+    event_base_dispatch(base_);
+  });
 }
 
 void NetLoop::StopListening() {
@@ -206,6 +218,36 @@ void NetLoop::PostCompletion(Completion completion) {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
   }
+}
+
+void NetLoop::PostCompletions(std::vector<Completion> completions) {
+  if (completions.empty()) return;
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock(completions_mu_);
+    was_empty = completions_.empty();
+    if (was_empty) {
+      completions_.swap(completions);
+    } else {
+      for (auto& c : completions) completions_.push_back(std::move(c));
+    }
+  }
+  if (was_empty) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
+  if (pending_group_.empty()) event_active(submit_event_, 0, 0);
+  pending_group_.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn)});
+}
+
+void NetLoop::OnSubmitGroup(int, short, void* arg) {
+  auto* loop = static_cast<NetLoop*>(arg);
+  std::vector<ConnBatch> group;
+  group.swap(loop->pending_group_);
+  loop->server_->SubmitGroup(loop->index_, std::move(group));
 }
 
 void NetLoop::OnAccept(evconnlistener*, int fd, sockaddr* addr, int, void* arg) {
@@ -277,32 +319,21 @@ void NetLoop::ReadFrom(Connection* conn) {
     CloseConnection(conn);  // CLIENT KILL from another loop; its message may still be queued
     return;
   }
-  if (conn->input_pos > 0 && conn->input_pos == conn->input.size()) {
-    conn->input.clear();
-    conn->input_pos = 0;
-  }
-  size_t old_size = conn->input.size();
-  conn->input.resize(old_size + kReadChunk);
-  ssize_t n = read(conn->fd, &conn->input[old_size], kReadChunk);
+  size_t room = 0;
+  char* at = conn->input.PrepareWrite(kReadChunk, &room);
+  ssize_t n = read(conn->fd, at, room);
   if (n <= 0) {
-    conn->input.resize(old_size);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     CloseConnection(conn);
     return;
   }
-  conn->input.resize(old_size + static_cast<size_t>(n));
-  server_->stats().total_net_input_bytes.fetch_add(static_cast<uint64_t>(n),
-                                                   std::memory_order_relaxed);
+  conn->input.CommitWrite(static_cast<size_t>(n));
+  LoopCounters::Add(&counters_->net_input_bytes, static_cast<uint64_t>(n));
   conn->last_interaction_ms = NowUnixMs();
   conn->info->last_interaction_ms.store(conn->last_interaction_ms, std::memory_order_relaxed);
-  size_t unparsed = conn->input.size() - conn->input_pos;
-  if (unparsed > kMaxQueryBuffer) {
-    spdlog::warn("closing client id={}: query buffer over {} bytes", conn->id, kMaxQueryBuffer);
-    CloseConnection(conn);
-    return;
-  }
   if (conn->in_flight) {
-    if (unparsed > kPausedInputLimit && !conn->reading_paused) {
+    if (CloseIfOverQueryLimit(conn)) return;
+    if (conn->input.size() > kPausedInputLimit && !conn->reading_paused) {
       event_del(conn->read_event);
       conn->reading_paused = true;
     }
@@ -311,11 +342,24 @@ void NetLoop::ReadFrom(Connection* conn) {
   ProcessInput(conn);
 }
 
+bool NetLoop::CloseIfOverQueryLimit(Connection* conn) {
+  const uint64_t held = conn->input.size() + conn->parser.held_bytes();
+  const uint64_t limit =
+      server_->settings().client_query_buffer_limit.load(std::memory_order_relaxed);
+  if (held <= limit) return false;
+  // As Redis: logged and closed, no reply.
+  spdlog::warn(
+      "closing client id={} addr={}: query buffer of {} bytes over client-query-buffer-limit {}",
+      conn->id, conn->info->addr, held, limit);
+  CloseConnection(conn);
+  return true;
+}
+
 void NetLoop::ProcessInput(Connection* conn) {
   Server& server = *server_;
   LoopMetrics& metrics = server.metrics().loop(index_);
   std::vector<PreparedCommand> batch;
-  Args argv;
+  Args& argv = conn->argv;
   uint64_t commands = 0;
   uint64_t rtc_answers = 0;
   int64_t now_ms = 0;  // read once, on the first cache lookup of this pass
@@ -325,18 +369,32 @@ void NetLoop::ProcessInput(Connection* conn) {
   const bool timed = server.settings().latency_tracking.load(std::memory_order_relaxed);
   const uint64_t parsed = timed ? Clock::Now() : 0;
   uint64_t start = parsed;
-  while (!conn->in_flight && !conn->close_after_reply && conn->input_pos < conn->input.size()) {
-    const size_t command_start = conn->input_pos;
+  const uint64_t output_limit =
+      server.settings().client_output_buffer_limit.load(std::memory_order_relaxed);
+  bool over_output_limit = false;
+  // Bytes of conn->input parsed in this pass; dropped from the buffer only at the end, so a
+  // command that must wait for this pass's batch can be parsed again from command_start.
+  size_t pos = 0;
+  const char* const input = conn->input.data();
+  const size_t input_size = conn->input.size();
+  while (!conn->in_flight && !conn->close_after_reply && pos < input_size) {
+    // Answers given here (cache hits, in-loop commands) past the hard output limit: the client
+    // is closed, as Redis closes a client whose replies pass the limit within one pass. Keeps a
+    // pipeline of big cached values from growing the buffer without bound before a Flush.
+    if (output_limit > 0 && conn->output.size() - conn->output_pos > output_limit) {
+      over_output_limit = true;
+      break;
+    }
+    const size_t command_start = pos;
     size_t consumed = 0;
-    RespParser::Result result =
-        conn->parser.Parse(conn->input.data() + conn->input_pos,
-                           conn->input.size() - conn->input_pos, &consumed, &argv);
-    conn->input_pos += consumed;
+    conn->parser.set_unauthenticated(!conn->authenticated);
+    RespParser::Result result = conn->parser.Parse(input + pos, input_size - pos, &consumed, &argv);
+    pos += consumed;
     if (result == RespParser::Result::kNeedMore) break;
     if (result == RespParser::Result::kError) {
       if (!batch.empty()) {
         // Answer the commands before it first; the error is parsed again afterwards.
-        conn->input_pos = command_start;
+        pos = command_start;
         break;
       }
       spdlog::debug("client id={} protocol error: {}", conn->id, conn->parser.error());
@@ -370,7 +428,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     }
     if (spec->flags & kConnection) {
       if (!batch.empty()) {
-        conn->input_pos = command_start;  // runs after the batch's replies are back
+        pos = command_start;  // runs after the batch's replies are back
         --commands;
         break;
       }
@@ -409,30 +467,86 @@ void NetLoop::ProcessInput(Connection* conn) {
     }
     batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
   }
-  if (commands > 0) {
-    server.stats().total_commands_processed.fetch_add(commands, std::memory_order_relaxed);
+  LoopCounters::Add(&counters_->commands, commands);
+  if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
+  if (over_output_limit) {  // no batch can be pending: answers here happen only before one
+    spdlog::warn(
+        "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+        conn->id, conn->info->addr);
+    CloseConnection(conn);
+    return;
   }
-  if (rtc_answers > 0) {
-    server.stats().rtc_answers.fetch_add(rtc_answers, std::memory_order_relaxed);
-  }
+  conn->input.Consume(pos);
+  conn->input.ShrinkIfEmpty(kKeepInput);
+  if (CloseIfOverQueryLimit(conn)) return;
+  conn->info->query_buffer_bytes.store(conn->input.size() + conn->parser.held_bytes(),
+                                       std::memory_order_relaxed);
   if (!batch.empty()) {
-    conn->in_flight = true;
     BatchTimes times;
     times.parsed = parsed;
-    server.SubmitBatch(index_, conn->id, std::move(batch), times);
+    SubmitOrPark(conn, std::move(batch), times);
   }
-  // Drop parsed bytes once they are a large share of the buffer.
-  if (conn->input_pos == conn->input.size()) {
-    conn->input.clear();
-    conn->input_pos = 0;
-  } else if (conn->input_pos > 64 * 1024 && conn->input_pos * 2 > conn->input.size()) {
-    conn->input.erase(0, conn->input_pos);
-    conn->input_pos = 0;
-  }
-  conn->info->query_buffer_bytes.store(conn->input.size() - conn->input_pos,
-                                       std::memory_order_relaxed);
   Flush(conn);
 }
+
+// The bytes a batch's replies may take: what the hard output-buffer limit leaves of the
+// connection's pending replies (the worker stops the batch past it).
+uint64_t NetLoop::ReplyBudget(const Connection* conn) const {
+  const uint64_t hard =
+      server_->settings().client_output_buffer_limit.load(std::memory_order_relaxed);
+  const uint64_t pending = conn->output.size() - conn->output_pos;
+  return hard == 0 ? UINT64_MAX : (hard > pending ? hard - pending : 0);
+}
+
+// The one place a loop hands work to the pool. Never waits: when the pool is saturated (or
+// earlier batches are parked already, to keep them first in line) the batch is parked on the
+// connection and reading from it stops until the batch has run.
+void NetLoop::SubmitOrPark(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
+  conn->in_flight = true;
+  // Groups go to the pool with hint 0 (any list): a connection has one batch in flight at most,
+  // so its order does not depend on the list. A group holds at most pool-queue-max-size batches,
+  // so backpressure still bounds the batches admitted (not only the tasks).
+  pool::WorkerPool* pool = server_->worker_pool();
+  if (parked_.empty() && pending_group_.size() < static_cast<size_t>(pool->QueueMaxSize()) &&
+      pool->HasRoom(0)) {
+    QueueBatch(conn, std::move(batch), times);
+    return;
+  }
+  LoopCounters::Add(&counters_->parked_batches, 1);
+  conn->parked = true;
+  conn->parked_batch = std::move(batch);
+  conn->parked_times = times;
+  if (!conn->reading_paused) {
+    event_del(conn->read_event);
+    conn->reading_paused = true;
+  }
+  parked_.push_back(conn->id);
+  if (!evtimer_pending(retry_event_, nullptr)) evtimer_add(retry_event_, &kParkedRetry);
+}
+
+void NetLoop::SubmitParked() {
+  while (!parked_.empty()) {
+    auto it = connections_.find(parked_.front());
+    if (it == connections_.end() || !it->second->parked) {  // closed meanwhile
+      parked_.pop_front();
+      continue;
+    }
+    Connection* conn = it->second.get();
+    pool::WorkerPool* pool = server_->worker_pool();
+    if (pending_group_.size() >= static_cast<size_t>(pool->QueueMaxSize()) || !pool->HasRoom(0)) {
+      break;
+    }
+    parked_.pop_front();
+    conn->parked = false;
+    QueueBatch(conn, std::move(conn->parked_batch), conn->parked_times);
+    conn->parked_batch.clear();
+  }
+  if (!parked_.empty() && !evtimer_pending(retry_event_, nullptr)) {
+    evtimer_add(retry_event_, &kParkedRetry);
+  }
+}
+
+void NetLoop::OnRetryParked(int, short, void* arg) { static_cast<NetLoop*>(arg)->SubmitParked(); }
 
 void NetLoop::RecordInLoop(Connection* conn, int command_id, const Args& argv, bool rtc,
                            const char* reply, size_t reply_length, uint64_t parsed, uint64_t start,
@@ -511,8 +625,7 @@ void NetLoop::Flush(Connection* conn) {
                       conn->output.size() - conn->output_pos);
     if (n > 0) {
       conn->output_pos += static_cast<size_t>(n);
-      server_->stats().total_net_output_bytes.fetch_add(static_cast<uint64_t>(n),
-                                                        std::memory_order_relaxed);
+      LoopCounters::Add(&counters_->net_output_bytes, static_cast<uint64_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -532,12 +645,7 @@ void NetLoop::Flush(Connection* conn) {
     if (conn->close_after_reply) CloseConnection(conn);
     return;
   }
-  uint64_t limit = server_->settings().client_output_buffer_limit.load(std::memory_order_relaxed);
-  if (limit > 0 && pending > limit) {
-    spdlog::warn(
-        "closing client id={} addr={}: {} bytes of pending replies exceed "
-        "client-output-buffer-limit {}",
-        conn->id, conn->info->addr, pending, limit);
+  if (OverOutputLimit(conn, pending)) {
     CloseConnection(conn);
     return;
   }
@@ -549,6 +657,31 @@ void NetLoop::Flush(Connection* conn) {
     event_add(conn->write_event, nullptr);
     conn->write_pending = true;
   }
+}
+
+bool NetLoop::OverOutputLimit(Connection* conn, size_t pending) {
+  const Settings& settings = server_->settings();
+  const uint64_t hard = settings.client_output_buffer_limit.load(std::memory_order_relaxed);
+  const uint64_t soft = settings.client_output_buffer_soft_limit.load(std::memory_order_relaxed);
+  bool over = hard > 0 && pending > hard;
+  if (!over && soft > 0 && pending > soft) {
+    const int64_t now = NowUnixMs();
+    const int64_t seconds =
+        settings.client_output_buffer_soft_seconds.load(std::memory_order_relaxed);
+    if (conn->obuf_soft_since_ms == 0) {
+      conn->obuf_soft_since_ms = now;
+    } else {
+      over = now - conn->obuf_soft_since_ms > seconds * 1000;
+    }
+  } else if (!over) {
+    conn->obuf_soft_since_ms = 0;
+  }
+  if (over) {
+    spdlog::warn(
+        "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+        conn->id, conn->info->addr);
+  }
+  return over;
 }
 
 void NetLoop::OnWritable(int, short, void* arg) {
@@ -574,6 +707,7 @@ void NetLoop::DrainCompletions() {
     std::lock_guard<std::mutex> lock(completions_mu_);
     batch.swap(completions_);
   }
+  if (!parked_.empty()) SubmitParked();  // the pool just drained some
   for (auto& completion : batch) {
     auto it = connections_.find(completion.conn_id);
     if (it == connections_.end()) continue;  // closed while its batch was in flight
@@ -584,6 +718,14 @@ void NetLoop::DrainCompletions() {
       } else {
         CloseConnection(conn);
       }
+      continue;
+    }
+    if (completion.close_client) {  // the batch passed the output-buffer limit
+      spdlog::warn(
+          "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer "
+          "limits.",
+          conn->id, conn->info->addr);
+      CloseConnection(conn);
       continue;
     }
     conn->output += completion.replies;
@@ -615,6 +757,15 @@ void NetLoop::CloseConnection(Connection* conn) {
 void NetLoop::OnTimer(int, short, void* arg) { static_cast<NetLoop*>(arg)->CheckIdleTimeouts(); }
 
 void NetLoop::CheckIdleTimeouts() {
+  // A client over the soft output limit that neither reads nor sends is timed out here.
+  std::vector<Connection*> over_limit;
+  for (auto& [id, conn] : connections_) {
+    if (conn->obuf_soft_since_ms != 0 &&
+        OverOutputLimit(conn.get(), conn->output.size() - conn->output_pos)) {
+      over_limit.push_back(conn.get());
+    }
+  }
+  for (auto* conn : over_limit) CloseConnection(conn);
   int64_t timeout = server_->settings().timeout_sec.load(std::memory_order_relaxed);
   if (timeout <= 0) return;
   int64_t now = NowUnixMs();

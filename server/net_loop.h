@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,7 +19,7 @@
 #include <vector>
 
 #include "config/status.h"
-#include "server/command.h"
+#include "server/commands/command.h"
 #include "server/connection.h"
 #include "server/server.h"
 
@@ -36,7 +37,8 @@ struct Completion {
   enum class Kind { kReplies, kKill };
   Kind kind = Kind::kReplies;
   uint64_t conn_id = 0;
-  std::string replies;                    // kReplies: the batch's reply bytes, in order
+  std::string replies;        // kReplies: the batch's reply bytes, in order
+  bool close_client = false;  // kReplies: the batch passed the client's output-buffer limit
   std::vector<PreparedCommand> commands;  // kReplies: the batch, with the worker's timestamps
   BatchTimes times;
 };
@@ -58,6 +60,8 @@ class NetLoop {
 
   // Any thread. Hands replies (or a kill request) to the loop that owns conn_id.
   void PostCompletion(Completion completion);
+  // Any thread. Hands several completions at once (one lock, at most one wake-up).
+  void PostCompletions(std::vector<Completion> completions);
 
   uint32_t index() const { return index_; }
   Server* server() const { return server_; }
@@ -72,11 +76,23 @@ class NetLoop {
   static void OnWritable(int fd, short events, void* arg);
   static void OnWake(int fd, short events, void* arg);
   static void OnTimer(int fd, short events, void* arg);
+  static void OnRetryParked(int fd, short events, void* arg);
 
   void Accept(int fd, sockaddr* addr);
   void ReadFrom(Connection* conn);
   // Parses and runs commands until the input is used up or a batch goes in flight.
   void ProcessInput(Connection* conn);
+  // The bytes a batch's replies may take: what client-output-buffer-limit leaves of conn's
+  // pending replies.
+  uint64_t ReplyBudget(const Connection* conn) const;
+  // Hands a batch to the pool, or parks it (and stops reading from conn) when the pool has no
+  // room. Never waits. Sets conn->in_flight.
+  void SubmitOrPark(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
+  // Submits parked batches, oldest first, while the pool has room; re-arms the retry timer.
+  void SubmitParked();
+  // Closes conn (true) when its unparsed input plus its partly parsed command pass
+  // client-query-buffer-limit.
+  bool CloseIfOverQueryLimit(Connection* conn);
   void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
   void DrainCompletions();
   // Records metrics (and slow-log entries) for a completed batch.
@@ -85,6 +101,16 @@ class NetLoop {
   void RecordInLoop(Connection* conn, int command_id, const Args& argv, bool rtc, const char* reply,
                     size_t reply_length, uint64_t parsed, uint64_t start, uint64_t end);
   void CloseConnection(Connection* conn);
+  // Group commit (server/group_commit.h): queues a connection's batch; the batches queued during
+  // one loop pass go to the pool as one task at the end of the pass. submit_event_ is made active
+  // when the first batch is queued: libevent appends it to the tail of the active queue it is
+  // running, so it runs after every event already active in this pass (reads, the completion
+  // wake-up) and within the same pass.
+  void QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
+  static void OnSubmitGroup(int fd, short events, void* arg);
+  // client-output-buffer-limit (normal class): true when `pending` reply bytes are over the hard
+  // limit, or over the soft limit for longer than its seconds (Redis's rule); logs why.
+  bool OverOutputLimit(Connection* conn, size_t pending);
   void CheckIdleTimeouts();
 
   Server* const server_;
@@ -94,11 +120,16 @@ class NetLoop {
   int wake_fd_ = -1;
   event* wake_event_ = nullptr;
   event* timer_event_ = nullptr;
+  event* submit_event_ = nullptr;
+  std::vector<ConnBatch> pending_group_;  // loop thread only: batches queued in this pass
+  event* retry_event_ = nullptr;          // one-shot: retries parked batches
   std::thread thread_;
   std::atomic<bool> stop_listening_{false};
   std::atomic<bool> stopping_{false};
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;  // loop thread only
+  std::deque<uint64_t> parked_;   // connections with a parked batch, oldest first; loop thread
+  LoopCounters* const counters_;  // this loop's slot in ServerStats; written by this thread only
 
   std::mutex completions_mu_;
   std::vector<Completion> completions_;  // GUARDED_BY(completions_mu_)

@@ -10,16 +10,20 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <thread>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "config/buffer_limits.h"
 #include "pool/worker_pool.h"
 #include "server/clock.h"
-#include "server/metrics_http.h"
+#include "server/commands/reply_budget.h"
+#include "server/group_commit.h"
+#include "server/metrics/metrics_http.h"
 #include "server/net_loop.h"
-#include "server/reply.h"
+#include "server/protocol/reply.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -38,74 +42,17 @@ int64_t NowUnixUs() {
 
 namespace {
 
-// Runs one connection's batch of commands on a worker, in order, and hands the replies back
-// to the connection's loop.
-class BatchTask : public pool::Task {
- public:
-  BatchTask(Server* server, uint32_t loop_index, uint64_t conn_id,
-            std::vector<PreparedCommand> batch, BatchTimes times)
-      : server_(server),
-        loop_index_(loop_index),
-        conn_id_(conn_id),
-        batch_(std::move(batch)),
-        times_(times) {}
-
-  void Run() override {
-    const bool timed = times_.parsed != 0;
-    if (timed) times_.dequeued = Clock::Now();
-    Completion completion;
-    completion.conn_id = conn_id_;
-    uint64_t start = times_.dequeued;
-    for (auto& command : batch_) {
-      size_t reply_start = completion.replies.size();
-      if (command.spec == nullptr) {
-        completion.replies += command.reply;
-      } else {
-        // The clock is read per command: an entry must not look alive to a command that runs
-        // after its expiry just because an earlier command of the batch was slow.
-        ExecuteOnWorker(*server_, *command.spec, command.argv, NowUnixMs(), command.rtc_missed,
-                        &completion.replies);
-      }
-      command.nil_reply = IsNilReply(completion.replies.data() + reply_start,
-                                     completion.replies.size() - reply_start);
-      if (completion.replies.size() > reply_start && completion.replies[reply_start] == '-') {
-        command.failed = true;
-        command.error_code = ErrorCode(completion.replies.data() + reply_start,
-                                       completion.replies.size() - reply_start);
-      }
-      if (timed) {
-        command.exec_start = start;
-        command.exec_end = start = Clock::Now();
-      }
-    }
-    completion.commands = std::move(batch_);
-    completion.times = times_;
-    server_->loop(loop_index_)->PostCompletion(std::move(completion));
-  }
-
-  void Cancel() override {
-    Completion completion;
-    completion.conn_id = conn_id_;
-    for (size_t i = 0; i < batch_.size(); ++i) {
-      AppendError(&completion.replies, "ERR server is shutting down");
-    }
-    server_->loop(loop_index_)->PostCompletion(std::move(completion));
-  }
-
- private:
-  Server* const server_;
-  const uint32_t loop_index_;
-  const uint64_t conn_id_;
-  std::vector<PreparedCommand> batch_;
-  BatchTimes times_;
-};
-
 // Removes expired keys a slice at a time, then schedules itself again 1/hz s later.
 class ExpirySweepTask : public pool::Task {
  public:
   explicit ExpirySweepTask(Server* server) : server_(server) {}
   void Run() override {
-    auto removed = server_->store()->SweepExpired(200);
+    cache::KeyLocks& locks = server_->key_locks();
+    auto removed = server_->store()->SweepExpired(
+        200, [&locks](std::string_view key, const std::function<void()>& critical) {
+          auto guard = locks.Lock(key);
+          critical();
+        });
     if (removed.ok() && *removed > 0) {
       server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(*removed),
                                               std::memory_order_relaxed);
@@ -133,6 +80,33 @@ class RateSampleTask : public pool::Task {
 
  private:
   Server* const server_;
+};
+
+// CONFIG SET cache-maxmemory to a smaller value: lowers the limit one slice at a time on a
+// worker, so the loop that ran CONFIG SET evicts nothing and no shard lock is held for more than
+// ~kSlice / cache-shards bytes of evictions (a cache hit in a loop waits for one slice at most).
+class CacheShrinkTask : public pool::Task {
+ public:
+  static constexpr uint64_t kSlice = 4ull << 20;
+  CacheShrinkTask(Server* server, uint64_t target, uint64_t generation)
+      : server_(server), target_(target), generation_(generation) {}
+  void Run() override {
+    const Settings& settings = server_->settings();
+    if (settings.cache_resize_generation.load(std::memory_order_relaxed) != generation_) return;
+    cache::Cache* cache = server_->cache();
+    uint64_t used = cache->GetStats().bytes_used;
+    uint64_t next = used > target_ + kSlice ? used - kSlice : target_;
+    cache->SetMaxMemory(next);
+    if (next != target_) {
+      server_->worker_pool()->Submit(
+          std::make_unique<CacheShrinkTask>(server_, target_, generation_));
+    }
+  }
+
+ private:
+  Server* const server_;
+  const uint64_t target_;
+  const uint64_t generation_;
 };
 
 std::vector<std::string> SplitWords(const std::string& text) {
@@ -165,8 +139,15 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
   auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
   if (name == "proto-max-bulk-len") {
     settings_.proto_max_bulk_len = static_cast<uint64_t>(as_int());
+  } else if (name == "client-query-buffer-limit") {
+    settings_.client_query_buffer_limit = static_cast<uint64_t>(as_int());
   } else if (name == "client-output-buffer-limit") {
-    settings_.client_output_buffer_limit = static_cast<uint64_t>(as_int());
+    config::ClientBufferLimits limits;
+    if (config::ParseClientBufferLimits(value, limits, &limits).ok()) {
+      settings_.client_output_buffer_limit = static_cast<uint64_t>(limits.normal.hard);
+      settings_.client_output_buffer_soft_limit = static_cast<uint64_t>(limits.normal.soft);
+      settings_.client_output_buffer_soft_seconds = limits.normal.soft_seconds;
+    }
   } else if (name == "timeout") {
     settings_.timeout_sec = as_int();
   } else if (name == "maxclients") {
@@ -187,7 +168,18 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
   } else if (name == "rtc-reads") {
     settings_.rtc_reads = value == "yes";
   } else if (name == "cache-maxmemory" && cache_) {
-    cache_->SetMaxMemory(static_cast<uint64_t>(as_int()));
+    uint64_t target = static_cast<uint64_t>(as_int());
+    uint64_t generation = settings_.cache_resize_generation.fetch_add(1) + 1;
+    if (pool_ && cache_->GetStats().bytes_used > target + CacheShrinkTask::kSlice) {
+      pool_->Submit(std::make_unique<CacheShrinkTask>(this, target, generation));
+    } else {
+      cache_->SetMaxMemory(target);  // little or nothing to evict
+    }
+  } else if (name == "latency-monitor-threshold" && metrics_) {
+    metrics_->latency_monitor().set_threshold_ms(as_int());
+  } else if (name == "cache-policy" && cache_) {
+    cache_->SetPolicy(value == "allkeys-lfu" ? cache::Policy::kAllKeysLfu
+                                             : cache::Policy::kAllKeysLru);
   } else if (name == "hz") {
     settings_.hz = static_cast<int>(as_int());
   } else if (name == "loglevel") {
@@ -198,8 +190,8 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     spdlog::set_level(level);
   } else if (pool_ && name.rfind("pool-", 0) == 0) {
     pool::Options tunables;
-    tunables.spin_count = static_cast<int>(config_->GetInt("pool-spin-count"));
-    tunables.max_yield_usec = static_cast<int>(config_->GetInt("pool-max-yield-usec"));
+    tunables.spin_count = AutoPoolSetting("pool-spin-count");
+    tunables.max_yield_usec = AutoPoolSetting("pool-max-yield-usec");
     tunables.slow_yield_usec = static_cast<int>(config_->GetInt("pool-slow-yield-usec"));
     tunables.max_slow_yields = static_cast<int>(config_->GetInt("pool-max-slow-yields"));
     tunables.yield_sampling = static_cast<int>(config_->GetInt("pool-yield-sampling"));
@@ -207,6 +199,22 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     tunables.queue_max_size = static_cast<int>(config_->GetInt("pool-queue-max-size"));
     pool_->SetTunables(tunables);
   }
+}
+
+int Server::AutoPoolSetting(const std::string& name) const {
+  const int value = static_cast<int>(config_->GetInt(name));
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (name == "pool-threads") return value > 0 ? value : std::max(2, cores);
+  if (name == "workers-per-list") {
+    if (value > 0) return value;
+    return cores <= 4 ? AutoPoolSetting("pool-threads") : 2;
+  }
+  // pool-spin-count, pool-max-yield-usec: on a box of 2 cores or fewer the network thread that
+  // produces the work needs one core, RocksDB and the clients the other; a spinning or yielding
+  // idle worker takes CPU from them, and a futex wake-up (~5 us) costs less than that.
+  if (value >= 0) return value;
+  if (name == "pool-spin-count") return cores <= 2 ? 0 : 200;
+  return cores <= 2 ? 0 : 100;  // pool-max-yield-usec
 }
 
 Status Server::Start() {
@@ -241,10 +249,10 @@ Status Server::Start() {
   pool::Options pool_options;
   pool_options.mode =
       config_->GetString("pool-mode") == "classic" ? pool::Mode::kClassic : pool::Mode::kAdaptive;
-  pool_options.threads = static_cast<int>(config_->GetInt("pool-threads"));
-  pool_options.workers_per_list = static_cast<int>(config_->GetInt("workers-per-list"));
-  pool_options.spin_count = static_cast<int>(config_->GetInt("pool-spin-count"));
-  pool_options.max_yield_usec = static_cast<int>(config_->GetInt("pool-max-yield-usec"));
+  pool_options.threads = AutoPoolSetting("pool-threads");
+  pool_options.workers_per_list = AutoPoolSetting("workers-per-list");
+  pool_options.spin_count = AutoPoolSetting("pool-spin-count");
+  pool_options.max_yield_usec = AutoPoolSetting("pool-max-yield-usec");
   pool_options.slow_yield_usec = static_cast<int>(config_->GetInt("pool-slow-yield-usec"));
   pool_options.max_slow_yields = static_cast<int>(config_->GetInt("pool-max-slow-yields"));
   pool_options.yield_sampling = static_cast<int>(config_->GetInt("pool-yield-sampling"));
@@ -263,6 +271,7 @@ Status Server::Start() {
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
   }
   metrics_ = std::make_unique<Metrics>(static_cast<size_t>(threads), AllCommands().size());
+  metrics_->latency_monitor().set_threshold_ms(config_->GetInt("latency-monitor-threshold"));
   for (int i = 0; i < threads; ++i) {
     auto loop = std::make_unique<NetLoop>(this, static_cast<uint32_t>(i));
     Status s = loop->Listen(addresses, port);
@@ -296,7 +305,7 @@ void Server::ScheduleExpirySweep() {
 void Server::SampleRates() {
   RateSample sample;
   sample.ms = NowUnixMs();
-  sample.commands = stats_.total_commands_processed.load(std::memory_order_relaxed);
+  sample.commands = stats_.total_commands_processed();
   cache::Stats cache_stats = cache_->GetStats();
   sample.cache_hits = cache_stats.hits;
   sample.cache_misses = cache_stats.misses;
@@ -328,19 +337,30 @@ double Server::CacheHitRatioLastSecond() const {
 }
 
 void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch,
-                         BatchTimes times) {
-  if (times.parsed != 0) times.enqueued = Clock::Now();
-  pool_->Submit(std::make_unique<BatchTask>(this, loop_index, conn_id, std::move(batch), times),
-                conn_id);
+                         BatchTimes times, uint64_t reply_budget) {
+  std::vector<ConnBatch> group(1);
+  group[0].conn_id = conn_id;
+  group[0].commands = std::move(batch);
+  group[0].times = times;
+  group[0].reply_budget = reply_budget;
+  SubmitGroup(loop_index, std::move(group));
+}
+
+void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group) {
+  if (group.empty()) return;
+  const uint64_t now = group.front().times.parsed != 0 ? Clock::Now() : 0;
+  for (auto& batch : group) {
+    if (batch.times.parsed != 0) batch.times.enqueued = now;
+  }
+  pool_->Submit(MakeGroupTask(this, loop_index, std::move(group)));
 }
 
 void Server::ResetStats() {
   for (auto* counter : {&stats_.total_connections_received, &stats_.rejected_connections,
-                        &stats_.total_commands_processed, &stats_.total_net_input_bytes,
-                        &stats_.total_net_output_bytes, &stats_.expired_keys, &stats_.rtc_answers,
-                        &stats_.coalesced_misses}) {
+                        &stats_.expired_keys, &stats_.coalesced_misses}) {
     counter->store(0, std::memory_order_relaxed);
   }
+  stats_.ResetLoopCounters();
   if (pool_) pool_->ResetStats();
   if (cache_) cache_->ResetStats();
   if (metrics_) metrics_->Reset();

@@ -19,10 +19,10 @@
 #include "config/config.h"
 #include "config/status.h"
 #include "server/client_registry.h"
-#include "server/command.h"
+#include "server/commands/command.h"
 #include "server/executor.h"
-#include "server/metrics.h"
-#include "server/slowlog.h"
+#include "server/metrics/metrics.h"
+#include "server/metrics/slowlog.h"
 
 namespace rockcache::pool {
 class WorkerPool;
@@ -40,7 +40,12 @@ class MetricsHttpServer;
 // Settings read on hot paths, mirrored from the config.
 struct Settings {
   std::atomic<uint64_t> proto_max_bulk_len{512ull << 20};
+  std::atomic<uint64_t> client_query_buffer_limit{1ull << 30};
+  // client-output-buffer-limit, normal class (config/buffer_limits.h): hard bytes (0 = none),
+  // soft bytes (0 = none) and how long a client may stay over soft.
   std::atomic<uint64_t> client_output_buffer_limit{1ull << 30};
+  std::atomic<uint64_t> client_output_buffer_soft_limit{0};
+  std::atomic<int64_t> client_output_buffer_soft_seconds{0};
   std::atomic<int64_t> timeout_sec{0};
   std::atomic<int64_t> maxclients{10000};
   std::atomic<int> tcp_keepalive{300};
@@ -51,18 +56,58 @@ struct Settings {
   std::atomic<bool> latency_tracking{true};
   std::atomic<int64_t> slowlog_log_slower_than{10000};
   std::atomic<int64_t> slowlog_max_len{128};
+  // Bumped by every CONFIG SET cache-maxmemory; a slice-by-slice shrink still running for an
+  // older value stops when it sees a newer one.
+  std::atomic<uint64_t> cache_resize_generation{0};
 };
 
-// Server-wide counters for INFO stats (relaxed atomics; incremented once per batch or event).
+// The counters a network loop bumps on every read, write and command: one cache line per loop,
+// written by that loop only (relaxed load + store, no locked instruction), summed on read.
+struct alignas(64) LoopCounters {
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> net_input_bytes{0};
+  std::atomic<uint64_t> net_output_bytes{0};
+  std::atomic<uint64_t> rtc_answers{0};     // commands answered in the loop from the cache
+  std::atomic<uint64_t> parked_batches{0};  // batches held back: the pool had no room
+  // Single writer: the owning loop's thread.
+  static void Add(std::atomic<uint64_t>* counter, uint64_t n) {
+    counter->store(counter->load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+};
+
+// Server-wide counters for INFO stats. The rare ones are relaxed atomics; the per-command and
+// per-byte ones live in per-loop LoopCounters and are summed (minus the RESETSTAT baseline) by
+// the accessors below, from any thread.
 struct ServerStats {
+  static constexpr size_t kMaxLoops = 64;  // net-threads' upper bound
   std::atomic<uint64_t> total_connections_received{0};
   std::atomic<uint64_t> rejected_connections{0};
-  std::atomic<uint64_t> total_commands_processed{0};
-  std::atomic<uint64_t> total_net_input_bytes{0};
-  std::atomic<uint64_t> total_net_output_bytes{0};
   std::atomic<uint64_t> expired_keys{0};
-  std::atomic<uint64_t> rtc_answers{0};       // commands answered in a network thread from cache
   std::atomic<uint64_t> coalesced_misses{0};  // misses served by another worker's fill
+  LoopCounters loops[kMaxLoops];
+
+  uint64_t total_commands_processed() const { return Sum(&LoopCounters::commands, 0); }
+  uint64_t total_net_input_bytes() const { return Sum(&LoopCounters::net_input_bytes, 1); }
+  uint64_t total_net_output_bytes() const { return Sum(&LoopCounters::net_output_bytes, 2); }
+  uint64_t rtc_answers() const { return Sum(&LoopCounters::rtc_answers, 3); }
+  uint64_t parked_batches() const { return Sum(&LoopCounters::parked_batches, 4); }
+  // CONFIG RESETSTAT for the per-loop counters (their writers keep going; readers subtract).
+  void ResetLoopCounters() {
+    base_[0] = Sum(&LoopCounters::commands, -1);
+    base_[1] = Sum(&LoopCounters::net_input_bytes, -1);
+    base_[2] = Sum(&LoopCounters::net_output_bytes, -1);
+    base_[3] = Sum(&LoopCounters::rtc_answers, -1);
+    base_[4] = Sum(&LoopCounters::parked_batches, -1);
+  }
+
+ private:
+  uint64_t Sum(std::atomic<uint64_t> LoopCounters::*field, int base) const {
+    uint64_t total = 0;
+    for (const auto& loop : loops) total += (loop.*field).load(std::memory_order_relaxed);
+    uint64_t b = base >= 0 ? base_[base].load(std::memory_order_relaxed) : 0;
+    return total > b ? total - b : 0;
+  }
+  std::atomic<uint64_t> base_[5] = {};
 };
 
 // One command of a batch: either a command to run, or a reply decided already (an error).
@@ -85,6 +130,14 @@ struct BatchTimes {
   uint64_t parsed = 0;    // the network thread parsed the batch's bytes
   uint64_t enqueued = 0;  // handed to the pool
   uint64_t dequeued = 0;  // a worker started it
+};
+
+// One connection's batch of commands, as a network loop hands it to the pool.
+struct ConnBatch {
+  uint64_t conn_id = 0;
+  std::vector<PreparedCommand> commands;
+  BatchTimes times;
+  uint64_t reply_budget = UINT64_MAX;  // reply bytes allowed (server/commands/reply_budget.h)
 };
 
 class Server {
@@ -111,9 +164,16 @@ class Server {
 
   // Any thread: hands a batch of a connection's commands to the worker pool; the replies come
   // back to loop `loop_index` as one Completion for `conn_id`, with the commands themselves
-  // (for metrics and the slow log).
+  // (for metrics and the slow log). A group of one (see SubmitGroup).
+  // `reply_budget`: the reply bytes the batch may produce before the client passes its output
+  // buffer limit (server/commands/reply_budget.h); past it, the batch stops and the completion
+  // asks the loop to close the client.
   void SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch,
-                   BatchTimes times);
+                   BatchTimes times, uint64_t reply_budget = UINT64_MAX);
+  // Any thread: hands the batches a loop produced in one pass to the pool as one task, run with
+  // group commit (server/group_commit.h); one Completion per batch comes back to the loop, all
+  // in one PostCompletions call. May wait under pool backpressure (pool-queue-max-size).
+  void SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group);
 
   config::Config& config() { return *config_; }
   const Settings& settings() const { return settings_; }
@@ -124,7 +184,6 @@ class Server {
   // The cache; never null after Start() (cache-maxmemory 0 makes it disabled, not absent).
   cache::Cache* cache() { return cache_.get(); }
   cache::KeyLocks& key_locks() { return *key_locks_; }
-  CacheWriteFence& cache_write_fence() { return cache_write_fence_; }
   Metrics& metrics() { return *metrics_; }
   SlowLog& slowlog() { return slowlog_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
@@ -135,6 +194,9 @@ class Server {
  private:
   void ApplySetting(const std::string& name, const std::string& value);
   void ScheduleExpirySweep();
+  // The value of a pool option with its automatic default resolved from the core count
+  // (pool-threads, workers-per-list: 0 = auto; pool-spin-count, pool-max-yield-usec: -1 = auto).
+  int AutoPoolSetting(const std::string& name) const;
 
   config::Config* const config_;
   Settings settings_;
@@ -143,7 +205,6 @@ class Server {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<cache::KeyLocks> key_locks_;
-  CacheWriteFence cache_write_fence_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;

@@ -1,5 +1,6 @@
 #include "storage/encoding.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -47,7 +48,46 @@ std::string EncodeMeta(const Meta& meta) {
   } else if (meta.type == MetaType::kList) {
     PutFixed64BE(&out, meta.head);
     PutFixed64BE(&out, meta.tail);
+  } else if (!meta.lo.empty() || meta.hi || meta.gap) {
+    PutFixed32BE(&out, static_cast<uint32_t>(meta.lo.size()));
+    out.append(meta.lo);
+    out.push_back(static_cast<char>((meta.hi ? 1 : 0) | (meta.gap ? 2 : 0)));
+    PutFixed32BE(&out, static_cast<uint32_t>(meta.hi ? meta.hi->size() : 0));
+    if (meta.hi) out.append(*meta.hi);
+    if (meta.gap) {
+      PutFixed32BE(&out, static_cast<uint32_t>(meta.gap->size()));
+      out.append(*meta.gap);
+      PutFixed32BE(&out, static_cast<uint32_t>(meta.gap_last.size()));
+      out.append(meta.gap_last);
+    }
   }
+  return out;
+}
+
+void Meta::CoverInHint(std::string_view sub) {
+  if (gap && sub < *gap) {
+    if (sub > gap_last) gap_last.assign(sub.data(), sub.size());  // the dead stretch shrinks
+  } else if (!gap && sub < lo) {
+    gap = lo;  // nothing live in (sub, old lo)
+    gap_last.assign(sub.data(), sub.size());
+  }
+  if (sub < lo) lo.assign(sub.data(), sub.size());
+  if (hi && sub >= *hi) hi = ImmediateSuccessor(sub);
+}
+
+void Meta::RaiseLo(std::string new_lo) {
+  if (new_lo <= lo) return;
+  lo = std::move(new_lo);
+  if (gap && (lo > gap_last || *gap <= lo)) {  // nothing live below the gap any more
+    if (lo < *gap) lo = *gap;
+    gap.reset();
+    gap_last.clear();
+  }
+}
+
+std::string ImmediateSuccessor(std::string_view s) {
+  std::string out(s);
+  out.push_back('\0');
   return out;
 }
 
@@ -70,6 +110,10 @@ bool DecodeMeta(std::string_view bytes, Meta* meta) {
   std::string_view rest = bytes.substr(kMetaHeaderSize);
   meta->value.clear();
   meta->head = meta->tail = kListInitialIndex;
+  meta->lo.clear();
+  meta->hi.reset();
+  meta->gap.reset();
+  meta->gap_last.clear();
   if (meta->type == MetaType::kString) {
     meta->value.assign(rest.data(), rest.size());
   } else if (meta->type == MetaType::kList) {
@@ -77,6 +121,29 @@ bool DecodeMeta(std::string_view bytes, Meta* meta) {
     meta->head = GetFixed64BE(rest.data());
     meta->tail = GetFixed64BE(rest.data() + 8);
     if (meta->tail - meta->head != meta->count) return false;
+  } else if (!rest.empty()) {
+    if (rest.size() < 4) return false;
+    uint64_t lo_len = GetFixed32BE(rest.data());
+    if (rest.size() < 4 + lo_len + 1 + 4) return false;
+    meta->lo.assign(rest.data() + 4, lo_len);
+    rest.remove_prefix(4 + lo_len);
+    uint8_t flags = static_cast<uint8_t>(rest[0]);
+    uint64_t hi_len = GetFixed32BE(rest.data() + 1);
+    if (rest.size() < 1 + 4 + hi_len) return false;
+    if (flags & 1) meta->hi = std::string(rest.data() + 5, hi_len);
+    rest.remove_prefix(5 + hi_len);
+    if (flags & 2) {
+      std::string parts[2];
+      for (auto& part : parts) {
+        if (rest.size() < 4 || rest.size() < 4 + GetFixed32BE(rest.data())) return false;
+        uint64_t len = GetFixed32BE(rest.data());
+        part.assign(rest.data() + 4, len);
+        rest.remove_prefix(4 + len);
+      }
+      meta->gap = std::move(parts[0]);
+      meta->gap_last = std::move(parts[1]);
+    }
+    if (!rest.empty()) return false;
   }
   return true;
 }

@@ -16,7 +16,23 @@
 //                   list:   [head u64][tail u64]; the elements live at indexes [head, tail),
 //                           an empty list starts at head = tail = 2^63, so LPUSH and RPUSH are
 //                           both O(1) for 2^63 pushes either way.
-//                   hash, set, zset: nothing more.
+//                   hash, set, zset: optionally (absent in records written before it existed,
+//                           and when the hint is trivial) the live-range hint:
+//                           [u32 lo length][lo][u8 flags: 1 = has hi, 2 = has gap]
+//                           [u32 hi length][hi], then with flag 2: [u32 gap length][gap]
+//                           [u32 gap_last length][gap_last].
+//                           Every live entry's sub-key s of the hinted column family (hash:
+//                           "hash", set: "set", zset: the score index "zscore") satisfies
+//                           lo <= s, s < hi when there is a hi, and, when there is a gap, never
+//                           gap_last < s < gap (a dead stretch: nothing there is live). Pops and
+//                           removals at either end move the hint past the
+//                           it. Pops and removals at either end move the hint past the
+//                           tombstones they leave, so iterators bounded by it never walk them;
+//                           inserts widen it. Inserts below lo (a queue getting items ahead of
+//                           its head) open a dead stretch from the highest of them to the old
+//                           lo, so the tombstones of earlier pops stay skipped. It is a bound, not
+//                           exact: removals in the middle leave tombstones inside it (compaction
+//                           drops those).
 //   `count` is the number of elements of a collection (0 for strings). An absent key has no meta
 //   record; an empty collection never has one (it is deleted with its last element).
 //
@@ -50,10 +66,21 @@ struct Meta {
   uint64_t count = 0;                 // elements of a collection; 0 for strings
   uint64_t head = kListInitialIndex;  // lists only
   uint64_t tail = kListInitialIndex;  // lists only
+  std::string lo;                     // hash, set, zset: live-range hint (see above); "" = none
+  std::optional<std::string> hi;      // hash, set, zset: exclusive upper hint; nullopt = none
+  std::optional<std::string> gap;     // hash, set, zset: see above; nullopt = none
+  std::string gap_last;               // with gap: nothing live in (gap_last, gap)
   std::string value;                  // strings only
 
   bool ExpiredAt(int64_t now_ms) const { return expire_at_ms != 0 && expire_at_ms <= now_ms; }
+  // Widens the live-range hint to cover a new entry with sub-key `sub`.
+  void CoverInHint(std::string_view sub);
+  // Sets lo to `new_lo` (REQUIRES: nothing live below it), dropping what it passed.
+  void RaiseLo(std::string new_lo);
 };
+
+// The smallest string greater than `s` (s + '\0'): an exclusive bound just past s.
+std::string ImmediateSuccessor(std::string_view s);
 
 // Meta record <-> bytes. DecodeMeta returns false on a malformed record.
 std::string EncodeMeta(const Meta& meta);

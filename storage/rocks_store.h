@@ -6,10 +6,13 @@
 //
 // Concurrency
 // - lifecycle_ (shared_mutex): every public method holds it shared; Close holds it exclusive.
-// - Key stripes (kStripes mutexes): a write holds the stripe(s) of its key(s) across its reads and
-//   its single WriteBatch. Multi-key writes lock their stripes in ascending index order, without
-//   duplicates. FlushAll takes all stripes in order. Reads take no stripe: one meta Get (strings)
-//   or one RocksDB snapshot (collections) gives them a consistent view.
+// - No key locks here: the caller holds the key locks of the keys a write touches (store.h).
+//   Every write method starts with one prologue, BeginWrite (lifecycle hold + the key's meta read
+//   once), then does its type's own work and ends with Commit or Write.
+// - Write groups: a thread-local pointer names the group open on the calling thread. Write()
+//   appends a method's batch to it (byte append of the batch's records; WriteBatch's rep is
+//   "seq fixed64, count fixed32, records", stable since LevelDB) and AddKeyCount() defers the
+//   counter change to the group's successful Commit().
 // - key_count_: atomic, adjusted after each successful write that creates or removes a meta.
 #pragma once
 
@@ -19,7 +22,6 @@
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -32,6 +34,7 @@
 
 #include "storage/compaction_filter.h"
 #include "storage/encoding.h"
+#include "storage/scan_cursor.h"
 #include "storage/store.h"
 
 namespace rockcache::storage {
@@ -65,19 +68,6 @@ inline KeyType ToKeyType(MetaType t) {
   return KeyType::kNone;
 }
 
-// Locks a set of key stripes in ascending order; unlocks on destruction.
-class StripeGuard {
- public:
-  StripeGuard() = default;
-  StripeGuard(StripeGuard&&) = default;
-  StripeGuard& operator=(StripeGuard&&) = default;
-  ~StripeGuard();
-  void Add(std::mutex* mu) { locked_.push_back(mu); }
-
- private:
-  std::vector<std::mutex*> locked_;
-};
-
 // A RocksDB snapshot for a multi-step read; released on destruction.
 class SnapshotRead {
  public:
@@ -94,26 +84,14 @@ class SnapshotRead {
   const rocksdb::Snapshot* snap_;
 };
 
-// Opaque SCAN cursors: id -> (scope, last key/member returned). Bounded; the oldest entries are
-// forgotten first (a forgotten cursor restarts its scan, as the contract allows). Thread-safe.
-class CursorTable {
- public:
-  // Records a resume position; returns its cursor id (never 0).
-  uint64_t Put(std::string scope, std::string last);
-  // The resume position of `cursor` for `scope`; false when unknown or of another scope.
-  bool Get(uint64_t cursor, std::string_view scope, std::string* last);
-  void Clear();
-
- private:
-  static constexpr size_t kCapacity = 16384;
-  struct Entry {
-    std::string scope;
-    std::string last;
-  };
-  std::mutex mu_;
-  uint64_t next_id_ = 1;                         // GUARDED_BY(mu_)
-  std::unordered_map<uint64_t, Entry> entries_;  // GUARDED_BY(mu_)
-  std::deque<uint64_t> order_;                   // GUARDED_BY(mu_)
+// Sub-key bounds of an iteration: [lo, hi) (no hi = to the end of the collection). Iterators
+// are always bounded by them, so tombstones outside are never walked.
+struct EntryBounds {
+  std::string_view lo;
+  std::optional<std::string_view> hi;
+  // A dead stretch (gap_last, gap): forward walks jump it instead of stepping over its tombstones.
+  std::optional<std::string_view> gap;
+  std::string_view gap_last;
 };
 
 class RocksStore final : public Store {
@@ -148,12 +126,14 @@ class RocksStore final : public Store {
   StatusOr<int64_t> ExpireTimeMs(std::string_view key) override;
   StatusOr<bool> Persist(std::string_view key) override;
   StatusOr<KeyType> Type(std::string_view key) override;
-  StatusOr<std::vector<std::string>> Keys(std::string_view pattern) override;
+  StatusOr<std::vector<std::string>> Keys(std::string_view pattern,
+                                          uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<ScanResult> Scan(uint64_t cursor, std::string_view pattern, uint64_t count,
-                            std::optional<KeyType> type) override;
+                            std::optional<KeyType> type,
+                            uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> DbSize() override;
   Status FlushAll() override;
-  StatusOr<int64_t> SweepExpired(uint64_t max_keys) override;
+  StatusOr<int64_t> SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) override;
 
   StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) override;
   StatusOr<std::optional<std::string>> RandomKey() override;
@@ -167,19 +147,22 @@ class RocksStore final : public Store {
   StatusOr<std::optional<std::string>> HGet(std::string_view key, std::string_view field) override;
   StatusOr<std::vector<std::optional<std::string>>> HMGet(
       std::string_view key, const std::vector<std::string_view>& fields) override;
-  StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(std::string_view key) override;
+  StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(
+      std::string_view key, uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> HDel(std::string_view key,
                          const std::vector<std::string_view>& fields) override;
   StatusOr<int64_t> HLen(std::string_view key) override;
   StatusOr<bool> HExists(std::string_view key, std::string_view field) override;
-  StatusOr<std::vector<std::string>> HKeys(std::string_view key) override;
-  StatusOr<std::vector<std::string>> HVals(std::string_view key) override;
+  StatusOr<std::vector<std::string>> HKeys(std::string_view key,
+                                           uint64_t max_bytes = kNoByteLimit) override;
+  StatusOr<std::vector<std::string>> HVals(std::string_view key,
+                                           uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> HIncrBy(std::string_view key, std::string_view field, int64_t delta) override;
   StatusOr<std::string> HIncrByFloat(std::string_view key, std::string_view field,
                                      long double delta) override;
   StatusOr<int64_t> HStrLen(std::string_view key, std::string_view field) override;
-  StatusOr<std::vector<std::pair<std::string, std::string>>> HRandField(std::string_view key,
-                                                                        int64_t count) override;
+  StatusOr<std::vector<std::pair<std::string, std::string>>> HRandField(
+      std::string_view key, int64_t count, uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<PairScanResult> HScan(std::string_view key, uint64_t cursor, std::string_view pattern,
                                  uint64_t count) override;
 
@@ -197,8 +180,8 @@ class RocksStore final : public Store {
   StatusOr<std::optional<std::vector<std::string>>> RPop(std::string_view key,
                                                          uint64_t count) override;
   StatusOr<int64_t> LLen(std::string_view key) override;
-  StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start,
-                                            int64_t stop) override;
+  StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start, int64_t stop,
+                                            uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<std::optional<std::string>> LIndex(std::string_view key, int64_t index) override;
   Status LSet(std::string_view key, int64_t index, std::string_view element) override;
   StatusOr<int64_t> LRem(std::string_view key, int64_t count, std::string_view element) override;
@@ -215,13 +198,15 @@ class RocksStore final : public Store {
                          const std::vector<std::string_view>& members) override;
   StatusOr<int64_t> SRem(std::string_view key,
                          const std::vector<std::string_view>& members) override;
-  StatusOr<std::vector<std::string>> SMembers(std::string_view key) override;
+  StatusOr<std::vector<std::string>> SMembers(std::string_view key,
+                                              uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<bool> SIsMember(std::string_view key, std::string_view member) override;
   StatusOr<std::vector<bool>> SMIsMember(std::string_view key,
                                          const std::vector<std::string_view>& members) override;
   StatusOr<int64_t> SCard(std::string_view key) override;
   StatusOr<std::vector<std::string>> SPop(std::string_view key, uint64_t count) override;
-  StatusOr<std::vector<std::string>> SRandMember(std::string_view key, int64_t count) override;
+  StatusOr<std::vector<std::string>> SRandMember(std::string_view key, int64_t count,
+                                                 uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<bool> SMove(std::string_view src, std::string_view dst,
                        std::string_view member) override;
   StatusOr<std::vector<std::string>> SInter(const std::vector<std::string_view>& keys) override;
@@ -251,7 +236,8 @@ class RocksStore final : public Store {
   StatusOr<int64_t> ZLexCount(std::string_view key, const LexRange& range) override;
   StatusOr<std::optional<int64_t>> ZRank(std::string_view key, std::string_view member,
                                          bool reverse) override;
-  StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key, const ZRangeSpec& spec) override;
+  StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key, const ZRangeSpec& spec,
+                                             uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> ZRangeStore(std::string_view dst, std::string_view src,
                                 const ZRangeSpec& spec) override;
   StatusOr<int64_t> ZRem(std::string_view key,
@@ -269,8 +255,11 @@ class RocksStore final : public Store {
   StatusOr<uint64_t> CountDataEntries() override;
   std::string InfoRocksDb() override;
   Status Close() override;
+  std::unique_ptr<WriteGroup> OpenWriteGroup() override;
+  Status FlushThreadWriteGroup() override;
 
  private:
+  friend class RocksWriteGroup;
   RocksStore() = default;
 
   // Lifecycle: a shared hold on lifecycle_ for the duration of one public method.
@@ -278,12 +267,11 @@ class RocksStore final : public Store {
   // Sets *hold and returns OK, or returns Shutdown after Close.
   Status Enter(Hold* hold);
 
-  // Locks.
-  static constexpr size_t kStripes = 1024;
-  size_t StripeOf(std::string_view key) const;
-  StripeGuard LockKey(std::string_view key);
-  StripeGuard LockKeys(const std::vector<std::string_view>& keys);
-  StripeGuard LockAll();
+  // The write prologue of a collection command: the lifecycle hold, then the key's meta read once
+  // (LoadForWrite). REQUIRES: the caller holds the key lock of `key`.
+  Status BeginWrite(std::string_view key, MetaType type, Hold* hold, MetaLookup* old, Meta* meta);
+  // The same for a command that reads the key's meta itself (strings, EXPIRE, PERSIST).
+  Status BeginWrite(std::string_view key, Hold* hold, MetaLookup* old);
 
   // Meta access.
   // Reads the meta of `key`. With !full, a string's value is not copied (out->meta.value empty).
@@ -295,7 +283,10 @@ class RocksStore final : public Store {
   }
   void PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const Meta& meta);
   void DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key);
+  // Writes `batch` now, or appends it to the write group open on this thread (see top).
   Status Write(rocksdb::WriteBatch* batch);
+  // Writes `batch` now, whatever group is open.
+  Status WriteNow(rocksdb::WriteBatch* batch);
   // A fresh version, larger than every version ever handed out (also across restarts).
   StatusOr<uint64_t> NewVersion();
   // Applies a write of a string value to `key`, whose stripe the caller holds and whose current
@@ -307,7 +298,8 @@ class RocksStore final : public Store {
   // Reads the live string at key (stripe held or not): nullopt when absent, WrongType otherwise.
   StatusOr<std::optional<std::string>> ReadString(const rocksdb::ReadOptions& ro,
                                                   std::string_view key, MetaLookup* lookup);
-  void AddKeyCount(int64_t delta) { key_count_.fetch_add(delta, std::memory_order_relaxed); }
+  // Adjusts the key counter after a write, or, inside a write group, at its successful Commit.
+  void AddKeyCount(int64_t delta);
 
   // ---- collection helpers (store_collections.cc) ----
   // The data column family of a collection type (zset: member -> score; the score index is
@@ -330,21 +322,50 @@ class RocksStore final : public Store {
   Status GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                   std::string_view key, uint64_t version, std::string_view sub_key,
                   std::string* value, bool* found);
+  // The live-range hint of `meta` (for the column family the hint is kept for: hash fields, set
+  // members, the zset score index; see encoding.h).
+  static EntryBounds HintOf(const Meta& meta) {
+    auto view = [](const std::optional<std::string>& s) {
+      return s ? std::optional<std::string_view>(*s) : std::nullopt;
+    };
+    return EntryBounds{meta.lo, view(meta.hi), view(meta.gap), meta.gap_last};
+  }
   // Visits the entries of (key, version) in `cf` in byte order of sub-key (or reverse), starting
   // at `from` (inclusive; nullopt = the first, or the last when reverse), until fn returns false.
+  // Only sub-keys within `bounds` are visited.
   using EntryFn = std::function<bool(std::string_view sub_key, std::string_view value)>;
   Status ForEachEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                       std::string_view key, uint64_t version, const EntryFn& fn,
-                      std::optional<std::string_view> from = std::nullopt, bool reverse = false);
+                      std::optional<std::string_view> from = std::nullopt, bool reverse = false,
+                      const EntryBounds& bounds = EntryBounds());
+  // After removing the entries `removed` (sub-keys of the hinted column family `cf`, still
+  // present: call before the batch is written, key lock held), moves meta's hint past removed
+  // entries at the front (`front`) and/or at the back (`back`): one seek each, then a step per
+  // removed entry found there. Keeps pops and ZREM/SREM/HDEL of the first/last members from
+  // leaving tombstones inside the hinted range.
+  Status TightenHint(rocksdb::ColumnFamilyHandle* cf, std::string_view key, Meta* meta,
+                     const std::vector<std::string>& removed, bool front, bool back);
   // Random entries of a collection of `size` entries: count > 0: min(count, size) distinct;
-  // count < 0: |count| entries, repeats allowed. Approximately uniform.
+  // count < 0: |count| entries, repeats allowed. Approximately uniform. OverLimit past max_bytes
+  // (counting each entry's sub-key and value). `cf` is the hinted column family of `meta`.
   Status RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                       std::string_view key, uint64_t version, uint64_t size, int64_t count,
-                       std::vector<std::pair<std::string, std::string>>* out);
-  // One HSCAN/SSCAN/ZSCAN step over the entries of `cf`; fn gets the matching entries.
+                       std::string_view key, const Meta& meta, int64_t count,
+                       std::vector<std::pair<std::string, std::string>>* out,
+                       uint64_t max_bytes = kNoByteLimit);
+  // One SCAN-family step (see storage/scan_cursor.h for the cursor and its guarantee) over `it`,
+  // whose keys are `base` + item: examines about `count` items from `cursor` on, passing each to
+  // `visit` (which filters), and sets *next_cursor (0 at the end). `scope` names the iteration
+  // ("" for SCAN, a tag + the key for HSCAN/SSCAN/ZSCAN). `it` must not see items of another
+  // scope (bounded by its read options).
+  using ScanVisit = std::function<void(std::string_view item, std::string_view value)>;
+  Status ScanStep(rocksdb::Iterator* it, std::string_view base, std::string_view scope,
+                  uint64_t cursor, uint64_t count, const ScanVisit& visit, uint64_t* next_cursor);
+  // One HSCAN/SSCAN/ZSCAN step over the entries of `cf` within `bounds`; fn gets the matching
+  // entries.
   Status ScanEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                     char scope_tag, std::string_view key, uint64_t version, uint64_t cursor,
-                     std::string_view pattern, uint64_t count,
+                     char scope_tag, std::string_view key, uint64_t version,
+                     const EntryBounds& bounds, uint64_t cursor, std::string_view pattern,
+                     uint64_t count,
                      const std::function<void(std::string_view, std::string_view)>& fn,
                      uint64_t* next_cursor);
   // Puts a copy of every data entry of the collection (src, src_meta) under (dst, dst_version).
@@ -361,9 +382,10 @@ class RocksStore final : public Store {
                                  bool only_if_exists);
   StatusOr<std::optional<std::vector<std::string>>> PopElements(std::string_view key,
                                                                 uint64_t count, bool left);
-  // The elements at offsets [begin, end) from the head.
+  // The elements at offsets [begin, end) from the head (OverLimit past max_bytes).
   Status ReadListSpan(const rocksdb::ReadOptions& ro, std::string_view key, const Meta& meta,
-                      uint64_t begin, uint64_t end, std::vector<std::string>* out);
+                      uint64_t begin, uint64_t end, std::vector<std::string>* out,
+                      uint64_t max_bytes = kNoByteLimit);
   // Set internals (store_set.cc).
   enum class SetOp { kInter, kUnion, kDiff };
   // The result of `op` over `keys` read with `ro` (intersection stops at `limit`, 0 = none).
@@ -410,14 +432,13 @@ class RocksStore final : public Store {
   std::shared_mutex lifecycle_;
   bool closed_ = false;  // GUARDED_BY(lifecycle_)
 
-  std::array<std::mutex, kStripes> stripes_;
   std::atomic<int64_t> key_count_{0};
 
   std::mutex version_mu_;
   uint64_t next_version_ = 1;      // GUARDED_BY(version_mu_)
   uint64_t reserved_version_ = 0;  // GUARDED_BY(version_mu_): versions < this are on disk
 
-  CursorTable cursors_;
+  ResumeTable cursors_;
 
   std::mutex sweep_mu_;
   std::string sweep_pos_;  // GUARDED_BY(sweep_mu_): last meta key the sweep examined

@@ -3,11 +3,16 @@
 // Contract
 // - Every method may block on disk (RocksDB reads, WAL writes, fsync with sync_writes): call them
 //   from worker threads only, never from a network thread.
-// - All methods are thread-safe. Each method is atomic with respect to every other method on the
-//   same key(s): read-modify-write commands hold a key-stripe lock across their read and their
-//   single WriteBatch, so two workers never interleave on one key.
-// - A method returns once its write is in the WAL (and fsynced when Options::sync_writes): an
-//   acknowledged write survives kill -9.
+// - All methods are thread-safe with respect to the store's own state (lifecycle, counters,
+//   version allocation, SCAN cursors). Per-key atomicity is the caller's: storage takes no key
+//   locks of its own (one lock layer, the cache's key stripes, taken by server/executor.cc).
+//   REQUIRES for every method that writes (and for the reads of a read-modify-write): the caller
+//   holds the key locks of every key the method reads or writes, so no two threads interleave on
+//   one key. Plain reads (Get, HGet, ...) need no lock: one meta Get or one RocksDB snapshot gives
+//   them a consistent view. FlushAll REQUIRES every key lock.
+// - Outside a WriteGroup, a method returns once its write is in the WAL (and fsynced when
+//   Options::sync_writes): an acknowledged write survives kill -9. Inside a WriteGroup (below),
+//   the write is durable when the group's Commit() returns OK.
 // - Expired keys are invisible to every method at once (treated as absent), whether or not the
 //   background sweep or the compaction filter has removed them yet.
 // - Errors: Status::WrongType when the key holds another type; Status::InvalidArgument with the
@@ -23,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -159,6 +165,60 @@ struct ZRangeSpec {
   int64_t limit = -1;  // LIMIT: at most `limit` results; negative = no limit
 };
 
+// Group commit: while a thread has a WriteGroup open, the writes of the Store methods *that
+// thread* calls are not written one by one: each method's WriteBatch is appended to the group's
+// batch, and Commit() writes all of them with one RocksDB Write (one WAL append; one fsync with
+// sync_writes). A method inside a group returns its result at once, as if written; its effect is
+// invisible to reads (of any thread) until Commit().
+// REQUIRES while a group has uncommitted writes: the thread must not read, through any Store
+// method, a key it wrote since the last Commit() (the group's batch is not indexed for reads):
+// commit first. The server does this (server/executor.h). Methods with their own WriteOptions
+// (FlushAll, the version counter) still write directly; Keys/Scan/DbSize do not see pending
+// writes. One group per thread at a time; it must be committed or destroyed on its thread.
+class WriteGroup {
+ public:
+  virtual ~WriteGroup() = default;  // commits what is pending (the result is lost: Commit first)
+  // Writes every pending write as one batch. BLOCKS on the WAL (and fsync). On error nothing of
+  // the pending writes is applied (RocksDB writes a batch atomically); key counters are only
+  // adjusted on success. The group stays open for further writes either way.
+  [[nodiscard]] virtual Status Commit() = 0;
+  // RocksDB records (puts, deletes) appended since the last Commit().
+  virtual size_t pending() const = 0;
+};
+
+// Runs `critical` while holding the caller's key lock of `key` (see SweepExpired).
+using WithKeyLock =
+    std::function<void(std::string_view key, const std::function<void()>& critical)>;
+
+// Reads whose result can be large (KEYS, LRANGE, ZRANGE, HGETALL/HKEYS/HVALS, SMEMBERS,
+// SRANDMEMBER/HRANDFIELD) take `max_bytes`: the room left under the client's output-buffer limit.
+// They stop as soon as the result passes it — each item counted as its bytes plus
+// kResultItemOverhead (its std::string and its RESP framing) — and return Status::OverLimit(), so
+// what they hold never exceeds max_bytes by more than one item. kNoByteLimit: no bound.
+inline constexpr uint64_t kNoByteLimit = std::numeric_limits<uint64_t>::max();
+inline constexpr uint64_t kResultItemOverhead = 48;
+
+// Counts a result's bytes against max_bytes (see above). Not thread-safe; one per call.
+class ResultBytes {
+ public:
+  explicit ResultBytes(uint64_t max_bytes) : left_(max_bytes) {}
+  // Counts one item of `size` bytes; false once the result has passed the limit.
+  bool Add(uint64_t size) {
+    uint64_t charge = size + kResultItemOverhead;
+    if (over_ || charge > left_) {
+      over_ = true;
+      return false;
+    }
+    left_ -= charge;
+    return true;
+  }
+  bool over() const { return over_; }
+
+ private:
+  uint64_t left_;
+  bool over_ = false;
+};
+
 class Store {
  public:
   // Opens (creating if needed) the database under options.dir. Blocking.
@@ -220,19 +280,31 @@ class Store {
   virtual StatusOr<bool> Persist(std::string_view key) = 0;
   virtual StatusOr<KeyType> Type(std::string_view key) = 0;
   // Every live key matching the glob (config/glob.h), in key order.
-  virtual StatusOr<std::vector<std::string>> Keys(std::string_view pattern) = 0;
-  // SCAN: cursor 0 starts; returns about `count` keys examined per call, filtered by `pattern`
-  // (empty = all) and `type` (nullopt = all). Cursors are opaque integers the store maps to a
-  // resume position; an unknown cursor restarts from the beginning (as a Redis client may).
+  virtual StatusOr<std::vector<std::string>> Keys(std::string_view pattern,
+                                                  uint64_t max_bytes = kNoByteLimit) = 0;
+  // SCAN: cursor 0 starts; examines about `count` keys per call (more when resuming a cursor
+  // whose exact position was forgotten, see below), filtered by `pattern` (empty = all) and
+  // `type` (nullopt = all). Keys come in byte order. The cursor carries its own position
+  // (storage/scan_cursor.h): the first bytes of the next key, sharpened by an entry of a bounded
+  // table when many keys share those bytes. Guarantees, for any number of concurrent scanners:
+  // a key present from the first call to the last is returned at least once (duplicates are
+  // possible, as in Redis); an iteration never restarts (a forgotten table entry resumes at the
+  // cursor's prefix and that call goes past every key sharing it); every call ends past where it
+  // resumed, so an iteration ends unless keys are inserted ahead of it forever. A number that is
+  // not a cursor this store produced (e.g. typed by hand) is read as some position or as 0.
+  // HSCAN/SSCAN/ZSCAN: the same over the fields/members of one key.
   virtual StatusOr<ScanResult> Scan(uint64_t cursor, std::string_view pattern, uint64_t count,
-                                    std::optional<KeyType> type) = 0;
+                                    std::optional<KeyType> type,
+                                    uint64_t max_bytes = kNoByteLimit) = 0;
   // Number of keys (may include expired keys not yet swept, as Redis DBSIZE does).
   virtual StatusOr<int64_t> DbSize() = 0;
   // Removes every key. Blocking until durable.
   virtual Status FlushAll() = 0;
   // Removes keys whose TTL passed; examines at most `max_keys` meta entries starting after the
-  // previous call's position. Returns the number removed. For the periodic sweep.
-  virtual StatusOr<int64_t> SweepExpired(uint64_t max_keys) = 0;
+  // previous call's position. Returns the number removed. For the periodic sweep. Each removal
+  // re-checks and deletes inside `with_lock(key, ...)`, which must hold the caller's key lock of
+  // `key` (a writer may be replacing the key meanwhile).
+  virtual StatusOr<int64_t> SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) = 0;
 
   // Renames src to dst (any type, keeping the TTL), replacing dst. With `nx`, does nothing and
   // returns false when dst exists. Error: InvalidArgument "no such key" when src is absent.
@@ -263,14 +335,16 @@ class Store {
   virtual StatusOr<std::vector<std::optional<std::string>>> HMGet(
       std::string_view key, const std::vector<std::string_view>& fields) = 0;
   virtual StatusOr<std::vector<std::pair<std::string, std::string>>> HGetAll(
-      std::string_view key) = 0;
+      std::string_view key, uint64_t max_bytes = kNoByteLimit) = 0;
   // Number of fields removed (repeats count once).
   virtual StatusOr<int64_t> HDel(std::string_view key,
                                  const std::vector<std::string_view>& fields) = 0;
   virtual StatusOr<int64_t> HLen(std::string_view key) = 0;
   virtual StatusOr<bool> HExists(std::string_view key, std::string_view field) = 0;
-  virtual StatusOr<std::vector<std::string>> HKeys(std::string_view key) = 0;
-  virtual StatusOr<std::vector<std::string>> HVals(std::string_view key) = 0;
+  virtual StatusOr<std::vector<std::string>> HKeys(std::string_view key,
+                                                   uint64_t max_bytes = kNoByteLimit) = 0;
+  virtual StatusOr<std::vector<std::string>> HVals(std::string_view key,
+                                                   uint64_t max_bytes = kNoByteLimit) = 0;
   // Errors: "hash value is not an integer", "increment or decrement would overflow".
   virtual StatusOr<int64_t> HIncrBy(std::string_view key, std::string_view field,
                                     int64_t delta) = 0;
@@ -286,7 +360,7 @@ class Store {
   // (the server drops them without WITHVALUES; without a count argument it asks for 1 and replies
   // nil when the result is empty). Approximately uniform.
   virtual StatusOr<std::vector<std::pair<std::string, std::string>>> HRandField(
-      std::string_view key, int64_t count) = 0;
+      std::string_view key, int64_t count, uint64_t max_bytes = kNoByteLimit) = 0;
   // HSCAN, with SCAN's cursor rules; `count` fields examined per call; pattern matches fields.
   virtual StatusOr<PairScanResult> HScan(std::string_view key, uint64_t cursor,
                                          std::string_view pattern, uint64_t count) = 0;
@@ -313,7 +387,8 @@ class Store {
   virtual StatusOr<int64_t> LLen(std::string_view key) = 0;
   // LRANGE with Redis's index rules.
   virtual StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start,
-                                                    int64_t stop) = 0;
+                                                    int64_t stop,
+                                                    uint64_t max_bytes = kNoByteLimit) = 0;
   // nullopt when absent or out of range.
   virtual StatusOr<std::optional<std::string>> LIndex(std::string_view key, int64_t index) = 0;
   // Errors: "no such key", "index out of range".
@@ -344,16 +419,20 @@ class Store {
                                  const std::vector<std::string_view>& members) = 0;
   virtual StatusOr<int64_t> SRem(std::string_view key,
                                  const std::vector<std::string_view>& members) = 0;
-  virtual StatusOr<std::vector<std::string>> SMembers(std::string_view key) = 0;
+  virtual StatusOr<std::vector<std::string>> SMembers(std::string_view key,
+                                                      uint64_t max_bytes = kNoByteLimit) = 0;
   virtual StatusOr<bool> SIsMember(std::string_view key, std::string_view member) = 0;
   virtual StatusOr<std::vector<bool>> SMIsMember(std::string_view key,
                                                  const std::vector<std::string_view>& members) = 0;
   virtual StatusOr<int64_t> SCard(std::string_view key) = 0;
   // SPOP key count: removes and returns up to `count` random members (empty when absent). The
-  // server maps the count-less form to count 1 (nil when empty).
+  // server maps the count-less form to count 1 (nil when empty). Random within a window of
+  // count + 16 members at the front of the set's live range (front-biased), not over the whole
+  // set: what keeps a pop O(count) whatever was popped before (Redis's is not uniform either).
   virtual StatusOr<std::vector<std::string>> SPop(std::string_view key, uint64_t count) = 0;
   // SRANDMEMBER with Redis's count rules (count < 0: |count| members, repeats allowed).
-  virtual StatusOr<std::vector<std::string>> SRandMember(std::string_view key, int64_t count) = 0;
+  virtual StatusOr<std::vector<std::string>> SRandMember(std::string_view key, int64_t count,
+                                                         uint64_t max_bytes = kNoByteLimit) = 0;
   // SMOVE: false when src is absent or member is not in it. WrongType when src or dst (if it
   // exists) is not a set; src absent wins over dst's type, as Redis.
   virtual StatusOr<bool> SMove(std::string_view src, std::string_view dst,
@@ -397,8 +476,8 @@ class Store {
   virtual StatusOr<std::optional<int64_t>> ZRank(std::string_view key, std::string_view member,
                                                  bool reverse) = 0;
   // ZRANGE in all its forms (and ZRANGEBYSCORE, ZREVRANGE..., mapped by the server).
-  virtual StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key,
-                                                     const ZRangeSpec& spec) = 0;
+  virtual StatusOr<std::vector<ScoredMember>> ZRange(std::string_view key, const ZRangeSpec& spec,
+                                                     uint64_t max_bytes = kNoByteLimit) = 0;
   // ZRANGESTORE: replaces dst (any type) with the range (deleting dst when empty); its size.
   virtual StatusOr<int64_t> ZRangeStore(std::string_view dst, std::string_view src,
                                         const ZRangeSpec& spec) = 0;
@@ -427,6 +506,15 @@ class Store {
   virtual std::string InfoRocksDb() = 0;
   // Flushes memtables and closes the database. Idempotent; later calls fail with kShutdown.
   virtual Status Close() = 0;
+
+  // Opens a write group on the calling thread (see WriteGroup). REQUIRES: no other group open on
+  // this thread for this store.
+  virtual std::unique_ptr<WriteGroup> OpenWriteGroup() = 0;
+  // For a command made of several Store calls that reads back its own earlier write (SORT ...
+  // STORE deletes the target, then pushes): writes the calling thread's open WriteGroup now (a
+  // no-op without one). BLOCKS on the WAL. A failure is also reported by the group's next
+  // Commit(), so every write the group holds fails with it.
+  [[nodiscard]] virtual Status FlushThreadWriteGroup() = 0;
 
  protected:
   Store() = default;

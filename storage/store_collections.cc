@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <set>
 #include <unordered_set>
 
 #include "config/glob.h"
@@ -205,18 +206,49 @@ Status RocksStore::GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamil
 
 Status RocksStore::ForEachEntry(const rocksdb::ReadOptions& ro_in, rocksdb::ColumnFamilyHandle* cf,
                                 std::string_view key, uint64_t version, const EntryFn& fn,
-                                std::optional<std::string_view> from, bool reverse) {
+                                std::optional<std::string_view> from, bool reverse,
+                                const EntryBounds& bounds) {
   std::string prefix = DataPrefix(key, version);
-  std::string upper = PrefixSuccessor(prefix);
-  rocksdb::Slice lower_bound(prefix), upper_bound(upper);
+  std::string lower = prefix;
+  lower.append(bounds.lo.data(), bounds.lo.size());
+  std::string upper;
+  if (bounds.hi) {
+    upper = prefix;
+    upper.append(bounds.hi->data(), bounds.hi->size());
+  } else {
+    upper = PrefixSuccessor(prefix);
+  }
+  if (upper <= lower) return Status::OK();
+  rocksdb::Slice lower_bound(lower), upper_bound(upper);
   rocksdb::ReadOptions ro = ro_in;
   ro.iterate_lower_bound = &lower_bound;
   ro.iterate_upper_bound = &upper_bound;
+  if (!reverse && bounds.gap && (!from || *from < *bounds.gap)) {
+    // Up to gap_last with an iterator that ends there, then jump the dead stretch.
+    if (!from || *from <= bounds.gap_last) {
+      std::string end = ImmediateSuccessor(bounds.gap_last);
+      bool stopped = false;
+      Status s = ForEachEntry(
+          ro_in, cf, key, version,
+          [&](std::string_view sub, std::string_view value) {
+            stopped = !fn(sub, value);
+            return !stopped;
+          },
+          from, false,
+          EntryBounds{bounds.lo, std::optional<std::string_view>(end), std::nullopt, {}});
+      if (!s.ok() || stopped) return s;
+    }
+    from = *bounds.gap;
+  }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf));
   if (from) {
     std::string target = prefix;
     target.append(from->data(), from->size());
-    reverse ? it->SeekForPrev(target) : it->Seek(target);
+    if (reverse) {
+      target < upper ? it->SeekForPrev(target) : it->SeekToLast();
+    } else {
+      target > lower ? it->Seek(target) : it->SeekToFirst();
+    }
   } else {
     reverse ? it->SeekToLast() : it->SeekToFirst();
   }
@@ -228,22 +260,71 @@ Status RocksStore::ForEachEntry(const rocksdb::ReadOptions& ro_in, rocksdb::Colu
   return FromRocks(it->status());
 }
 
+Status RocksStore::TightenHint(rocksdb::ColumnFamilyHandle* cf, std::string_view key, Meta* meta,
+                               const std::vector<std::string>& removed, bool front, bool back) {
+  if (removed.empty() || meta->count <= removed.size()) return Status::OK();  // key goes away
+  std::set<std::string_view> gone(removed.begin(), removed.end());
+  auto walk = [&](bool reverse) {
+    std::optional<std::string> first_live;
+    Status s = ForEachEntry(
+        rocksdb::ReadOptions(), cf, key, meta->version,
+        [&](std::string_view sub, std::string_view) {
+          if (gone.count(sub)) return true;
+          first_live.emplace(sub);
+          return false;
+        },
+        std::nullopt, reverse, HintOf(*meta));
+    if (!s.ok()) return s;
+    if (first_live) {
+      if (reverse) {
+        meta->hi = ImmediateSuccessor(*first_live);
+      } else {
+        meta->RaiseLo(std::move(*first_live));
+      }
+    }
+    return Status::OK();
+  };
+  if (front) {
+    if (Status s = walk(false); !s.ok()) return s;
+  }
+  if (back) {
+    if (Status s = walk(true); !s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                                 std::string_view key, uint64_t version, uint64_t size,
-                                 int64_t count,
-                                 std::vector<std::pair<std::string, std::string>>* out) {
+                                 std::string_view key, const Meta& meta, int64_t count,
+                                 std::vector<std::pair<std::string, std::string>>* out,
+                                 uint64_t max_bytes) {
+  const uint64_t version = meta.version;
+  const uint64_t size = meta.count;
+  const EntryBounds bounds = HintOf(meta);
   out->clear();
+  ResultBytes bytes(max_bytes);  // what `out` holds; the sampling source `all` is the collection
+  auto fits = [&bytes](const std::pair<std::string, std::string>& entry) {
+    return bytes.Add(entry.first.size() + entry.second.size());
+  };
   if (count == 0 || size == 0) return Status::OK();
   bool distinct = count > 0;
   uint64_t want = distinct ? static_cast<uint64_t>(count)
                            : static_cast<uint64_t>(-(count + 1)) + 1;  // |count| without UB
   auto collect_all = [&](std::vector<std::pair<std::string, std::string>>* all) {
-    return ForEachEntry(ro, cf, key, version, [&](std::string_view sub, std::string_view value) {
-      all->emplace_back(std::string(sub), std::string(value));
-      return true;
-    });
+    return ForEachEntry(
+        ro, cf, key, version,
+        [&](std::string_view sub, std::string_view value) {
+          all->emplace_back(std::string(sub), std::string(value));
+          return true;
+        },
+        std::nullopt, false, bounds);
   };
-  if (distinct && want >= size) return collect_all(out);
+  if (distinct && want >= size) {
+    if (Status s = collect_all(out); !s.ok()) return s;
+    for (const auto& entry : *out) {
+      if (!fits(entry)) return Status::OverLimit();
+    }
+    return Status::OK();
+  }
   if (size < kSampleReadAllBelow || (distinct && want * 4 > size)) {
     std::vector<std::pair<std::string, std::string>> all;
     if (Status s = collect_all(&all); !s.ok()) return s;
@@ -255,18 +336,26 @@ Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::Column
         std::swap(all[i], all[pick(Rng())]);
       }
       all.resize(std::min<size_t>(want, all.size()));
+      for (const auto& entry : all) {
+        if (!fits(entry)) return Status::OverLimit();
+      }
       *out = std::move(all);
     } else {
       std::uniform_int_distribution<size_t> pick(0, all.size() - 1);
       out->reserve(std::min<uint64_t>(want, 65536));  // want may be huge: grow as needed
-      for (uint64_t i = 0; i < want; ++i) out->push_back(all[pick(Rng())]);
+      for (uint64_t i = 0; i < want; ++i) {
+        const auto& entry = all[pick(Rng())];
+        if (!fits(entry)) return Status::OverLimit();
+        out->push_back(entry);
+      }
     }
     return Status::OK();
   }
   // Large collection, few picks: random descents.
   std::string prefix = DataPrefix(key, version);
-  std::string upper = PrefixSuccessor(prefix);
-  rocksdb::Slice lower_bound(prefix), upper_bound(upper);
+  std::string lower = prefix + std::string(bounds.lo);
+  std::string upper = bounds.hi ? prefix + std::string(*bounds.hi) : PrefixSuccessor(prefix);
+  rocksdb::Slice lower_bound(lower), upper_bound(upper);
   rocksdb::ReadOptions bounded = ro;
   bounded.iterate_lower_bound = &lower_bound;
   bounded.iterate_upper_bound = &upper_bound;
@@ -278,15 +367,18 @@ Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::Column
     std::string sub = it->key().ToString().substr(prefix.size());
     if (distinct && !seen.insert(sub).second) continue;
     out->emplace_back(std::move(sub), it->value().ToString());
+    if (!fits(out->back())) return Status::OverLimit();
   }
   if (!it->status().ok()) return FromRocks(it->status());
   if (out->size() < want) {  // unlucky or inconsistent: fall back to an exact pass
     out->clear();
+    bytes = ResultBytes(max_bytes);
     std::vector<std::pair<std::string, std::string>> all;
     if (Status s = collect_all(&all); !s.ok()) return s;
     for (uint64_t i = 0; i < want && !all.empty(); ++i) {
       std::uniform_int_distribution<size_t> pick(0, all.size() - 1);
       size_t k = pick(Rng());
+      if (!fits(all[k])) return Status::OverLimit();
       out->push_back(all[k]);
       if (distinct) {
         std::swap(all[k], all.back());
@@ -297,37 +389,73 @@ Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::Column
   return Status::OK();
 }
 
-Status RocksStore::ScanEntries(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+Status RocksStore::ScanStep(rocksdb::Iterator* it, std::string_view base, std::string_view scope,
+                            uint64_t cursor, uint64_t count, const ScanVisit& visit,
+                            uint64_t* next_cursor) {
+  if (count == 0) count = 10;
+  *next_cursor = 0;
+  DecodedCursor c = DecodeScanCursor(cursor);
+  std::string target(base);
+  std::string resume;
+  bool in_fallback_run = false;  // resumed at a prefix whose exact position was forgotten
+  if (!c.valid) {
+    it->Seek(target);
+  } else if (c.id != 0 && cursors_.Get(cursor, scope, &resume)) {
+    target.append(resume);
+    it->Seek(target);
+    if (it->Valid() && it->key() == rocksdb::Slice(target)) it->Next();  // K itself: returned
+  } else {
+    target.append(c.prefix);
+    it->Seek(target);
+    in_fallback_run = c.id != 0;
+  }
+  uint64_t examined = 0;
+  std::string last;
+  for (; it->Valid(); it->Next()) {
+    rocksdb::Slice k = it->key();
+    std::string_view item(k.data() + base.size(), k.size() - base.size());
+    if (examined >= count) {
+      bool in_run = in_fallback_run && item.size() >= c.prefix.size() &&
+                    item.substr(0, c.prefix.size()) == c.prefix;
+      if (!in_run) {
+        std::string_view t = item.substr(0, std::min(item.size(), kCursorPrefixBytes));
+        *next_cursor =
+            t > std::string_view(last) ? EncodeScanCursor(t, 0) : cursors_.Put(scope, t, last);
+        return Status::OK();
+      }
+    }
+    visit(item, std::string_view(it->value().data(), it->value().size()));
+    last.assign(item);
+    ++examined;
+  }
+  return FromRocks(it->status());
+}
+
+Status RocksStore::ScanEntries(const rocksdb::ReadOptions& ro_in, rocksdb::ColumnFamilyHandle* cf,
                                char scope_tag, std::string_view key, uint64_t version,
-                               uint64_t cursor, std::string_view pattern, uint64_t count,
+                               const EntryBounds& bounds, uint64_t cursor, std::string_view pattern,
+                               uint64_t count,
                                const std::function<void(std::string_view, std::string_view)>& fn,
                                uint64_t* next_cursor) {
-  if (count == 0) count = 10;
   std::string scope(1, scope_tag);
   scope.append(key.data(), key.size());
-  std::string resume;
-  bool resuming = cursor != 0 && cursors_.Get(cursor, scope, &resume);
+  std::string prefix = DataPrefix(key, version);
+  std::string lower = prefix + std::string(bounds.lo);
+  std::string upper = bounds.hi ? prefix + std::string(*bounds.hi) : PrefixSuccessor(prefix);
+  *next_cursor = 0;
+  if (upper <= lower) return Status::OK();
+  rocksdb::Slice lower_bound(lower), upper_bound(upper);
+  rocksdb::ReadOptions ro = ro_in;
+  ro.iterate_lower_bound = &lower_bound;
+  ro.iterate_upper_bound = &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf));
   bool match_all = pattern.empty() || pattern == "*";
-  uint64_t examined = 0;
-  bool more = false;
-  std::string last;
-  Status s = ForEachEntry(
-      ro, cf, key, version,
+  return ScanStep(
+      it.get(), prefix, scope, cursor, count,
       [&](std::string_view sub, std::string_view value) {
-        if (resuming && sub == resume) return true;  // returned by the previous call
-        if (examined == count) {
-          more = true;
-          return false;
-        }
-        ++examined;
-        last.assign(sub);
         if (match_all || GlobMatch(pattern, sub)) fn(sub, value);
-        return true;
       },
-      resuming ? std::optional<std::string_view>(resume) : std::nullopt);
-  if (!s.ok()) return s;
-  *next_cursor = more ? cursors_.Put(std::move(scope), std::move(last)) : 0;
-  return Status::OK();
+      next_cursor);
 }
 
 Status RocksStore::CopyEntries(const rocksdb::ReadOptions& ro, std::string_view src,
@@ -380,7 +508,6 @@ Status RocksStore::StoreSet(rocksdb::WriteBatch* batch, std::string_view dst, co
 StatusOr<bool> RocksStore::Rename(std::string_view src, std::string_view dst, bool nx) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKeys({src, dst});
   MetaLookup from, to;
   if (Status s = ReadMetaLocked(src, &from); !s.ok()) return s;
   if (!from.live) return Status::InvalidArgument("no such key");

@@ -1,5 +1,6 @@
 // RocksStore: hashes. Entries: "hash" CF, DataKey(key, version, field) -> value; the meta's
 // count is the number of fields.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -12,15 +13,13 @@ namespace rockcache::storage {
 StatusOr<int64_t> RocksStore::HSet(
     std::string_view key,
     const std::vector<std::pair<std::string_view, std::string_view>>& field_values) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
   std::map<std::string_view, std::string_view> last;  // a later pair wins
   for (const auto& [f, v] : field_values) last[f] = v;
   if (last.empty()) return int64_t{0};
-  StripeGuard lock = LockKey(key);
+  Hold hold;
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kHash, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   bool existed = meta.version != 0;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   rocksdb::WriteBatch batch;
@@ -34,6 +33,7 @@ StatusOr<int64_t> RocksStore::HSet(
       if (!s.ok()) return s;
     }
     if (!found) ++created;
+    meta.CoverInHint(field);
     batch.Put(hash_cf_, DataKey(key, meta.version, field),
               rocksdb::Slice(value.data(), value.size()));
   }
@@ -45,11 +45,9 @@ StatusOr<int64_t> RocksStore::HSet(
 StatusOr<bool> RocksStore::HSetNx(std::string_view key, std::string_view field,
                                   std::string_view value) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kHash, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version != 0) {
     std::string ignored;
     bool found = false;
@@ -62,6 +60,7 @@ StatusOr<bool> RocksStore::HSetNx(std::string_view key, std::string_view field,
   rocksdb::WriteBatch batch;
   batch.Put(hash_cf_, DataKey(key, meta.version, field),
             rocksdb::Slice(value.data(), value.size()));
+  meta.CoverInHint(field);
   meta.count += 1;
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
   return true;
@@ -113,8 +112,8 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::HMGet(
   return out;
 }
 
-StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HGetAll(
-    std::string_view key) {
+StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HGetAll(std::string_view key,
+                                                                               uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   SnapshotRead snap(db_);
@@ -126,28 +125,31 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HGetAll(
     if (!s.ok()) return s;
     return out;
   }
-  out.reserve(meta.count);
-  Status s = ForEachEntry(snap.options, hash_cf_, key, meta.version,
-                          [&](std::string_view field, std::string_view value) {
-                            out.emplace_back(field, value);
-                            return true;
-                          });
+  out.reserve(std::min<uint64_t>(meta.count, max_bytes / kResultItemOverhead));
+  ResultBytes bytes(max_bytes);
+  Status s = ForEachEntry(
+      snap.options, hash_cf_, key, meta.version,
+      [&](std::string_view field, std::string_view value) {
+        if (!bytes.Add(field.size() + value.size())) return false;
+        out.emplace_back(field, value);
+        return true;
+      },
+      std::nullopt, false, HintOf(meta));
   if (!s.ok()) return s;
+  if (bytes.over()) return Status::OverLimit();
   return out;
 }
 
 StatusOr<int64_t> RocksStore::HDel(std::string_view key,
                                    const std::vector<std::string_view>& fields) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kHash, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::set<std::string_view> unique(fields.begin(), fields.end());
   rocksdb::WriteBatch batch;
-  int64_t removed = 0;
+  std::vector<std::string> gone;
   std::string ignored;
   for (auto field : unique) {
     bool found = false;
@@ -156,9 +158,11 @@ StatusOr<int64_t> RocksStore::HDel(std::string_view key,
     if (!s.ok()) return s;
     if (!found) continue;
     batch.Delete(hash_cf_, DataKey(key, meta.version, field));
-    ++removed;
+    gone.emplace_back(field);
   }
+  const auto removed = static_cast<int64_t>(gone.size());
   if (removed == 0) return int64_t{0};
+  if (Status s = TightenHint(hash_cf_, key, &meta, gone, true, true); !s.ok()) return s;
   meta.count -= static_cast<uint64_t>(removed);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
   return removed;
@@ -182,8 +186,8 @@ StatusOr<bool> RocksStore::HExists(std::string_view key, std::string_view field)
   return v->has_value();
 }
 
-StatusOr<std::vector<std::string>> RocksStore::HKeys(std::string_view key) {
-  auto all = HGetAll(key);
+StatusOr<std::vector<std::string>> RocksStore::HKeys(std::string_view key, uint64_t max_bytes) {
+  auto all = HGetAll(key, max_bytes);
   if (!all.ok()) return all.status();
   std::vector<std::string> out;
   out.reserve(all->size());
@@ -191,8 +195,8 @@ StatusOr<std::vector<std::string>> RocksStore::HKeys(std::string_view key) {
   return out;
 }
 
-StatusOr<std::vector<std::string>> RocksStore::HVals(std::string_view key) {
-  auto all = HGetAll(key);
+StatusOr<std::vector<std::string>> RocksStore::HVals(std::string_view key, uint64_t max_bytes) {
+  auto all = HGetAll(key, max_bytes);
   if (!all.ok()) return all.status();
   std::vector<std::string> out;
   out.reserve(all->size());
@@ -202,11 +206,9 @@ StatusOr<std::vector<std::string>> RocksStore::HVals(std::string_view key) {
 
 StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view field, int64_t delta) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kHash, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   int64_t value = 0;
   bool found = false;
   if (meta.version != 0) {
@@ -227,6 +229,7 @@ StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view fie
   rocksdb::WriteBatch batch;
   batch.Put(hash_cf_, DataKey(key, meta.version, field), FormatInt64(value));
   if (!found) meta.count += 1;
+  meta.CoverInHint(field);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
   return value;
 }
@@ -234,11 +237,9 @@ StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view fie
 StatusOr<std::string> RocksStore::HIncrByFloat(std::string_view key, std::string_view field,
                                                long double delta) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kHash, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   long double value = 0;
   bool found = false;
   if (meta.version != 0) {
@@ -259,6 +260,7 @@ StatusOr<std::string> RocksStore::HIncrByFloat(std::string_view key, std::string
   rocksdb::WriteBatch batch;
   batch.Put(hash_cf_, DataKey(key, meta.version, field), formatted);
   if (!found) meta.count += 1;
+  meta.CoverInHint(field);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
   return formatted;
 }
@@ -270,7 +272,7 @@ StatusOr<int64_t> RocksStore::HStrLen(std::string_view key, std::string_view fie
 }
 
 StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HRandField(
-    std::string_view key, int64_t count) {
+    std::string_view key, int64_t count, uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   SnapshotRead snap(db_);
@@ -282,7 +284,7 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HRandFiel
     if (!s.ok()) return s;
     return out;
   }
-  if (Status s = RandomEntries(snap.options, hash_cf_, key, meta.version, meta.count, count, &out);
+  if (Status s = RandomEntries(snap.options, hash_cf_, key, meta, count, &out, max_bytes);
       !s.ok()) {
     return s;
   }
@@ -303,7 +305,7 @@ StatusOr<PairScanResult> RocksStore::HScan(std::string_view key, uint64_t cursor
     return result;
   }
   Status s = ScanEntries(
-      snap.options, hash_cf_, 'h', key, meta.version, cursor, pattern, count,
+      snap.options, hash_cf_, 'h', key, meta.version, HintOf(meta), cursor, pattern, count,
       [&](std::string_view f, std::string_view v) { result.items.emplace_back(f, v); },
       &result.next_cursor);
   if (!s.ok()) return s;

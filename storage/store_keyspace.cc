@@ -36,7 +36,6 @@ StatusOr<int64_t> RocksStore::Del(const std::vector<std::string_view>& keys) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::set<std::string_view> unique(keys.begin(), keys.end());
-  StripeGuard lock = LockKeys(keys);
   rocksdb::WriteBatch batch;
   int64_t removed = 0;
   int64_t present = 0;
@@ -68,10 +67,8 @@ StatusOr<int64_t> RocksStore::Exists(const std::vector<std::string_view>& keys) 
 
 StatusOr<bool> RocksStore::ExpireAt(std::string_view key, int64_t at_ms, ExpireCondition cond) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
-  if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+  if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
   if (!old.live) return false;
   int64_t current = old.meta.expire_at_ms;  // 0 = none = infinite for GT/LT
   switch (cond) {
@@ -126,10 +123,8 @@ StatusOr<int64_t> RocksStore::ExpireTimeMs(std::string_view key) {
 
 StatusOr<bool> RocksStore::Persist(std::string_view key) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
-  if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+  if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
   if (!old.live || old.meta.expire_at_ms == 0) return false;
   Meta meta = old.meta;
   meta.expire_at_ms = 0;
@@ -147,13 +142,14 @@ StatusOr<KeyType> RocksStore::Type(std::string_view key) {
   return lookup.live ? ToKeyType(lookup.meta.type) : KeyType::kNone;
 }
 
-StatusOr<std::vector<std::string>> RocksStore::Keys(std::string_view pattern) {
+StatusOr<std::vector<std::string>> RocksStore::Keys(std::string_view pattern, uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::string prefix = GlobLiteralPrefix(pattern);
   bool match_all = pattern == "*";
   int64_t now = NowMs();
   std::vector<std::string> out;
+  ResultBytes bytes(max_bytes);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
   for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
     std::string_view key(it->key().data(), it->key().size());
@@ -163,6 +159,7 @@ StatusOr<std::vector<std::string>> RocksStore::Keys(std::string_view pattern) {
     }
     if (meta.ExpiredAt(now)) continue;
     if (!match_all && !GlobMatch(pattern, key)) continue;
+    if (!bytes.Add(key.size())) return Status::OverLimit();
     out.emplace_back(key);
   }
   if (!it->status().ok()) return FromRocks(it->status());
@@ -170,37 +167,31 @@ StatusOr<std::vector<std::string>> RocksStore::Keys(std::string_view pattern) {
 }
 
 StatusOr<ScanResult> RocksStore::Scan(uint64_t cursor, std::string_view pattern, uint64_t count,
-                                      std::optional<KeyType> type) {
+                                      std::optional<KeyType> type, uint64_t max_bytes) {
+  ResultBytes bytes(max_bytes);
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  if (count == 0) count = 10;
   bool match_all = pattern.empty() || pattern == "*";
-  std::string resume;
-  bool resuming = cursor != 0 && cursors_.Get(cursor, "", &resume);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
-  if (resuming) {
-    it->Seek(resume);
-    if (it->Valid() && it->key() == rocksdb::Slice(resume)) it->Next();
-  } else {
-    it->SeekToFirst();
-  }
   ScanResult result;
   int64_t now = NowMs();
-  std::string last;
-  for (uint64_t examined = 0; it->Valid() && examined < count; ++examined, it->Next()) {
-    std::string_view key(it->key().data(), it->key().size());
-    last.assign(key);
-    Meta meta;
-    if (!DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta)) {
-      continue;
-    }
-    if (meta.ExpiredAt(now)) continue;
-    if (type && ToKeyType(meta.type) != *type) continue;
-    if (!match_all && !GlobMatch(pattern, key)) continue;
-    result.keys.emplace_back(key);
-  }
-  if (!it->status().ok()) return FromRocks(it->status());
-  if (it->Valid()) result.next_cursor = cursors_.Put("", std::move(last));
+  bool over = false;
+  Status s = ScanStep(
+      it.get(), "", "", cursor, count,
+      [&](std::string_view key, std::string_view value) {
+        Meta meta;
+        if (!DecodeMetaHeader(value, &meta) || meta.ExpiredAt(now)) return;
+        if (type && ToKeyType(meta.type) != *type) return;
+        if (!match_all && !GlobMatch(pattern, key)) return;
+        if (over || !bytes.Add(key.size())) {
+          over = true;
+          return;
+        }
+        result.keys.emplace_back(key);
+      },
+      &result.next_cursor);
+  if (!s.ok()) return s;
+  if (over) return Status::OverLimit();
   return result;
 }
 
@@ -213,7 +204,6 @@ StatusOr<int64_t> RocksStore::DbSize() {
 Status RocksStore::FlushAll() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockAll();
   rocksdb::WriteBatch batch;
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
@@ -237,11 +227,10 @@ Status RocksStore::FlushAll() {
   wo.sync = true;
   if (Status s = FromRocks(db_->Write(wo, &batch)); !s.ok()) return s;
   key_count_.store(0);
-  cursors_.Clear();
   return Status::OK();
 }
 
-StatusOr<int64_t> RocksStore::SweepExpired(uint64_t max_keys) {
+StatusOr<int64_t> RocksStore::SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::lock_guard<std::mutex> sweep(sweep_mu_);
@@ -266,12 +255,15 @@ StatusOr<int64_t> RocksStore::SweepExpired(uint64_t max_keys) {
       continue;
     }
     // Re-check under the key's lock: a writer may have replaced it since the iterator's view.
-    StripeGuard lock = LockKey(key);
-    MetaLookup current;
-    if (Status s = ReadMetaLocked(key, &current); !s.ok()) return s;
-    if (!current.present || current.live) continue;
-    if (Status s = DeleteKey(key, current); !s.ok()) return s;
-    ++removed;
+    Status status;
+    with_lock(key, [&] {
+      MetaLookup current;
+      status = ReadMetaLocked(key, &current);
+      if (!status.ok() || !current.present || current.live) return;
+      status = DeleteKey(key, current);
+      if (status.ok()) ++removed;
+    });
+    if (!status.ok()) return status;
   }
   if (!it->status().ok()) return FromRocks(it->status());
   if (!it->Valid()) sweep_has_pos_ = false;  // wrapped: the next call starts over

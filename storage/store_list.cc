@@ -33,6 +33,9 @@ std::optional<uint64_t> IndexOffset(int64_t index, uint64_t len) {
   return static_cast<uint64_t>(index);
 }
 
+// Pops of up to this many elements read them with point lookups instead of an iterator.
+constexpr uint64_t kPointReadsUpTo = 8;
+
 }  // namespace
 
 StatusOr<int64_t> RocksStore::LPush(std::string_view key,
@@ -56,11 +59,9 @@ StatusOr<int64_t> RocksStore::PushElements(std::string_view key,
                                            const std::vector<std::string_view>& elements, bool left,
                                            bool only_if_exists) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kList, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0 && (only_if_exists || elements.empty())) return int64_t{0};
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   rocksdb::WriteBatch batch;
@@ -79,24 +80,34 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::PopElements(std::s
                                                                           bool left) {
   using Result = std::optional<std::vector<std::string>>;
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kList, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return Result();
   std::vector<std::string> out;
   uint64_t n = std::min(count, meta.count);
   if (n == 0) return Result(std::move(out));
   out.reserve(n);
   uint64_t first = left ? meta.head : meta.tail - 1;
-  Status s = ForEachEntry(
-      rocksdb::ReadOptions(), list_cf_, key, meta.version,
-      [&](std::string_view, std::string_view value) {
-        out.emplace_back(value);
-        return out.size() < n;
-      },
-      EncodeListIndex(first), /*reverse=*/!left);
+  // Bounded to [head, tail): iterators never see popped indexes.
+  const std::string live_lo = EncodeListIndex(meta.head), live_hi = EncodeListIndex(meta.tail);
+  Status s;
+  if (n <= kPointReadsUpTo) {  // a few point reads are cheaper than an iterator
+    for (uint64_t i = 0; i < n && s.ok(); ++i) {
+      bool found = false;
+      s = GetEntry(rocksdb::ReadOptions(), list_cf_, key, meta.version,
+                   EncodeListIndex(left ? first + i : first - i), &out.emplace_back(), &found);
+      if (s.ok() && !found) return Status::Corruption("list shorter than its meta");
+    }
+  } else {
+    s = ForEachEntry(
+        rocksdb::ReadOptions(), list_cf_, key, meta.version,
+        [&](std::string_view, std::string_view value) {
+          out.emplace_back(value);
+          return out.size() < n;
+        },
+        EncodeListIndex(first), /*reverse=*/!left, EntryBounds{live_lo, live_hi, std::nullopt, {}});
+  }
   if (!s.ok()) return s;
   if (out.size() != n) return Status::Corruption("list shorter than its meta");
   rocksdb::WriteBatch batch;
@@ -138,25 +149,29 @@ StatusOr<int64_t> RocksStore::LLen(std::string_view key) {
 
 Status RocksStore::ReadListSpan(const rocksdb::ReadOptions& ro, std::string_view key,
                                 const Meta& meta, uint64_t begin, uint64_t end,
-                                std::vector<std::string>* out) {
+                                std::vector<std::string>* out, uint64_t max_bytes) {
   out->clear();
   if (begin >= end) return Status::OK();
-  out->reserve(end - begin);
   uint64_t want = end - begin;
+  const std::string live_lo = EncodeListIndex(meta.head), live_hi = EncodeListIndex(meta.tail);
+  out->reserve(std::min<uint64_t>(want, max_bytes / kResultItemOverhead));
+  ResultBytes bytes(max_bytes);
   Status s = ForEachEntry(
       ro, list_cf_, key, meta.version,
       [&](std::string_view, std::string_view value) {
+        if (!bytes.Add(value.size())) return false;
         out->emplace_back(value);
         return out->size() < want;
       },
-      EncodeListIndex(meta.head + begin));
+      EncodeListIndex(meta.head + begin), false, EntryBounds{live_lo, live_hi, std::nullopt, {}});
   if (!s.ok()) return s;
+  if (bytes.over()) return Status::OverLimit();
   if (out->size() != want) return Status::Corruption("list shorter than its meta");
   return Status::OK();
 }
 
 StatusOr<std::vector<std::string>> RocksStore::LRange(std::string_view key, int64_t start,
-                                                      int64_t stop) {
+                                                      int64_t stop, uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   SnapshotRead snap(db_);
@@ -169,7 +184,8 @@ StatusOr<std::vector<std::string>> RocksStore::LRange(std::string_view key, int6
     return out;
   }
   Span span = RangeSpan(start, stop, meta.count);
-  if (Status s = ReadListSpan(snap.options, key, meta, span.begin, span.end, &out); !s.ok()) {
+  if (Status s = ReadListSpan(snap.options, key, meta, span.begin, span.end, &out, max_bytes);
+      !s.ok()) {
     return s;
   }
   return out;
@@ -200,11 +216,9 @@ StatusOr<std::optional<std::string>> RocksStore::LIndex(std::string_view key, in
 
 Status RocksStore::LSet(std::string_view key, int64_t index, std::string_view element) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kList, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return Status::InvalidArgument("no such key");
   auto offset = IndexOffset(index, meta.count);
   if (!offset) return Status::InvalidArgument("index out of range");
@@ -216,11 +230,9 @@ Status RocksStore::LSet(std::string_view key, int64_t index, std::string_view el
 
 StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count, std::string_view element) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kList, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::vector<std::string> all;
   if (Status s = ReadListSpan(rocksdb::ReadOptions(), key, meta, 0, meta.count, &all); !s.ok()) {
@@ -257,11 +269,9 @@ StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count, std::str
 
 Status RocksStore::LTrim(std::string_view key, int64_t start, int64_t stop) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kList, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return Status::OK();
   Span keep = RangeSpan(start, stop, meta.count);
   if (keep.begin == 0 && keep.end == meta.count) return Status::OK();
@@ -279,11 +289,9 @@ Status RocksStore::LTrim(std::string_view key, int64_t start, int64_t stop) {
 StatusOr<int64_t> RocksStore::LInsert(std::string_view key, bool before, std::string_view pivot,
                                       std::string_view element) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kList, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::vector<std::string> all;
   if (Status s = ReadListSpan(rocksdb::ReadOptions(), key, meta, 0, meta.count, &all); !s.ok()) {
@@ -354,7 +362,6 @@ StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src, std
   using Result = std::optional<std::string>;
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKeys({src, dst});
   MetaLookup src_old;
   Meta src_meta;
   if (Status s = LoadForWrite(src, MetaType::kList, &src_old, &src_meta); !s.ok()) return s;

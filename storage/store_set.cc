@@ -1,5 +1,6 @@
 // RocksStore: sets. Entries: "set" CF, DataKey(key, version, member) -> "".
 #include <algorithm>
+#include <random>
 #include <set>
 
 #include "storage/rocks_store.h"
@@ -8,14 +9,12 @@ namespace rockcache::storage {
 
 StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
                                    const std::vector<std::string_view>& members) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
   std::set<std::string_view> unique(members.begin(), members.end());
   if (unique.empty()) return int64_t{0};
-  StripeGuard lock = LockKey(key);
+  Hold hold;
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kSet, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kSet, &hold, &old, &meta); !s.ok()) return s;
   bool existed = meta.version != 0;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   rocksdb::WriteBatch batch;
@@ -29,6 +28,7 @@ StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
     }
     if (found) continue;
     batch.Put(set_cf_, DataKey(key, meta.version, m), "");
+    meta.CoverInHint(m);
     ++added;
   }
   if (added == 0) return int64_t{0};
@@ -40,15 +40,13 @@ StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
 StatusOr<int64_t> RocksStore::SRem(std::string_view key,
                                    const std::vector<std::string_view>& members) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kSet, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kSet, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::set<std::string_view> unique(members.begin(), members.end());
   rocksdb::WriteBatch batch;
-  int64_t removed = 0;
+  std::vector<std::string> gone;
   std::string ignored;
   for (auto m : unique) {
     bool found = false;
@@ -56,15 +54,17 @@ StatusOr<int64_t> RocksStore::SRem(std::string_view key,
     if (!s.ok()) return s;
     if (!found) continue;
     batch.Delete(set_cf_, DataKey(key, meta.version, m));
-    ++removed;
+    gone.emplace_back(m);
   }
+  const auto removed = static_cast<int64_t>(gone.size());
   if (removed == 0) return int64_t{0};
+  if (Status s = TightenHint(set_cf_, key, &meta, gone, true, true); !s.ok()) return s;
   meta.count -= static_cast<uint64_t>(removed);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
   return removed;
 }
 
-StatusOr<std::vector<std::string>> RocksStore::SMembers(std::string_view key) {
+StatusOr<std::vector<std::string>> RocksStore::SMembers(std::string_view key, uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   SnapshotRead snap(db_);
@@ -75,13 +75,18 @@ StatusOr<std::vector<std::string>> RocksStore::SMembers(std::string_view key) {
     if (!s.ok()) return s;
     return out;
   }
-  out.reserve(meta.count);
-  Status s = ForEachEntry(snap.options, set_cf_, key, meta.version,
-                          [&](std::string_view m, std::string_view) {
-                            out.emplace_back(m);
-                            return true;
-                          });
+  out.reserve(std::min<uint64_t>(meta.count, max_bytes / kResultItemOverhead));
+  ResultBytes bytes(max_bytes);
+  Status s = ForEachEntry(
+      snap.options, set_cf_, key, meta.version,
+      [&](std::string_view m, std::string_view) {
+        if (!bytes.Add(m.size())) return false;
+        out.emplace_back(m);
+        return true;
+      },
+      std::nullopt, false, HintOf(meta));
   if (!s.ok()) return s;
+  if (bytes.over()) return Status::OverLimit();
   return out;
 }
 
@@ -126,34 +131,85 @@ StatusOr<int64_t> RocksStore::SCard(std::string_view key) {
   return found ? static_cast<int64_t>(meta.count) : 0;
 }
 
+// SPOP picks among the first count + kSPopWindow live members from the hint on (see the front
+// bias below), then moves the hint past the front. So a pop costs O(count + window) whatever was
+// popped before: popping uniformly over the whole set
+// would scatter tombstones that every later pop walks (O(n^2) to drain). Redis's SPOP is not
+// uniform either (it picks a random bucket, then a random entry of its chain).
+constexpr uint64_t kSPopWindow = 16;
+
 StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64_t count) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kSet, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kSet, &hold, &old, &meta); !s.ok()) return s;
   std::vector<std::string> out;
   if (meta.version == 0 || count == 0) return out;
   uint64_t n = std::min(count, meta.count);
-  std::vector<std::pair<std::string, std::string>> picked;
-  if (Status s = RandomEntries(rocksdb::ReadOptions(), set_cf_, key, meta.version, meta.count,
-                               static_cast<int64_t>(n), &picked);
-      !s.ok()) {
-    return s;
+  uint64_t window = n >= meta.count ? meta.count : std::min(meta.count, n + kSPopWindow);
+  std::vector<std::string> candidates;
+  candidates.reserve(std::min<uint64_t>(window, 65536));
+  Status s = ForEachEntry(
+      rocksdb::ReadOptions(), set_cf_, key, meta.version,
+      [&](std::string_view sub, std::string_view) {
+        candidates.emplace_back(sub);
+        return candidates.size() < window;
+      },
+      std::nullopt, false, HintOf(meta));
+  if (!s.ok()) return s;
+  if (candidates.size() < n) return Status::Corruption("set shorter than its meta");
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  // The new front of the hint: the first window member left, else just past the window.
+  std::string new_lo = ImmediateSuccessor(candidates.back());
+  if (n * 2 >= candidates.size()) {
+    // Most of the window goes: the members before its last 2 * kSPopWindow all go, and the rest
+    // of the picks are uniform among those last ones, so the survivors (and the tombstones left
+    // between them) stay within 2 * kSPopWindow entries.
+    const size_t head = candidates.size() - std::min<size_t>(candidates.size(), 2 * kSPopWindow);
+    for (uint64_t i = head; i < n; ++i) {
+      std::uniform_int_distribution<size_t> pick(i, candidates.size() - 1);
+      std::swap(candidates[i], candidates[pick(rng)]);
+    }
+    if (n < candidates.size()) {
+      new_lo = *std::min_element(candidates.begin() + static_cast<long>(n), candidates.end());
+    }
+    candidates.resize(n);
+  } else {
+    // Each pick is the front-most remaining candidate with probability 1/2, else uniform among
+    // the window. The front bias is what bounds the work: with uniform picks alone a lucky early
+    // member survives ever longer while tombstones pile up behind it (~window * ln(pops)).
+    std::vector<bool> taken(candidates.size(), false);
+    std::vector<std::string> picks;
+    picks.reserve(n);
+    size_t front = 0;
+    std::uniform_int_distribution<size_t> any(0, candidates.size() - 1);
+    while (picks.size() < n) {
+      size_t i = front;
+      if (rng() & 1) {
+        do {
+          i = any(rng);
+        } while (taken[i]);
+      }
+      taken[i] = true;
+      picks.push_back(std::move(candidates[i]));
+      while (front < taken.size() && taken[front]) ++front;
+    }
+    if (front < candidates.size()) new_lo = candidates[front];
+    candidates = std::move(picks);
   }
   rocksdb::WriteBatch batch;
-  out.reserve(picked.size());
-  for (auto& [m, unused] : picked) {
-    if (picked.size() < meta.count) batch.Delete(set_cf_, DataKey(key, meta.version, m));
-    out.push_back(std::move(m));
+  if (n < meta.count) {  // else the meta goes, O(1)
+    for (const auto& m : candidates) batch.Delete(set_cf_, DataKey(key, meta.version, m));
+    meta.RaiseLo(std::move(new_lo));
   }
-  meta.count -= picked.size();  // all of them: the meta goes, O(1)
-  if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
+  meta.count -= n;
+  if (Status c = Commit(&batch, key, old, meta); !c.ok()) return c;
+  out = std::move(candidates);
   return out;
 }
 
-StatusOr<std::vector<std::string>> RocksStore::SRandMember(std::string_view key, int64_t count) {
+StatusOr<std::vector<std::string>> RocksStore::SRandMember(std::string_view key, int64_t count,
+                                                           uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   SnapshotRead snap(db_);
@@ -165,8 +221,7 @@ StatusOr<std::vector<std::string>> RocksStore::SRandMember(std::string_view key,
     return out;
   }
   std::vector<std::pair<std::string, std::string>> picked;
-  if (Status s =
-          RandomEntries(snap.options, set_cf_, key, meta.version, meta.count, count, &picked);
+  if (Status s = RandomEntries(snap.options, set_cf_, key, meta, count, &picked, max_bytes);
       !s.ok()) {
     return s;
   }
@@ -179,7 +234,6 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
                                  std::string_view member) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKeys({src, dst});
   MetaLookup src_old, dst_old;
   if (Status s = ReadMetaLocked(src, &src_old); !s.ok()) return s;
   if (Status s = ReadMetaLocked(dst, &dst_old); !s.ok()) return s;
@@ -224,6 +278,7 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
   }
   if (!in_dst) {
     batch.Put(set_cf_, DataKey(dst, dst_meta.version, member), "");
+    dst_meta.CoverInHint(member);
     dst_meta.count += 1;
     PutMeta(&batch, dst, dst_meta);
     if (!dst_old.present) delta += 1;
@@ -254,7 +309,8 @@ Status RocksStore::SetAlgebra(const rocksdb::ReadOptions& ro,
     return GetEntry(ro, set_cf_, in.key, in.meta.version, m, &ignored, has);
   };
   auto members_of = [&](const Input& in, const EntryFn& fn) {
-    return ForEachEntry(ro, set_cf_, in.key, in.meta.version, fn);
+    return ForEachEntry(ro, set_cf_, in.key, in.meta.version, fn, std::nullopt, false,
+                        HintOf(in.meta));
   };
   Status inner = Status::OK();
   switch (op) {
@@ -311,17 +367,6 @@ Status RocksStore::SetAlgebra(const rocksdb::ReadOptions& ro,
   return Status::OK();
 }
 
-namespace {
-
-std::vector<std::string_view> WithDst(std::string_view dst,
-                                      const std::vector<std::string_view>& keys) {
-  std::vector<std::string_view> all(keys);
-  all.push_back(dst);
-  return all;
-}
-
-}  // namespace
-
 StatusOr<std::vector<std::string>> RocksStore::SetAlgebraRead(
     const std::vector<std::string_view>& keys, SetOp op) {
   Hold hold;
@@ -336,7 +381,6 @@ StatusOr<int64_t> RocksStore::SetAlgebraStore(std::string_view dst,
                                               const std::vector<std::string_view>& keys, SetOp op) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKeys(WithDst(dst, keys));
   std::vector<std::string> members;
   // The stripes of every key are held: the latest state is a consistent view.
   if (Status s = SetAlgebra(rocksdb::ReadOptions(), keys, op, 0, &members); !s.ok()) return s;
@@ -393,7 +437,7 @@ StatusOr<ScanResult> RocksStore::SScan(std::string_view key, uint64_t cursor,
     return result;
   }
   Status s = ScanEntries(
-      snap.options, set_cf_, 's', key, meta.version, cursor, pattern, count,
+      snap.options, set_cf_, 's', key, meta.version, HintOf(meta), cursor, pattern, count,
       [&](std::string_view m, std::string_view) { result.keys.emplace_back(m); },
       &result.next_cursor);
   if (!s.ok()) return s;

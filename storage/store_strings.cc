@@ -31,10 +31,8 @@ StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key) {
 StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value,
                                     const SetOptions& options) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
-  if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+  if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
   SetResult result;
   if (options.return_old && old.live) {
     if (old.meta.type != MetaType::kString) return Status::WrongType();
@@ -116,7 +114,6 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
-  StripeGuard lock = LockKeys(keys);
   rocksdb::WriteBatch batch;
   int64_t created = 0;
   for (const auto& [key, value] : unique) {
@@ -148,7 +145,6 @@ StatusOr<bool> RocksStore::MSetNx(
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
-  StripeGuard lock = LockKeys(keys);
   std::vector<bool> present(unique.size());
   for (size_t i = 0; i < unique.size(); ++i) {
     MetaLookup old;
@@ -176,7 +172,6 @@ StatusOr<bool> RocksStore::MSetNx(
 StatusOr<std::optional<std::string>> RocksStore::GetDel(std::string_view key) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   auto value = ReadString(rocksdb::ReadOptions(), key, &old);
   if (!value.ok() || !value->has_value()) return value;
@@ -187,7 +182,6 @@ StatusOr<std::optional<std::string>> RocksStore::GetDel(std::string_view key) {
 StatusOr<std::optional<std::string>> RocksStore::GetEx(std::string_view key, const Expiry& expiry) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   auto value = ReadString(rocksdb::ReadOptions(), key, &old);
   if (!value.ok() || !value->has_value()) return value;
@@ -213,7 +207,6 @@ StatusOr<std::optional<std::string>> RocksStore::GetEx(std::string_view key, con
 StatusOr<int64_t> RocksStore::Append(std::string_view key, std::string_view value) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   auto current = ReadString(rocksdb::ReadOptions(), key, &old);
   if (!current.ok()) return current.status();
@@ -239,7 +232,6 @@ StatusOr<int64_t> RocksStore::StrLen(std::string_view key) {
 StatusOr<int64_t> RocksStore::IncrBy(std::string_view key, int64_t delta) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   auto current = ReadString(rocksdb::ReadOptions(), key, &old);
   if (!current.ok()) return current.status();
@@ -259,7 +251,6 @@ StatusOr<int64_t> RocksStore::IncrBy(std::string_view key, int64_t delta) {
 StatusOr<std::string> RocksStore::IncrByFloat(std::string_view key, long double delta) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   auto current = ReadString(rocksdb::ReadOptions(), key, &old);
   if (!current.ok()) return current.status();
@@ -301,7 +292,6 @@ StatusOr<int64_t> RocksStore::SetRange(std::string_view key, int64_t offset, std
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   if (offset < 0) return Status::InvalidArgument("offset is out of range");
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   auto current = ReadString(rocksdb::ReadOptions(), key, &old);
   if (!current.ok()) return current.status();

@@ -150,7 +150,7 @@ Status RocksStore::VisitZRange(const rocksdb::ReadOptions& ro, std::string_view 
           if (sub.size() < 8) return true;
           return fn(sub.substr(8), DecodeScore(sub.data()));
         },
-        std::nullopt, rev);
+        std::nullopt, rev, HintOf(meta));
   }
   if (spec.offset < 0) return Status::OK();
   int64_t skip = spec.offset;
@@ -176,7 +176,7 @@ Status RocksStore::VisitZRange(const rocksdb::ReadOptions& ro, std::string_view 
           if (rev ? !GteMin(score, r) : !LteMax(score, r)) return false;  // past it
           return emit(sub.substr(8), score);
         },
-        from, rev);
+        from, rev, HintOf(meta));
   }
   // kLex: the member CF is in member order.
   const LexRange& r = spec.lex;
@@ -204,8 +204,6 @@ Status RocksStore::VisitZRange(const rocksdb::ReadOptions& ro, std::string_view 
 StatusOr<ZAddResult> RocksStore::ZAdd(
     std::string_view key, const std::vector<std::pair<double, std::string_view>>& members,
     const ZAddOptions& options) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
   const bool nx = options.condition == ZAddOptions::Condition::kIfAbsent;
   const bool xx = options.condition == ZAddOptions::Condition::kIfPresent;
   if (options.incr && members.size() != 1) {
@@ -214,10 +212,10 @@ StatusOr<ZAddResult> RocksStore::ZAdd(
   for (const auto& m : members) {
     if (std::isnan(m.first)) return Status::InvalidArgument("value is not a valid float");
   }
-  StripeGuard lock = LockKey(key);
+  Hold hold;
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kZSet, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kZSet, &hold, &old, &meta); !s.ok()) return s;
   ZAddResult result;
   if (meta.version == 0 && xx) return result;  // no key + XX: nothing to do
   bool existed = meta.version != 0;
@@ -268,6 +266,7 @@ StatusOr<ZAddResult> RocksStore::ZAdd(
     if (p.orig == p.now) continue;
     if (p.orig) DeleteZMember(&batch, key, meta.version, member, *p.orig);
     PutZMember(&batch, key, meta.version, member, *p.now);
+    meta.CoverInHint(ScoreIndexSubKey(*p.now, member));
   }
   meta.count += static_cast<uint64_t>(added);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -375,18 +374,20 @@ StatusOr<std::optional<int64_t>> RocksStore::ZRank(std::string_view key, std::st
   if (!score) return Result();
   std::string target = ScoreIndexSubKey(*score, member);
   int64_t rank = 0;
-  Status s = ForEachEntry(snap.options, zscore_cf_, key, meta.version,
-                          [&](std::string_view sub, std::string_view) {
-                            if (sub == target) return false;
-                            ++rank;
-                            return true;
-                          });
+  Status s = ForEachEntry(
+      snap.options, zscore_cf_, key, meta.version,
+      [&](std::string_view sub, std::string_view) {
+        if (sub == target) return false;
+        ++rank;
+        return true;
+      },
+      std::nullopt, false, HintOf(meta));
   if (!s.ok()) return s;
   return Result(reverse ? static_cast<int64_t>(meta.count) - 1 - rank : rank);
 }
 
-StatusOr<std::vector<ScoredMember>> RocksStore::ZRange(std::string_view key,
-                                                       const ZRangeSpec& spec) {
+StatusOr<std::vector<ScoredMember>> RocksStore::ZRange(std::string_view key, const ZRangeSpec& spec,
+                                                       uint64_t max_bytes) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   SnapshotRead snap(db_);
@@ -398,11 +399,14 @@ StatusOr<std::vector<ScoredMember>> RocksStore::ZRange(std::string_view key,
     if (!s.ok()) return s;
     return out;
   }
+  ResultBytes bytes(max_bytes);  // a score's reply is up to ~24 bytes more: in the overhead
   Status s = VisitZRange(snap.options, key, meta, spec, [&](std::string_view m, double score) {
+    if (!bytes.Add(m.size() + 24)) return false;
     out.push_back(ScoredMember{std::string(m), score});
     return true;
   });
   if (!s.ok()) return s;
+  if (bytes.over()) return Status::OverLimit();
   return out;
 }
 
@@ -410,7 +414,6 @@ StatusOr<int64_t> RocksStore::ZRangeStore(std::string_view dst, std::string_view
                                           const ZRangeSpec& spec) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKeys({src, dst});
   std::vector<ScoredMember> items;
   Meta src_meta;
   bool found = false;
@@ -443,15 +446,13 @@ StatusOr<int64_t> RocksStore::ZRangeStore(std::string_view dst, std::string_view
 StatusOr<int64_t> RocksStore::ZRem(std::string_view key,
                                    const std::vector<std::string_view>& members) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  if (Status s = LoadForWrite(key, MetaType::kZSet, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kZSet, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::set<std::string_view> unique(members.begin(), members.end());
   rocksdb::WriteBatch batch;
-  int64_t removed = 0;
+  std::vector<std::string> gone;  // score-index sub-keys
   for (auto m : unique) {
     std::optional<double> score;
     if (Status s = GetZScore(rocksdb::ReadOptions(), key, meta.version, m, &score); !s.ok()) {
@@ -459,9 +460,11 @@ StatusOr<int64_t> RocksStore::ZRem(std::string_view key,
     }
     if (!score) continue;
     DeleteZMember(&batch, key, meta.version, m, *score);
-    ++removed;
+    gone.push_back(ScoreIndexSubKey(*score, m));
   }
+  const auto removed = static_cast<int64_t>(gone.size());
   if (removed == 0) return int64_t{0};
+  if (Status s = TightenHint(zscore_cf_, key, &meta, gone, true, true); !s.ok()) return s;
   meta.count -= static_cast<uint64_t>(removed);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
   return removed;
@@ -469,13 +472,11 @@ StatusOr<int64_t> RocksStore::ZRem(std::string_view key,
 
 StatusOr<std::vector<ScoredMember>> RocksStore::RemoveZRange(std::string_view key,
                                                              const ZRangeSpec& spec) {
+  std::vector<ScoredMember> removed;
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  StripeGuard lock = LockKey(key);
   MetaLookup old;
   Meta meta;
-  std::vector<ScoredMember> removed;
-  if (Status s = LoadForWrite(key, MetaType::kZSet, &old, &meta); !s.ok()) return s;
+  if (Status s = BeginWrite(key, MetaType::kZSet, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return removed;
   Status s =
       VisitZRange(rocksdb::ReadOptions(), key, meta, spec, [&](std::string_view m, double score) {
@@ -486,7 +487,23 @@ StatusOr<std::vector<ScoredMember>> RocksStore::RemoveZRange(std::string_view ke
   if (removed.empty()) return removed;
   rocksdb::WriteBatch batch;
   if (removed.size() < meta.count) {  // else the meta goes, O(1)
-    for (const auto& r : removed) DeleteZMember(&batch, key, meta.version, r.member, r.score);
+    std::vector<std::string> gone;
+    gone.reserve(removed.size());
+    for (const auto& r : removed) {
+      DeleteZMember(&batch, key, meta.version, r.member, r.score);
+      gone.push_back(ScoreIndexSubKey(r.score, r.member));
+    }
+    if (spec.by == ZRangeSpec::By::kRank && spec.start == 0) {
+      // A pop: everything before (after) the last member removed is gone, so that end of the
+      // hint moves just past it, without another seek.
+      if (spec.reverse) {
+        meta.hi = gone.back();
+      } else {
+        meta.RaiseLo(ImmediateSuccessor(gone.back()));
+      }
+    } else if (Status t = TightenHint(zscore_cf_, key, &meta, gone, true, true); !t.ok()) {
+      return t;
+    }
   }
   meta.count -= removed.size();
   if (Status c = Commit(&batch, key, old, meta); !c.ok()) return c;
@@ -562,7 +579,7 @@ StatusOr<ZScanResult> RocksStore::ZScan(std::string_view key, uint64_t cursor,
     return result;
   }
   Status s = ScanEntries(
-      snap.options, zset_cf_, 'z', key, meta.version, cursor, pattern, count,
+      snap.options, zset_cf_, 'z', key, meta.version, EntryBounds(), cursor, pattern, count,
       [&](std::string_view m, std::string_view v) {
         if (v.size() == 8)
           result.items.push_back(ScoredMember{std::string(m), DecodeScore(v.data())});

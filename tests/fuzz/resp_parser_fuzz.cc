@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "server/resp_parser.h"
+#include "server/protocol/resp_parser.h"
 
 using rockcache::server::RespParser;
 

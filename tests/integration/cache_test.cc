@@ -620,7 +620,9 @@ TEST_CASE("every kind of write is seen at once by other connections", "[cache]")
     for (int i = 0; i < 20; ++i) CHECK(p.Read({"GET", "fl" + std::to_string(i)}) == "nil");
     CHECK(p.Read({"HGET", "flh", "f"}) == "nil");
     CHECK(p.Read({"EXISTS", "fl0", "flh"}) == "int:0");
-    CHECK(InfoNumber(p.admin, "cache", "cache_keys") == 0);
+    // The reads above remembered the keys as absent (negative entries); nothing else survives.
+    CHECK(InfoNumber(p.admin, "cache", "cache_keys") ==
+          InfoNumber(p.admin, "cache", "cache_negative_keys"));
     p.Write({"SET", "fl0", "again"});
     CHECK(p.Warm({"GET", "fl0"}) == "bulk:again");
     CHECK(p.Write({"FLUSHDB"}) == "status:OK");
@@ -698,6 +700,105 @@ TEST_CASE("every kind of write is seen at once by other connections", "[cache]")
     CHECK(p.Read({"EXISTS", "t"}) == "int:1");
     p.Verify();
   }
+}
+
+TEST_CASE(
+    "negative entries: a known-absent key is answered in the loop, and every write that "
+    "creates it is seen at once",
+    "[cache]") {
+  TestServer server;
+  Pair p(server.port());
+  // Every read the cache can answer for an absent key, with its reply, warmed into the cache
+  // (the first read misses and remembers the absence; the second is answered in the loop).
+  auto warm_absent = [&p](const std::string& k) {
+    CHECK(p.Warm({"GET", k}) == "nil");
+    CHECK(p.Warm({"HGET", k, "f"}) == "nil");
+    CHECK(p.Warm({"EXISTS", k}) == "int:0");
+    CHECK(p.Warm({"TTL", k}) == "int:-2");
+    CHECK(p.Warm({"PTTL", k}) == "int:-2");
+    CHECK(p.Warm({"TYPE", k}) == "status:none");
+    CHECK(p.Warm({"STRLEN", k}) == "int:0");
+    CHECK(p.Warm({"HLEN", k}) == "int:0");
+    CHECK(p.Warm({"HGETALL", k}) == "[]");
+    CHECK(p.Warm({"MGET", k, k}) == "[nil, nil]");
+  };
+  struct Creator {
+    std::vector<std::vector<std::string>> setup;  // writes to other keys first
+    std::vector<std::string> write;               // creates "k"
+    std::string type;                             // TYPE k afterwards
+    std::string get;                              // GET k afterwards
+  };
+  const std::string wt = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
+  std::vector<Creator> creators = {
+      {{}, {"SET", "k", "v"}, "status:string", "bulk:v"},
+      {{}, {"SET", "k", "v", "KEEPTTL"}, "status:string", "bulk:v"},
+      {{}, {"SETNX", "k", "v"}, "status:string", "bulk:v"},
+      {{}, {"SETEX", "k", "100", "v"}, "status:string", "bulk:v"},
+      {{}, {"PSETEX", "k", "100000", "v"}, "status:string", "bulk:v"},
+      {{}, {"GETSET", "k", "v"}, "status:string", "bulk:v"},
+      {{}, {"MSET", "k", "v", "other", "o"}, "status:string", "bulk:v"},
+      {{}, {"MSETNX", "k", "v", "other2", "o"}, "status:string", "bulk:v"},
+      {{}, {"APPEND", "k", "v"}, "status:string", "bulk:v"},
+      {{}, {"INCR", "k"}, "status:string", "bulk:1"},
+      {{}, {"INCRBYFLOAT", "k", "1.5"}, "status:string", "bulk:1.5"},
+      {{}, {"SETRANGE", "k", "0", "v"}, "status:string", "bulk:v"},
+      {{}, {"HSET", "k", "f", "v"}, "status:hash", wt},
+      {{}, {"HSETNX", "k", "f", "v"}, "status:hash", wt},
+      {{}, {"HINCRBY", "k", "f", "1"}, "status:hash", wt},
+      {{}, {"LPUSH", "k", "a"}, "status:list", wt},
+      {{}, {"RPUSH", "k", "a"}, "status:list", wt},
+      {{}, {"SADD", "k", "a"}, "status:set", wt},
+      {{}, {"ZADD", "k", "1", "a"}, "status:zset", wt},
+      {{{"SET", "src", "v"}}, {"RENAME", "src", "k"}, "status:string", "bulk:v"},
+      {{{"SET", "src", "v"}}, {"RENAMENX", "src", "k"}, "status:string", "bulk:v"},
+      {{{"RPUSH", "src", "a"}}, {"RPOPLPUSH", "src", "k"}, "status:list", wt},
+      {{{"RPUSH", "src", "a"}}, {"LMOVE", "src", "k", "LEFT", "RIGHT"}, "status:list", wt},
+      {{{"SADD", "src", "a"}}, {"SMOVE", "src", "k", "a"}, "status:set", wt},
+      {{{"SADD", "src", "a"}}, {"SUNIONSTORE", "k", "src"}, "status:set", wt},
+      {{{"ZADD", "src", "1", "a"}}, {"ZRANGESTORE", "k", "src", "0", "-1"}, "status:zset", wt},
+  };
+  for (const auto& c : creators) {
+    INFO("creator " << c.write[0]);
+    p.Write({"DEL", "k", "src"});
+    for (const auto& w : c.setup) p.Write(w);
+    warm_absent("k");
+    p.Write(c.write);
+    CHECK(p.Read({"TYPE", "k"}) == c.type);
+    CHECK(p.Read({"EXISTS", "k"}) == "int:1");
+    CHECK(p.Read({"GET", "k"}) == c.get);
+    CHECK(p.Read({"TTL", "k"}) != "int:-2");
+    if (c.type == "status:hash") CHECK(p.Read({"HGET", "k", "f"}) != "nil");
+    p.Verify();
+  }
+
+  // A key that expires becomes a negative entry, and a new SET replaces it.
+  p.Write({"DEL", "k"});
+  CHECK(p.Write({"SET", "k", "short", "PX", "100"}) == "status:OK");
+  CHECK(p.Warm({"GET", "k"}) == "bulk:short");
+  SleepMs(150);
+  CHECK(p.Read({"GET", "k"}) == "nil");
+  CHECK(p.Warm({"GET", "k"}) == "nil");
+  CHECK(p.Write({"SET", "k", "again"}) == "status:OK");
+  CHECK(p.Read({"GET", "k"}) == "bulk:again");
+  // EXPIRE/PERSIST of a known-absent key create nothing; the absence stays right.
+  p.Write({"DEL", "k"});
+  warm_absent("k");
+  CHECK(p.Write({"EXPIRE", "k", "100"}) == "int:0");
+  CHECK(p.Write({"PERSIST", "k"}) == "int:0");
+  CHECK(p.Write({"HDEL", "k", "f"}) == "int:0");
+  CHECK(p.Warm({"GET", "k"}) == "nil");
+  // FLUSHALL drops negative entries with the rest; a SET after it is seen.
+  warm_absent("gone");
+  CHECK(p.Write({"FLUSHALL"}) == "status:OK");
+  CHECK(p.Read({"GET", "gone"}) == "nil");
+  CHECK(p.Write({"SET", "gone", "back"}) == "status:OK");
+  CHECK(p.Read({"GET", "gone"}) == "bulk:back");
+  p.Verify();
+
+  // A known-absent key costs the pool nothing: answered in the network thread.
+  warm_absent("still-absent");
+  CHECK(InfoNumber(p.admin, "cache", "cache_negative_hits") > 0);
+  CHECK(InfoNumber(p.admin, "cache", "cache_negative_keys") > 0);
 }
 
 TEST_CASE("an expired cached entry is never served", "[cache]") {
@@ -1331,6 +1432,7 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
             << " cache_hits=" << cache["cache_hits"] << " cache_misses=" << cache["cache_misses"]
             << " cache_rtc_answers=" << cache["cache_rtc_answers"]
             << " cache_coalesced_misses=" << cache["cache_coalesced_misses"]
+            << " cache_negative_hits=" << cache["cache_negative_hits"]
             << " cache_used_bytes=" << cache["cache_used_bytes"] << ")" << std::endl;
   std::string first_violations;
   {

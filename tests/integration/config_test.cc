@@ -24,6 +24,7 @@ using rockcache::testing::Contains;
 using rockcache::testing::FreePort;
 using rockcache::testing::MakeTempDir;
 using rockcache::testing::RemoveTree;
+using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::ServerBinary;
 using rockcache::testing::SleepMs;
@@ -220,4 +221,121 @@ TEST_CASE("a good config file with a flag override", "[config]") {
   CHECK(Run(c, {"SET", "a", "1"}) == "status:OK");
   CHECK(Run(c, {"GET", "a"}) == "bulk:1");
   CHECK(server.Terminate() == 0);
+}
+
+TEST_CASE("Redis's parameters answer CONFIG GET and SET", "[config][redis]") {
+  rockcache::testing::TestServer server;
+  Client c(server.port());
+  // What redis-benchmark and other tools probe.
+  CHECK(Run(c, {"CONFIG", "GET", "save"}) == "[bulk:save, bulk:]");
+  CHECK(Run(c, {"CONFIG", "GET", "appendonly"}) == "[bulk:appendonly, bulk:yes]");
+  CHECK(Run(c, {"CONFIG", "GET", "save", "appendonly", "sav*"}) ==
+        "[bulk:save, bulk:, bulk:appendonly, bulk:yes]");
+  // Mapped: one setting under two names.
+  CHECK(Run(c, {"CONFIG", "SET", "maxmemory", "10mb"}) == "status:OK");
+  CHECK(Run(c, {"CONFIG", "GET", "cache-maxmemory"}) == "[bulk:cache-maxmemory, bulk:10485760]");
+  CHECK(Run(c, {"CONFIG", "SET", "cache-maxmemory", "20mb"}) == "status:OK");
+  CHECK(Run(c, {"CONFIG", "GET", "maxmemory"}) == "[bulk:maxmemory, bulk:20971520]");
+  CHECK(Run(c, {"CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"}) == "status:OK");
+  CHECK(Run(c, {"CONFIG", "GET", "cache-policy"}) == "[bulk:cache-policy, bulk:allkeys-lfu]");
+  CHECK(Run(c, {"CONFIG", "SET", "maxmemory-policy", "noeviction"})
+            .rfind("err:ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - ",
+                   0) == 0);
+  // Reported: only the truth.
+  CHECK(Run(c, {"CONFIG", "SET", "appendonly", "no"})
+            .rfind("err:ERR CONFIG SET failed (possibly related to argument 'appendonly') - it is "
+                   "always "
+                   "'yes' in rockcache",
+                   0) == 0);
+  CHECK(Run(c, {"CONFIG", "SET", "save", ""}) == "status:OK");
+  // Stored without effect, validated as Redis.
+  CHECK(Run(c, {"CONFIG", "SET", "hash-max-listpack-entries", "128"}) == "status:OK");
+  CHECK(Run(c, {"CONFIG", "GET", "hash-max-ziplist-entries"}) ==
+        "[bulk:hash-max-ziplist-entries, bulk:128]");
+  CHECK(Run(c, {"CONFIG", "SET", "hash-max-listpack-entries", "abc"}) ==
+        "err:ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-entries') - "
+        "argument couldn't be parsed into an integer");
+  CHECK(Run(c, {"CONFIG", "SET", "lazyfree-lazy-user-del", "yes"}) == "status:OK");
+  // Several pairs: all or nothing.
+  CHECK(Run(c, {"CONFIG", "SET", "hz", "30", "activerehashing", "maybe"}) ==
+        "err:ERR CONFIG SET failed (possibly related to argument 'activerehashing') - argument "
+        "must be 'yes' or 'no'");
+  CHECK(Run(c, {"CONFIG", "GET", "hz"}) == "[bulk:hz, bulk:10]");
+  CHECK(Run(c, {"CONFIG", "SET", "hz", "30", "list-compress-depth", "2"}) == "status:OK");
+  CHECK(Run(c, {"CONFIG", "GET", "hz", "list-compress-depth"}) ==
+        "[bulk:hz, bulk:30, bulk:list-compress-depth, bulk:2]");
+  CHECK(Run(c, {"CONFIG", "SET", "hz", "1", "hz", "2"}) ==
+        "err:ERR CONFIG SET failed (possibly related to argument 'hz') - duplicate parameter");
+  CHECK(Run(c, {"CONFIG", "SET", "nosuch", "1"}) ==
+        "err:ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
+  CHECK(Run(c, {"CONFIG", "SET", "hz"}) ==
+        "err:ERR wrong number of arguments for 'config|set' command");
+  CHECK(Run(c, {"CONFIG", "REWRITE"}) == "err:ERR The server is running without a config file");
+  // Every Redis 7.0 name is there.
+  Reply all = c.Command({"CONFIG", "GET", "*"});
+  CHECK(all.elements.size() >= 2 * 190);
+}
+
+TEST_CASE("CONFIG REWRITE rewrites the file the server started with", "[config][redis]") {
+  TempDir tmp;
+  int port = FreePort();
+  std::string conf = tmp.path + "/rw.conf";
+  std::string head = "# my rockcache\nport " + std::to_string(port) + "\ndir " + tmp.path +
+                     "/db\nmetrics-port 0\n\n# the cache budget\nmaxmemory 1mb\nhz 10\n";
+  WriteFile(conf, head + "# tail comment\n");
+  {
+    ServerProcess server(tmp.path, {conf});
+    REQUIRE(server.WaitListening(port));
+    Client c(port);
+    REQUIRE(Run(c, {"CONFIG", "SET", "cache-maxmemory", "2mb", "hz", "20", "timeout", "30",
+                    "hash-max-listpack-entries", "64"}) == "status:OK");
+    REQUIRE(Run(c, {"CONFIG", "REWRITE"}) == "status:OK");
+    CHECK(server.Terminate() == 0);
+  }
+  std::ifstream in(conf);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "# my rockcache\nport " + std::to_string(port) + "\ndir " + tmp.path +
+                          "/db\nmetrics-port 0\n\n# the cache budget\nmaxmemory 2097152\nhz 20\n"
+                          "# tail comment\n# Generated by CONFIG REWRITE\ntimeout 30\n"
+                          "hash-max-listpack-entries 64\n");
+  ServerProcess again(tmp.path, {conf});
+  REQUIRE(again.WaitListening(port));
+  Client c(port);
+  CHECK(Run(c, {"CONFIG", "GET", "maxmemory", "timeout"}) ==
+        "[bulk:maxmemory, bulk:2097152, bulk:timeout, bulk:30]");
+  CHECK(again.Terminate() == 0);
+}
+
+TEST_CASE("a config file may use Redis's names", "[config][redis]") {
+  TempDir tmp;
+  int port = FreePort();
+  std::string conf = tmp.path + "/redis-names.conf";
+  WriteFile(conf, "port " + std::to_string(port) + "\ndir " + tmp.path +
+                      "/db\nmetrics-port 0\nmaxmemory 5mb\nmaxmemory-policy allkeys-lfu\n"
+                      "appendonly yes\nsave \"\"\nappendfsync always\nhash-max-ziplist-entries 64\n"
+                      "notify-keyspace-events Ex\nlist-max-ziplist-size -2\n");
+  ServerProcess server(tmp.path, {conf, "--activerehashing", "no"});
+  REQUIRE(server.WaitListening(port));
+  Client c(port);
+  CHECK(Run(c, {"CONFIG", "GET", "cache-maxmemory"}) == "[bulk:cache-maxmemory, bulk:5242880]");
+  CHECK(Run(c, {"CONFIG", "GET", "cache-policy"}) == "[bulk:cache-policy, bulk:allkeys-lfu]");
+  CHECK(Run(c, {"CONFIG", "GET", "storage-sync"}) == "[bulk:storage-sync, bulk:always]");
+  CHECK(Run(c, {"CONFIG", "GET", "hash-max-listpack-entries"}) ==
+        "[bulk:hash-max-listpack-entries, bulk:64]");
+  CHECK(Run(c, {"CONFIG", "GET", "notify-keyspace-events"}) ==
+        "[bulk:notify-keyspace-events, bulk:xE]");
+  CHECK(Run(c, {"CONFIG", "GET", "activerehashing"}) == "[bulk:activerehashing, bulk:no]");
+  CHECK(server.Terminate() == 0);
+}
+
+TEST_CASE("a Redis value rockcache cannot honour stops start-up with the reason",
+          "[config][redis]") {
+  TempDir tmp;
+  std::string conf = tmp.path + "/aof.conf";
+  WriteFile(conf, "appendonly no\n");
+  ServerProcess server(tmp.path, {conf, "--port", std::to_string(FreePort())});
+  CHECK(server.WaitExit(20000) != 0);
+  CHECK(Contains(server.Output(), "appendonly"));
+  CHECK(Contains(server.Output(), "always 'yes'"));
 }

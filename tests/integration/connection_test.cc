@@ -347,9 +347,9 @@ TEST_CASE("CONFIG GET and CONFIG SET", "[connection]") {
     CHECK(pool.elements[i].str.rfind("pool-", 0) == 0);
     values[pool.elements[i].str] = pool.elements[i + 1].str;
   }
-  CHECK(values["pool-threads"] == "4");
+  CHECK(values["pool-threads"] == "0");  // auto: derived from the core count
   CHECK(values["pool-mode"] == "adaptive");
-  CHECK(values["pool-spin-count"] == "200");
+  CHECK(values["pool-spin-count"] == "-1");  // auto
   CHECK(values.count("workers-per-list") == 0);
 
   // Runtime options change and CONFIG GET shows the new value.

@@ -83,3 +83,23 @@ TEST_CASE("redis-benchmark runs without errors", "[redis-cli]") {
   CHECK(Run(c, {"STRLEN", "key:__rand_int__"}) == "int:3");  // -d 3: a random 3-byte value
   CHECK(Run(c, {"GET", "counter:__rand_int__"}) == "bulk:2000");
 }
+
+TEST_CASE("redis-benchmark -q fetches the server CONFIG and every default test is clean",
+          "[redis-cli]") {
+  TestServer server;
+  int code = -1;
+  std::string out = RunShell(
+      "timeout 300 redis-benchmark -p " + std::to_string(server.port()) + " -n 500 -c 10 -q 2>&1",
+      &code);
+  INFO(out);
+  CHECK(code == 0);
+  CHECK_FALSE(Contains(out, "WARNING"));
+  CHECK_FALSE(Contains(out, "Could not fetch"));
+  CHECK_FALSE(Contains(out, "ERR"));
+  CHECK_FALSE(Contains(out, "rror"));
+  for (const char* test :
+       {"PING_INLINE: ", "SET: ", "GET: ", "LPUSH: ", "SADD: ", "HSET: ", "ZADD: ", "ZPOPMIN: ",
+        "LRANGE_600 (first 600 elements): ", "MSET (10 keys): "}) {
+    CHECK(Contains(out, test));
+  }
+}

@@ -1,4 +1,4 @@
-#include "server/resp_parser.h"
+#include "server/protocol/resp_parser.h"
 
 #include <catch2/catch.hpp>
 #include <random>
@@ -165,4 +165,52 @@ TEST_CASE("the parser is reusable after a command and reports in_command", "[par
   REQUIRE(parser.Parse(rest.data(), rest.size(), &consumed, &args) == RespParser::Result::kCommand);
   CHECK(args == std::vector<std::string>{"GET", "k"});
   CHECK_FALSE(parser.in_command());
+}
+
+TEST_CASE("unauthenticated clients get Redis's limits", "[resp]") {
+  RespParser parser;
+  parser.set_unauthenticated(true);
+  std::vector<std::string> args;
+  size_t consumed = 0;
+  std::string big_count = "*11\r\n";
+  CHECK(parser.Parse(big_count.data(), big_count.size(), &consumed, &args) ==
+        RespParser::Result::kError);
+  CHECK(parser.error() == "Protocol error: unauthenticated multibulk length");
+  std::string big_bulk = "*2\r\n$3\r\nSET\r\n$16385\r\n";
+  CHECK(parser.Parse(big_bulk.data(), big_bulk.size(), &consumed, &args) ==
+        RespParser::Result::kError);
+  CHECK(parser.error() == "Protocol error: unauthenticated bulk length");
+  // proto-max-bulk-len is checked first, as in Redis.
+  std::string huge = "*1\r\n$600000000\r\n";
+  CHECK(parser.Parse(huge.data(), huge.size(), &consumed, &args) == RespParser::Result::kError);
+  CHECK(parser.error() == "Protocol error: invalid bulk length");
+  // At the limits: fine.
+  std::string ok = "*2\r\n$4\r\nAUTH\r\n$16384\r\n" + std::string(16384, 'p') + "\r\n";
+  CHECK(parser.Parse(ok.data(), ok.size(), &consumed, &args) == RespParser::Result::kCommand);
+  parser.set_unauthenticated(false);
+  std::string many = "*2000000000\r\n";
+  CHECK(parser.Parse(many.data(), many.size(), &consumed, &args) == RespParser::Result::kNeedMore);
+}
+
+TEST_CASE("held_bytes counts the command in progress, per argument too", "[resp]") {
+  RespParser parser;
+  std::vector<std::string> args;
+  size_t consumed = 0;
+  std::string header = "*2000000000\r\n";
+  REQUIRE(parser.Parse(header.data(), header.size(), &consumed, &args) ==
+          RespParser::Result::kNeedMore);
+  CHECK(parser.held_bytes() == 0);  // the declared count costs nothing up front
+  std::string empties;
+  for (int i = 0; i < 1000; ++i) empties += "$0\r\n\r\n";
+  REQUIRE(parser.Parse(empties.data(), empties.size(), &consumed, &args) ==
+          RespParser::Result::kNeedMore);
+  CHECK(parser.held_bytes() == 1000 * RespParser::kArgOverhead);
+  std::string partial = "$10\r\nabcd";
+  REQUIRE(parser.Parse(partial.data(), partial.size(), &consumed, &args) ==
+          RespParser::Result::kNeedMore);
+  CHECK(parser.held_bytes() == 1001 * RespParser::kArgOverhead + 4);
+  RespParser fresh;
+  std::string cmd = "*1\r\n$4\r\nPING\r\n";
+  REQUIRE(fresh.Parse(cmd.data(), cmd.size(), &consumed, &args) == RespParser::Result::kCommand);
+  CHECK(fresh.held_bytes() == 0);
 }

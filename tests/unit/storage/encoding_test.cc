@@ -195,3 +195,38 @@ TEST_CASE("float parsing and formatting match Redis", "[storage][numbers]") {
   CHECK(FormatDouble(-std::numeric_limits<double>::infinity()) == "-inf");
   CHECK(FormatDouble(0.1 + 0.2) == "0.30000000000000004");
 }
+
+TEST_CASE("Meta live-range hint round-trips; records without one decode as unhinted",
+          "[storage][encoding]") {
+  Meta m;
+  m.type = MetaType::kZSet;
+  m.version = 7;
+  m.count = 3;
+  Meta plain;
+  REQUIRE(DecodeMeta(EncodeMeta(m), &plain));  // no hint: the old, shorter record
+  CHECK(EncodeMeta(m).size() == kMetaHeaderSize);
+  CHECK(plain.lo.empty());
+  CHECK_FALSE(plain.hi.has_value());
+
+  m.lo = "a\0b"s;
+  m.hi = ""s;  // an empty exclusive upper bound is still a bound
+  Meta back;
+  REQUIRE(DecodeMeta(EncodeMeta(m), &back));
+  CHECK(back.lo == m.lo);
+  REQUIRE(back.hi.has_value());
+  CHECK(back.hi->empty());
+  std::string truncated = EncodeMeta(m);
+  truncated.pop_back();
+  CHECK_FALSE(DecodeMeta(truncated, &back));
+
+  Meta h;
+  h.type = MetaType::kSet;
+  h.lo = "m";
+  h.hi = "p";
+  h.CoverInHint("k");
+  h.CoverInHint("n");
+  h.CoverInHint("q");
+  CHECK(h.lo == "k");
+  CHECK(*h.hi == "q\0"s);
+  CHECK(ImmediateSuccessor("q") > "q");
+}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "storage/store.h"
+#include "tests/unit/storage/store_fixture.h"
 
 using namespace rockcache;
 using namespace rockcache::storage;
@@ -55,7 +56,7 @@ std::unique_ptr<Store> OpenAt(const std::string& dir, uint64_t write_buffer = 4 
   return Ok(Store::Open(o));
 }
 
-struct Fixture {
+struct Fixture : rockcache::storage::testing::KeyLocking {
   TempDir dir;
   std::unique_ptr<Store> store = OpenAt(dir.path());
 
@@ -137,7 +138,7 @@ TEST_CASE_METHOD(Fixture, "TTL on collections", "[storage][keyspace]") {
   CHECK(Ok(store->HSet("hash", {{"f1", "x"}})) == 1);
   CHECK(Ok(store->HLen("hash")) == 1);
   // Writing over an expired meta replaced it: nothing is left to sweep, and DBSIZE is exact.
-  CHECK(Ok(store->SweepExpired(100)) == 0);
+  CHECK(Ok(store->SweepExpired(100, with_lock)) == 0);
   CHECK(Ok(store->DbSize()) == 5);
 }
 
@@ -260,7 +261,7 @@ TEST_CASE_METHOD(Fixture, "compaction drops expired metas and their data", "[sto
   REQUIRE(store->CompactAll().ok());
   CHECK(Ok(store->CountDataEntries()) == 1);
   // The expired metas are gone too: the sweep finds nothing left to delete.
-  CHECK(Ok(store->SweepExpired(1000)) == 0);
+  CHECK(Ok(store->SweepExpired(1000, with_lock)) == 0);
   CHECK(Ok(store->Keys("*")) == Strings{"keep", "s"});
   CHECK(Ok(store->LRange("keep", 0, -1)) == Strings{"x"});
 }
@@ -305,10 +306,19 @@ TEST_CASE_METHOD(Fixture, "concurrent collection writers stay consistent", "[sto
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
         std::string m = std::to_string(t) + ":" + std::to_string(i);
-        bool ok = store->RPush("list", {m}).ok() && store->SAdd("set", {m}).ok() &&
-                  store->HIncrBy("hash", "n", 1).ok() &&
-                  store->ZAdd("zset", {{static_cast<double>(i), m}}, {}).ok() &&
-                  (i % 10 != 0 || store->LPop("list", 1).ok());
+        // Each write holds its key's lock, as the server's executor does (storage has none).
+        auto locked = [&](std::string_view key, auto write) {
+          auto guard = locks.Lock(key);
+          return write();
+        };
+        bool ok = locked("list", [&] { return store->RPush("list", {m}).ok(); }) &&
+                  locked("set", [&] { return store->SAdd("set", {m}).ok(); }) &&
+                  locked("hash", [&] { return store->HIncrBy("hash", "n", 1).ok(); }) &&
+                  locked("zset",
+                         [&] {
+                           return store->ZAdd("zset", {{static_cast<double>(i), m}}, {}).ok();
+                         }) &&
+                  (i % 10 != 0 || locked("list", [&] { return store->LPop("list", 1).ok(); }));
         if (!ok) failures.fetch_add(1);
       }
     });

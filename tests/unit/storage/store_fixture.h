@@ -1,6 +1,8 @@
 // Shared by the storage unit tests: a temp directory removed at the end of the test, Ok() to
 // unwrap a StatusOr (failing the test on an error), and a fixture with a freshly opened Store
-// (small memtable and block cache).
+// (small memtable and block cache). Storage takes no key locks of its own (storage/store.h): a
+// test that writes one key from several threads takes the key locks the way the server does,
+// with cache::KeyLocks, and SweepExpired gets a WithKeyLock that takes them too.
 #pragma once
 
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "cache/key_locks.h"
 #include "storage/store.h"
 
 namespace rockcache::storage::testing {
@@ -37,7 +40,17 @@ T Ok(StatusOr<T> r) {
   return std::move(r).value();
 }
 
-struct StoreFixture {
+// The server's one lock layer, for tests that write from several threads or sweep.
+struct KeyLocking {
+  cache::KeyLocks locks;
+  // For SweepExpired: runs the critical section holding the key's lock.
+  WithKeyLock with_lock = [this](std::string_view key, const std::function<void()>& critical) {
+    auto guard = locks.Lock(key);
+    critical();
+  };
+};
+
+struct StoreFixture : KeyLocking {
   TempDir dir;
   std::unique_ptr<Store> store;
   StoreFixture() {

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Container entrypoint: the packaged config, listening on all interfaces (Docker publishes the
+# ports), data in /data, and requirepass from ROCKCACHE_PASSWORD when set. Extra arguments are
+# more options (`docker run rockcache --cache-maxmemory 2gb`). exec: the server becomes PID 1.
+set -e
+case "${1:-}" in
+  --version | -v | --help | -h) exec rockcache-server "$@" ;;
+esac
+if [ -n "${ROCKCACHE_PASSWORD:-}" ]; then
+  exec rockcache-server /etc/rockcache/rockcache.conf --bind 0.0.0.0 --dir /data \
+    --requirepass "$ROCKCACHE_PASSWORD" "$@"
+fi
+exec rockcache-server /etc/rockcache/rockcache.conf --bind 0.0.0.0 --dir /data "$@"

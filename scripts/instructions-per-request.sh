@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Instructions per request, measured with callgrind (deterministic, unlike wall-clock speed).
+#
+# Usage: scripts/instructions-per-request.sh KIND BINARY [TEST] [PIPELINE] [PORT]
+#   KIND      rockcache | redis   (redis: redis-server with appendonly yes, appendfsync everysec)
+#   BINARY    the server binary (build/rockcache-server, /usr/bin/redis-server, ...)
+#   TEST      a redis-benchmark -t test (default set)
+#   PIPELINE  redis-benchmark -P (default 1)
+#   PORT      default 7391
+# Prints one line: "KIND TEST P=PIPELINE instructions/request=N".
+#
+# Method: the server runs under callgrind twice, driven once with N1=20000 and once with
+# N2=40000 requests (redis-benchmark -r 1000000 -c 10); each run's total Ir (every thread, from
+# start to clean exit) is read from the callgrind output, and (Ir(N2) - Ir(N1)) / (N2 - N1) is the
+# cost of one request, start-up and shutdown cancelling out. rockcache runs with
+# --pool-spin-count 0 --pool-max-yield-usec 0: an idle worker's spinning would count as
+# instructions and make the figure depend on timing; blocking waits do not.
+set -euo pipefail
+
+KIND=${1:?usage: $0 rockcache|redis BINARY [TEST] [PIPELINE] [PORT]}
+BINARY=${2:?binary}
+TEST=${3:-set}
+PIPE=${4:-1}
+PORT=${5:-7391}
+N1=${N1:-20000}
+N2=${N2:-40000}
+WORK=$(mktemp -d /tmp/ipr-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+wait_port() {
+  for _ in $(seq 1 600); do
+    if redis-cli -p "$PORT" ping >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "server on port $PORT did not start" >&2
+  return 1
+}
+
+run_once() {  # $1 = requests; prints total Ir
+  local n=$1 out="$WORK/callgrind.$1" dir="$WORK/data.$1"
+  mkdir -p "$dir"
+  local args
+  if [ "$KIND" = redis ]; then
+    args=(--port "$PORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec
+          --dir "$dir")
+  else
+    args=(--port "$PORT" --bind 127.0.0.1 --dir "$dir" --metrics-port 0
+          --pool-spin-count 0 --pool-max-yield-usec 0)
+  fi
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$BINARY" "${args[@]}" \
+    >"$WORK/server.$n.log" 2>&1 &
+  local pid=$!
+  wait_port
+  redis-benchmark -p "$PORT" -t "$TEST" -r 1000000 -n "$n" -P "$PIPE" -c 10 -q >/dev/null
+  kill -TERM "$pid"
+  wait "$pid" || true
+  # "totals: N" (or "summary: N") is the sum of Ir over the whole run.
+  awk '/^(totals|summary):/ {print $2; exit}' "$out"
+}
+
+I1=$(run_once "$N1")
+I2=$(run_once "$N2")
+echo "$KIND $TEST P=$PIPE instructions/request=$(( (I2 - I1) / (N2 - N1) ))"

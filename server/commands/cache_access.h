@@ -1,0 +1,70 @@
+// Helpers for handlers that read or maintain the cache. Header-only, any thread; what each may
+// do depends on the context it is given (see server/commands/command.h and server/executor.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "cache/cache.h"
+#include "server/commands/command.h"
+
+namespace rockcache::server {
+
+// RTC lookup of one key: runs `visit(const cache::Value&, int64_t expire_at_ms)` under the shard
+// lock on a hit. Counts the hit or miss unless the context says not to. Never blocks. A negative
+// entry returns false here (as a miss): use the overload below to answer from it.
+template <typename Visitor>
+bool CacheLookup(RtcContext& ctx, std::string_view key, Visitor&& visit) {
+  cache::Lookup result = ctx.count_stats
+                             ? ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit))
+                             : ctx.cache->Peek(key, ctx.now_ms, std::forward<Visitor>(visit));
+  return result == cache::Lookup::kHit;
+}
+
+// RTC lookup of one key that also answers for a key the cache knows absent (a negative entry):
+// runs `visit` on a hit or `absent()` on a negative entry, under the shard lock, and returns
+// true for either; false on a miss. Never blocks.
+template <typename Visitor, typename OnAbsent>
+bool CacheLookup(RtcContext& ctx, std::string_view key, Visitor&& visit, OnAbsent&& absent) {
+  cache::Lookup result = ctx.count_stats
+                             ? ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit))
+                             : ctx.cache->Peek(key, ctx.now_ms, std::forward<Visitor>(visit));
+  if (result == cache::Lookup::kAbsent) absent();
+  return result != cache::Lookup::kMiss;
+}
+
+// Worker, under the key lock (ctx.cache set), right after storage answered that `key` does not
+// exist: caches that absence (a negative entry), so the next read is answered without storage.
+// Writes replace or drop it like any entry (see cache/cache.h, "Negative entries").
+inline void CachePutAbsent(CommandContext& ctx, std::string_view key) {
+  if (ctx.cache == nullptr) return;
+  ctx.cache->Put(key, cache::Value::Absent(), 0, ctx.now_ms);
+}
+
+// Remaining TTL in ms of a cached entry, as PTTL replies: -1 when it has none.
+inline int64_t CachedPttl(int64_t expire_at_ms, int64_t now_ms) {
+  return expire_at_ms == 0 ? -1 : expire_at_ms - now_ms;
+}
+
+// Worker, under the key lock (ctx.cache set): installs a string value with its expire-at (0 =
+// none); an expire-at already past erases instead.
+inline void CachePutString(CommandContext& ctx, std::string_view key, std::string value,
+                           int64_t expire_at_ms) {
+  if (ctx.cache == nullptr) return;
+  if (expire_at_ms != 0 && expire_at_ms <= ctx.now_ms) {
+    ctx.cache->Erase(key);
+    return;
+  }
+  ctx.cache->Put(key, cache::Value::String(std::move(value)), expire_at_ms, ctx.now_ms);
+}
+
+// Worker, under the key lock: changes a cached entry in place with `mutate(cache::Value&,
+// int64_t& expire_at_ms) -> bool` (false erases it). Nothing happens when the key is not cached.
+template <typename Mutator>
+void CacheUpdate(CommandContext& ctx, std::string_view key, Mutator&& mutate) {
+  if (ctx.cache == nullptr) return;
+  ctx.cache->Update(key, ctx.now_ms, std::forward<Mutator>(mutate));
+}
+
+}  // namespace rockcache::server

@@ -1,0 +1,138 @@
+// The command table: every command rockcache knows is one row (name, arity, flags, key
+// positions, handler). Metadata is data; a handler is short and appends reply bytes.
+//
+// Where a command runs is decided by its flags, not by its handler:
+// - kConnection: reads or changes the connection (AUTH, CLIENT, SELECT, HELLO, QUIT...), or
+//   server-wide state (CONFIG, INFO, SHUTDOWN): it runs on the connection's network thread, and
+//   only when the connection has nothing in flight. It never touches storage.
+// - kAnywhere: pure and cheap (PING, ECHO, TIME): runs on the network thread when nothing is in
+//   flight, or inside a worker task in order with the commands around it.
+// - otherwise (storage commands): runs on a worker thread, inside a task, in request order.
+//
+// Cache discipline (server/executor.h applies it, so handlers stay short): a write command runs
+// holding the key-stripe locks of its keys; a command flagged kCacheAware keeps the cache right
+// itself (write-through), any other write has its keys erased from the cache first. A kCacheRead
+// command has an `rtc` function that answers from the cache alone; the network thread tries it
+// first (run to completion), and a worker tries it again under the key lock before reading
+// storage and filling the cache.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rockcache::storage {
+class Store;
+}
+namespace rockcache::cache {
+class Cache;
+}
+
+namespace rockcache::server {
+
+class Server;
+class Connection;
+struct ReplyBudget;  // server/commands/reply_budget.h
+
+enum CommandFlags : uint32_t {
+  kWrite = 1u << 0,       // may modify the dataset
+  kReadOnly = 1u << 1,    // reads the dataset only
+  kConnection = 1u << 2,  // runs on the network thread with the Connection (see above)
+  kAnywhere = 1u << 3,    // pure and cheap; may run on any thread
+  kNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
+  kFast = 1u << 5,        // O(1) or O(log n)
+  kAdmin = 1u << 6,
+  kCacheRead = 1u << 7,   // has an `rtc` function: may be answered from the cache
+  kCacheAware = 1u << 8,  // the handler updates the cache itself after a write (write-through)
+  kAllKeys = 1u << 9,     // touches every key (FLUSHALL): runs holding every key lock
+};
+
+using Args = std::vector<std::string>;
+
+// What a handler may reach. `conn` is set only for kConnection commands (network thread).
+// `store` is set only on worker threads. `cache` is set only while the command holds the key
+// locks of its keys (worker threads): then, and only then, it may fill or update the cache.
+struct CommandContext {
+  Server* server = nullptr;
+  storage::Store* store = nullptr;
+  Connection* conn = nullptr;
+  cache::Cache* cache = nullptr;
+  int64_t now_ms = 0;  // wall clock, read once per batch
+  // Set on worker threads: the reply bytes the batch may still produce (reply_budget.h).
+  ReplyBudget* reply_budget = nullptr;
+};
+
+using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
+
+// What an `rtc` function may reach: the cache only. Never blocks.
+struct RtcContext {
+  cache::Cache* cache = nullptr;
+  int64_t now_ms = 0;
+  bool count_stats = true;  // false for a worker's re-check (a coalesced miss, not a new lookup)
+  Server* server = nullptr;
+};
+
+// Answers from the cache alone. Returns true and appends the whole reply when the cache holds
+// everything the reply needs; returns false and leaves `out` untouched otherwise.
+using RtcHandler = bool (*)(RtcContext& ctx, const Args& argv, std::string* out);
+
+// The keys of a command whose keys are not at fixed positions (SORT ... STORE dst, GEORADIUS ...
+// STORE dst): views into argv. Pure, any thread.
+using KeysFinder = std::vector<std::string_view> (*)(const Args& argv);
+
+struct CommandSpec {
+  const char* name;  // lower case
+  int arity;         // Redis convention: N exact, -N at least N (argv[0] counts)
+  uint32_t flags;
+  int first_key;  // 0 = no keys
+  int last_key;   // -1 = last argument
+  int key_step;
+  CommandHandler handler;
+  RtcHandler rtc = nullptr;  // set for kCacheRead commands
+  // Container commands (CONFIG, CLIENT, OBJECT...): the subcommands the handler implements,
+  // "get|set|help", for COMMAND INFO / DOCS. nullptr otherwise.
+  const char* subcommands = nullptr;
+  // Set when the keys depend on the arguments; first_key/last_key/key_step then only describe
+  // the keys that are always there (for COMMAND), and CommandKeys asks this function.
+  KeysFinder find_keys = nullptr;
+};
+
+// The keys of a command, by the table's key positions (views into argv).
+std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv);
+
+// The row for `name` (case-insensitive), or nullptr. With `id`, also its index in
+// AllCommands() (for per-command metrics). Any thread.
+const CommandSpec* FindCommand(std::string_view name, int* id = nullptr);
+// Every row, for COMMAND / COMMAND COUNT.
+const std::vector<const CommandSpec*>& AllCommands();
+
+// Checks arity. False means the reply is "-ERR wrong number of arguments for '<name>' command".
+inline bool ArityOk(const CommandSpec& spec, size_t argc) {
+  return spec.arity >= 0 ? argc == static_cast<size_t>(spec.arity)
+                         : argc >= static_cast<size_t>(-spec.arity);
+}
+
+// Appends Redis's "-ERR unknown command '<name>', with args beginning with: ..." reply.
+void AppendUnknownCommand(std::string* out, const Args& argv);
+// Appends "-ERR wrong number of arguments for '<name>' command".
+void AppendArityError(std::string* out, std::string_view name);
+
+// Row groups, defined beside their handlers (server/commands/<type>.cc) and joined in
+// command_table.cc.
+extern const std::vector<CommandSpec> kServerCommands;
+extern const std::vector<CommandSpec> kConfigCommands;         // config_cmd.cc
+extern const std::vector<CommandSpec> kCommandDocsCommands;    // command_docs.cc
+extern const std::vector<CommandSpec> kObservabilityCommands;  // observability.cc
+extern const std::vector<CommandSpec> kIntrospectionCommands;  // introspection.cc
+extern const std::vector<CommandSpec> kStringCommands;
+extern const std::vector<CommandSpec> kKeyspaceCommands;
+extern const std::vector<CommandSpec> kHashCommands;
+extern const std::vector<CommandSpec> kListCommands;
+extern const std::vector<CommandSpec> kSetCommands;
+extern const std::vector<CommandSpec> kZSetCommands;
+extern const std::vector<CommandSpec> kHyperLogLogCommands;
+extern const std::vector<CommandSpec> kGeoCommands;
+extern const std::vector<CommandSpec> kSortCommands;
+
+}  // namespace rockcache::server

@@ -1,0 +1,242 @@
+// Keyspace commands for every type: DEL, EXISTS, the EXPIRE and TTL families, PERSIST, TYPE,
+// KEYS, SCAN.
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+
+#include "server/commands/args.h"
+#include "server/commands/cache_access.h"
+#include "server/commands/command.h"
+#include "server/commands/reply_budget.h"
+#include "server/commands/scan_args.h"
+#include "server/protocol/reply.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+void Del(CommandContext& ctx, Args& argv, std::string* out) {
+  auto removed = ctx.store->Del(ArgViews(argv, 1));
+  if (!removed.ok()) return AppendStatusError(out, removed.status());
+  AppendInteger(out, *removed);
+}
+
+void Exists(CommandContext& ctx, Args& argv, std::string* out) {
+  auto count = ctx.store->Exists(ArgViews(argv, 1));
+  if (!count.ok()) return AppendStatusError(out, count.status());
+  AppendInteger(out, *count);
+  if (argv.size() == 2 && *count == 0) CachePutAbsent(ctx, argv[1]);
+}
+
+bool RtcExists(RtcContext& ctx, const Args& argv, std::string* out) {
+  CacheReadFence fence(ctx.server->key_locks());
+  bool multi = argv.size() > 2;
+  if (multi && !fence.Snapshot(argv, 1)) return false;
+  int64_t count = 0;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    // A key the cache holds exists, a negative entry does not; any other must be asked of storage.
+    bool known = CacheLookup(
+        ctx, argv[i], [&count](const cache::Value&, int64_t) { ++count; }, [] {});
+    if (!known) return false;
+  }
+  if (multi && !fence.Validate(argv, 1)) return false;
+  AppendInteger(out, count);
+  return true;
+}
+
+bool RtcTtl(RtcContext& ctx, const Args& argv, std::string* out) {
+  bool millis = Is(argv[0], "PTTL");
+  int64_t now = ctx.now_ms;
+  return CacheLookup(
+      ctx, argv[1],
+      [out, millis, now](const cache::Value&, int64_t expire_at) {
+        int64_t ttl = CachedPttl(expire_at, now);
+        AppendInteger(out, ttl < 0 || millis ? ttl : (ttl + 500) / 1000);
+      },
+      [out] { AppendInteger(out, -2); });
+}
+
+bool RtcType(RtcContext& ctx, const Args& argv, std::string* out) {
+  return CacheLookup(
+      ctx, argv[1],
+      [out](const cache::Value& value, int64_t) {
+        AppendSimple(out, value.type == cache::Value::Type::kString ? "string" : "hash");
+      },
+      [out] { AppendSimple(out, "none"); });
+}
+
+// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT]
+void Expire(CommandContext& ctx, Args& argv, std::string* out) {
+  bool seconds = Is(argv[0], "EXPIRE") || Is(argv[0], "EXPIREAT");
+  bool relative = Is(argv[0], "EXPIRE") || Is(argv[0], "PEXPIRE");
+  int64_t when = 0;
+  if (!ParseInteger(argv[2], &when)) return out->append(kReplyNotInteger), void();
+  storage::ExpireCondition cond = storage::ExpireCondition::kAlways;
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < argv.size(); ++i) {
+    if (Is(argv[i], "NX")) {
+      nx = true;
+      cond = storage::ExpireCondition::kNX;
+    } else if (Is(argv[i], "XX")) {
+      xx = true;
+      cond = storage::ExpireCondition::kXX;
+    } else if (Is(argv[i], "GT")) {
+      gt = true;
+      cond = storage::ExpireCondition::kGT;
+    } else if (Is(argv[i], "LT")) {
+      lt = true;
+      cond = storage::ExpireCondition::kLT;
+    } else {
+      return AppendError(out, "ERR Unsupported option " + argv[i]);
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    return AppendError(out, "ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if (gt && lt)
+    return AppendError(out, "ERR GT and LT options at the same time are not compatible");
+  bool overflow = seconds && (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000);
+  int64_t at_ms = seconds && !overflow ? when * 1000 : when;
+  if (!overflow && relative) {
+    int64_t now = NowUnixMs();
+    overflow = at_ms > 0 && at_ms > LLONG_MAX - now;
+    if (!overflow) at_ms += now;
+  }
+  if (overflow) {
+    std::string name = argv[0];
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return AppendError(out, "ERR invalid expire time in '" + name + "' command");
+  }
+  if (xx && lt) {
+    // XX + LT: LT alone succeeds on a key without TTL (no TTL counts as infinite); XX adds that
+    // the key must have one. (XX + GT needs nothing more: GT already fails without a TTL.)
+    auto ttl = ctx.store->PTtl(argv[1]);
+    if (!ttl.ok()) return AppendStatusError(out, ttl.status());
+    if (*ttl < 0) return AppendInteger(out, 0);
+  }
+  auto changed = ctx.store->ExpireAt(argv[1], at_ms, cond);
+  if (!changed.ok()) return AppendStatusError(out, changed.status());
+  if (*changed) {
+    CacheUpdate(ctx, argv[1], [&](cache::Value&, int64_t& expire_at) {
+      expire_at = at_ms;
+      return at_ms > ctx.now_ms;  // a time already past deleted the key
+    });
+  }
+  AppendInteger(out, *changed ? 1 : 0);
+}
+
+void Ttl(CommandContext& ctx, Args& argv, std::string* out) {
+  auto ttl = ctx.store->PTtl(argv[1]);
+  if (!ttl.ok()) return AppendStatusError(out, ttl.status());
+  if (*ttl == -2) CachePutAbsent(ctx, argv[1]);
+  if (*ttl < 0 || Is(argv[0], "PTTL")) return AppendInteger(out, *ttl);
+  AppendInteger(out, (*ttl + 500) / 1000);
+}
+
+void ExpireTime(CommandContext& ctx, Args& argv, std::string* out) {
+  auto at = ctx.store->ExpireTimeMs(argv[1]);
+  if (!at.ok()) return AppendStatusError(out, at.status());
+  if (*at < 0 || Is(argv[0], "PEXPIRETIME")) return AppendInteger(out, *at);
+  AppendInteger(out, *at / 1000);
+}
+
+void Persist(CommandContext& ctx, Args& argv, std::string* out) {
+  auto changed = ctx.store->Persist(argv[1]);
+  if (!changed.ok()) return AppendStatusError(out, changed.status());
+  if (*changed) {
+    CacheUpdate(ctx, argv[1], [](cache::Value&, int64_t& expire_at) {
+      expire_at = 0;
+      return true;
+    });
+  }
+  AppendInteger(out, *changed ? 1 : 0);
+}
+
+void Type(CommandContext& ctx, Args& argv, std::string* out) {
+  auto type = ctx.store->Type(argv[1]);
+  if (!type.ok()) return AppendStatusError(out, type.status());
+  AppendSimple(out, storage::KeyTypeName(*type));
+  if (*type == storage::KeyType::kNone) CachePutAbsent(ctx, argv[1]);
+}
+
+void Keys(CommandContext& ctx, Args& argv, std::string* out) {
+  auto keys = ctx.store->Keys(argv[1], ReplyRoom(ctx, *out));
+  if (ReplyOverBudget(ctx, *out, keys.status())) return;
+  if (!keys.ok()) return AppendStatusError(out, keys.status());
+  AppendArrayHeader(out, static_cast<int64_t>(keys->size()));
+  for (const auto& key : *keys) AppendBulk(out, key);
+}
+
+void Scan(CommandContext& ctx, Args& argv, std::string* out) {
+  uint64_t cursor = 0;
+  if (!ParseScanCursor(argv[1], &cursor)) return AppendError(out, "ERR invalid cursor");
+  std::string pattern;
+  int64_t count = 10;
+  std::optional<storage::KeyType> type;
+  for (size_t i = 2; i < argv.size(); i += 2) {
+    if (i + 1 >= argv.size()) return out->append(kReplySyntaxError), void();
+    if (Is(argv[i], "MATCH")) {
+      pattern = argv[i + 1];
+      if (pattern == "*") pattern.clear();
+    } else if (Is(argv[i], "COUNT")) {
+      if (!ParseInteger(argv[i + 1], &count)) return out->append(kReplyNotInteger), void();
+      if (count < 1) return out->append(kReplySyntaxError), void();
+    } else if (Is(argv[i], "TYPE")) {
+      type = storage::ParseKeyTypeName(argv[i + 1]);
+      if (!type) return AppendError(out, "ERR unknown type name '" + argv[i + 1] + "'");
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto result =
+      ctx.store->Scan(cursor, pattern, static_cast<uint64_t>(count), type, ReplyRoom(ctx, *out));
+  if (ReplyOverBudget(ctx, *out, result.status())) return;
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  AppendArrayHeader(out, 2);
+  AppendBulk(out, std::to_string(result->next_cursor));
+  AppendArrayHeader(out, static_cast<int64_t>(result->keys.size()));
+  for (const auto& key : result->keys) AppendBulk(out, key);
+}
+
+// RENAME / RENAMENX key newkey
+void Rename(CommandContext& ctx, Args& argv, std::string* out) {
+  bool nx = Is(argv[0], "RENAMENX");
+  auto renamed = ctx.store->Rename(argv[1], argv[2], nx);
+  if (!renamed.ok()) return AppendStatusError(out, renamed.status());
+  if (nx) return AppendInteger(out, *renamed ? 1 : 0);
+  out->append(kReplyOk);
+}
+
+void RandomKey(CommandContext& ctx, Args& argv, std::string* out) {
+  auto key = ctx.store->RandomKey();
+  if (!key.ok()) return AppendStatusError(out, key.status());
+  AppendOptionalBulk(out, *key);
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kKeyspaceCommands = {
+    {"del", -2, kWrite, 1, -1, 1, Del},
+    {"unlink", -2, kWrite | kFast, 1, -1, 1, Del},
+    {"exists", -2, kReadOnly | kFast | kCacheRead, 1, -1, 1, Exists, RtcExists},
+    {"expire", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"pexpire", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"expireat", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"pexpireat", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Expire},
+    {"ttl", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Ttl, RtcTtl},
+    {"pttl", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Ttl, RtcTtl},
+    {"expiretime", 2, kReadOnly | kFast, 1, 1, 1, ExpireTime},
+    {"pexpiretime", 2, kReadOnly | kFast, 1, 1, 1, ExpireTime},
+    {"persist", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Persist},
+    {"type", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Type, RtcType},
+    {"keys", 2, kReadOnly, 0, 0, 0, Keys},
+    {"scan", -2, kReadOnly, 0, 0, 0, Scan},
+    {"rename", 3, kWrite, 1, 2, 1, Rename},
+    {"renamenx", 3, kWrite | kFast, 1, 2, 1, Rename},
+    {"randomkey", 1, kReadOnly, 0, 0, 0, RandomKey},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,232 @@
+// List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX, LSET, LREM,
+// LTRIM, LINSERT, LPOS, RPOPLPUSH, LMOVE. Arguments are checked in the order Redis 7 checks them,
+// so that a command with several faults reports the same error.
+#include <climits>
+
+#include "server/commands/args.h"
+#include "server/commands/command.h"
+#include "server/commands/reply_budget.h"
+#include "server/protocol/reply.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using storage::ListEnd;
+
+constexpr std::string_view kMustBePositive = "ERR value is out of range, must be positive";
+
+// Redis looks LINDEX's and LSET's key up before it parses the index: an absent key replies
+// `absent_reply` and a key of another type WRONGTYPE, whatever the index. Returns true when it
+// appended one of those.
+bool ReplyForKeyFirst(CommandContext& ctx, const std::string& key, std::string_view absent_reply,
+                      std::string* out) {
+  auto type = ctx.store->Type(key);
+  if (!type.ok()) return AppendStatusError(out, type.status()), true;
+  if (*type == storage::KeyType::kNone) return out->append(absent_reply), true;
+  if (*type != storage::KeyType::kList) return out->append(kReplyWrongType), true;
+  return false;
+}
+
+// LPUSH / RPUSH / LPUSHX / RPUSHX.
+void Push(CommandContext& ctx, Args& argv, std::string* out) {
+  using PushFn =
+      StatusOr<int64_t> (storage::Store::*)(std::string_view, const std::vector<std::string_view>&);
+  PushFn push = Is(argv[0], "LPUSH")    ? &storage::Store::LPush
+                : Is(argv[0], "RPUSH")  ? &storage::Store::RPush
+                : Is(argv[0], "LPUSHX") ? &storage::Store::LPushX
+                                        : &storage::Store::RPushX;
+  auto length = (ctx.store->*push)(argv[1], ArgViews(argv, 2));
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+// LPOP / RPOP key [count]: without a count a bulk (nil when absent); with one an array (a null
+// array when absent).
+void Pop(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() > 3) return AppendArityError(out, argv[0]);
+  int64_t count = 1;
+  if (argv.size() == 3 && (!ParseInteger(argv[2], &count) || count < 0)) {
+    return AppendError(out, kMustBePositive);
+  }
+  bool left = Is(argv[0], "LPOP");
+  auto popped = left ? ctx.store->LPop(argv[1], static_cast<uint64_t>(count))
+                     : ctx.store->RPop(argv[1], static_cast<uint64_t>(count));
+  if (!popped.ok()) return AppendStatusError(out, popped.status());
+  if (argv.size() == 2) {
+    if (!*popped || (*popped)->empty()) return out->append(kReplyNullBulk), void();
+    return AppendBulk(out, (*popped)->front());
+  }
+  if (!*popped) return out->append(kReplyNullArray), void();
+  AppendArrayHeader(out, static_cast<int64_t>((*popped)->size()));
+  for (const auto& element : **popped) AppendBulk(out, element);
+}
+
+void LLen(CommandContext& ctx, Args& argv, std::string* out) {
+  auto length = ctx.store->LLen(argv[1]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+void LRange(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t start = 0, stop = 0;
+  if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) {
+    return out->append(kReplyNotInteger), void();
+  }
+  auto elements = ctx.store->LRange(argv[1], start, stop, ReplyRoom(ctx, *out));
+  if (ReplyOverBudget(ctx, *out, elements.status())) return;
+  if (!elements.ok()) return AppendStatusError(out, elements.status());
+  AppendArrayHeader(out, static_cast<int64_t>(elements->size()));
+  for (const auto& element : *elements) AppendBulk(out, element);
+}
+
+void LIndex(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t index = 0;
+  if (!ParseInteger(argv[2], &index)) {
+    if (!ReplyForKeyFirst(ctx, argv[1], kReplyNullBulk, out)) out->append(kReplyNotInteger);
+    return;
+  }
+  auto element = ctx.store->LIndex(argv[1], index);
+  if (!element.ok()) return AppendStatusError(out, element.status());
+  AppendOptionalBulk(out, *element);
+}
+
+void LSet(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t index = 0;
+  if (!ParseInteger(argv[2], &index)) {
+    if (!ReplyForKeyFirst(ctx, argv[1], "-ERR no such key\r\n", out)) {
+      out->append(kReplyNotInteger);
+    }
+    return;
+  }
+  Status s = ctx.store->LSet(argv[1], index, argv[3]);
+  if (!s.ok()) return AppendStatusError(out, s);
+  out->append(kReplyOk);
+}
+
+void LRem(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t count = 0;
+  if (!ParseInteger(argv[2], &count)) return out->append(kReplyNotInteger), void();
+  auto removed = ctx.store->LRem(argv[1], count, argv[3]);
+  if (!removed.ok()) return AppendStatusError(out, removed.status());
+  AppendInteger(out, *removed);
+}
+
+void LTrim(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t start = 0, stop = 0;
+  if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) {
+    return out->append(kReplyNotInteger), void();
+  }
+  Status s = ctx.store->LTrim(argv[1], start, stop);
+  if (!s.ok()) return AppendStatusError(out, s);
+  out->append(kReplyOk);
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+void LInsert(CommandContext& ctx, Args& argv, std::string* out) {
+  bool before = Is(argv[2], "BEFORE");
+  if (!before && !Is(argv[2], "AFTER")) return out->append(kReplySyntaxError), void();
+  auto length = ctx.store->LInsert(argv[1], before, argv[3], argv[4]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+// A non-negative LPOS option; a bad or negative value replies `error` (Redis uses it for both).
+bool ParseNonNegative(const std::string& arg, std::string_view error, uint64_t* value,
+                      std::string* out) {
+  int64_t n = 0;
+  if (!ParseInteger(arg, &n) || n < 0) return AppendError(out, error), false;
+  *value = static_cast<uint64_t>(n);
+  return true;
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+void LPos(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t rank = 1;
+  uint64_t count = 0, maxlen = 0;
+  bool has_count = false;
+  for (size_t i = 3; i < argv.size(); i += 2) {
+    if (i + 1 >= argv.size()) return out->append(kReplySyntaxError), void();
+    const std::string& value = argv[i + 1];
+    if (Is(argv[i], "RANK")) {
+      if (!ParseInteger(value, &rank)) return out->append(kReplyNotInteger), void();
+      if (rank == LLONG_MIN) {
+        return AppendError(out,
+                           "ERR value is out of range, value must between -9223372036854775807 "
+                           "and 9223372036854775807");
+      }
+      if (rank == 0) {
+        return AppendError(out,
+                           "ERR RANK can't be zero: use 1 to start from the first match, 2 from "
+                           "the second ... or use negative to start from the end of the list");
+      }
+    } else if (Is(argv[i], "COUNT")) {
+      if (!ParseNonNegative(value, "ERR COUNT can't be negative", &count, out)) return;
+      has_count = true;
+    } else if (Is(argv[i], "MAXLEN")) {
+      if (!ParseNonNegative(value, "ERR MAXLEN can't be negative", &maxlen, out)) return;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto indexes = ctx.store->LPos(argv[1], argv[2], rank, has_count ? count : 1, maxlen);
+  if (!indexes.ok()) return AppendStatusError(out, indexes.status());
+  if (!has_count) {
+    if (indexes->empty()) return out->append(kReplyNullBulk), void();
+    return AppendInteger(out, indexes->front());
+  }
+  AppendArrayHeader(out, static_cast<int64_t>(indexes->size()));
+  for (int64_t index : *indexes) AppendInteger(out, index);
+}
+
+void MoveAndReply(CommandContext& ctx, const Args& argv, ListEnd from, ListEnd to,
+                  std::string* out) {
+  auto element = ctx.store->LMove(argv[1], argv[2], from, to);
+  if (!element.ok()) return AppendStatusError(out, element.status());
+  AppendOptionalBulk(out, *element);
+}
+
+void RPopLPush(CommandContext& ctx, Args& argv, std::string* out) {
+  MoveAndReply(ctx, argv, ListEnd::kRight, ListEnd::kLeft, out);
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+void LMove(CommandContext& ctx, Args& argv, std::string* out) {
+  ListEnd ends[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string& arg = argv[3 + i];
+    if (Is(arg, "LEFT")) {
+      ends[i] = ListEnd::kLeft;
+    } else if (Is(arg, "RIGHT")) {
+      ends[i] = ListEnd::kRight;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  MoveAndReply(ctx, argv, ends[0], ends[1], out);
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kListCommands = {
+    {"lpush", -3, kWrite | kFast, 1, 1, 1, Push},
+    {"rpush", -3, kWrite | kFast, 1, 1, 1, Push},
+    {"lpushx", -3, kWrite | kFast, 1, 1, 1, Push},
+    {"rpushx", -3, kWrite | kFast, 1, 1, 1, Push},
+    {"lpop", -2, kWrite | kFast, 1, 1, 1, Pop},
+    {"rpop", -2, kWrite | kFast, 1, 1, 1, Pop},
+    {"llen", 2, kReadOnly | kFast, 1, 1, 1, LLen},
+    {"lrange", 4, kReadOnly, 1, 1, 1, LRange},
+    {"lindex", 3, kReadOnly, 1, 1, 1, LIndex},
+    {"lset", 4, kWrite, 1, 1, 1, LSet},
+    {"lrem", 4, kWrite, 1, 1, 1, LRem},
+    {"ltrim", 4, kWrite, 1, 1, 1, LTrim},
+    {"linsert", 5, kWrite, 1, 1, 1, LInsert},
+    {"lpos", -3, kReadOnly, 1, 1, 1, LPos},
+    {"rpoplpush", 3, kWrite, 1, 2, 1, RPopLPush},
+    {"lmove", 5, kWrite, 1, 2, 1, LMove},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,203 @@
+// Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SPOP, SRANDMEMBER, SMOVE,
+// SINTER/SUNION/SDIFF (+STORE), SINTERCARD, SSCAN. Arguments are checked in the order Redis 7
+// checks them, so that a command with several faults reports the same error.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "server/commands/args.h"
+#include "server/commands/command.h"
+#include "server/commands/reply_budget.h"
+#include "server/commands/scan_args.h"
+#include "server/protocol/reply.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using Keys = std::vector<std::string_view>;
+
+void AppendMembers(std::string* out, const std::vector<std::string>& members) {
+  AppendArrayHeader(out, static_cast<int64_t>(members.size()));
+  for (const auto& member : members) AppendBulk(out, member);
+}
+
+void SAdd(CommandContext& ctx, Args& argv, std::string* out) {
+  auto added = ctx.store->SAdd(argv[1], ArgViews(argv, 2));
+  if (!added.ok()) return AppendStatusError(out, added.status());
+  AppendInteger(out, *added);
+}
+
+void SRem(CommandContext& ctx, Args& argv, std::string* out) {
+  auto removed = ctx.store->SRem(argv[1], ArgViews(argv, 2));
+  if (!removed.ok()) return AppendStatusError(out, removed.status());
+  AppendInteger(out, *removed);
+}
+
+void SMembers(CommandContext& ctx, Args& argv, std::string* out) {
+  auto members = ctx.store->SMembers(argv[1], ReplyRoom(ctx, *out));
+  if (ReplyOverBudget(ctx, *out, members.status())) return;
+  if (!members.ok()) return AppendStatusError(out, members.status());
+  AppendMembers(out, *members);
+}
+
+void SIsMember(CommandContext& ctx, Args& argv, std::string* out) {
+  auto is_member = ctx.store->SIsMember(argv[1], argv[2]);
+  if (!is_member.ok()) return AppendStatusError(out, is_member.status());
+  AppendInteger(out, *is_member ? 1 : 0);
+}
+
+void SMIsMember(CommandContext& ctx, Args& argv, std::string* out) {
+  auto are_members = ctx.store->SMIsMember(argv[1], ArgViews(argv, 2));
+  if (!are_members.ok()) return AppendStatusError(out, are_members.status());
+  AppendArrayHeader(out, static_cast<int64_t>(are_members->size()));
+  for (bool is_member : *are_members) AppendInteger(out, is_member ? 1 : 0);
+}
+
+void SCard(CommandContext& ctx, Args& argv, std::string* out) {
+  auto size = ctx.store->SCard(argv[1]);
+  if (!size.ok()) return AppendStatusError(out, size.status());
+  AppendInteger(out, *size);
+}
+
+// SPOP key [count]: without a count a bulk (nil when absent); with one an array.
+void SPop(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() > 3) return out->append(kReplySyntaxError), void();
+  int64_t count = 1;
+  if (argv.size() == 3 && (!ParseInteger(argv[2], &count) || count < 0)) {
+    return AppendError(out, "ERR value is out of range, must be positive");
+  }
+  auto members = ctx.store->SPop(argv[1], static_cast<uint64_t>(count));
+  if (!members.ok()) return AppendStatusError(out, members.status());
+  if (argv.size() == 3) return AppendMembers(out, *members);
+  if (members->empty()) return out->append(kReplyNullBulk), void();
+  AppendBulk(out, members->front());
+}
+
+// SRANDMEMBER key [count]: as SPOP; a negative count allows repeats.
+void SRandMember(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() > 3) return out->append(kReplySyntaxError), void();
+  int64_t count = 1;
+  if (argv.size() == 3) {
+    if (!ParseInteger(argv[2], &count)) return out->append(kReplyNotInteger), void();
+    if (count == LLONG_MIN) {
+      return AppendError(out,
+                         "ERR value is out of range, value must between -9223372036854775807 and "
+                         "9223372036854775807");
+    }
+  }
+  if (count < -kMaxRandomCount || count > kMaxRandomCount) {
+    return AppendError(out, "ERR value is out of range");
+  }
+  auto members = ctx.store->SRandMember(argv[1], count, ReplyRoom(ctx, *out));
+  if (ReplyOverBudget(ctx, *out, members.status())) return;
+  if (!members.ok()) return AppendStatusError(out, members.status());
+  if (argv.size() == 3) return AppendMembers(out, *members);
+  if (members->empty()) return out->append(kReplyNullBulk), void();
+  AppendBulk(out, members->front());
+}
+
+void SMove(CommandContext& ctx, Args& argv, std::string* out) {
+  auto moved = ctx.store->SMove(argv[1], argv[2], argv[3]);
+  if (!moved.ok()) return AppendStatusError(out, moved.status());
+  AppendInteger(out, *moved ? 1 : 0);
+}
+
+// SINTER / SUNION / SDIFF key...
+void SetAlgebra(CommandContext& ctx, Args& argv, std::string* out) {
+  Keys keys = ArgViews(argv, 1);
+  auto members = Is(argv[0], "SINTER")   ? ctx.store->SInter(keys)
+                 : Is(argv[0], "SUNION") ? ctx.store->SUnion(keys)
+                                         : ctx.store->SDiff(keys);
+  // The result is no larger than its input sets (no amplification); checked once it is built.
+  if (ReplyOverBudget(ctx, *out,
+                      members.ok() ? members->size() * storage::kResultItemOverhead : 0)) {
+    return;
+  }
+  if (!members.ok()) return AppendStatusError(out, members.status());
+  AppendMembers(out, *members);
+}
+
+// SINTERSTORE / SUNIONSTORE / SDIFFSTORE destination key...
+void SetAlgebraStore(CommandContext& ctx, Args& argv, std::string* out) {
+  Keys keys = ArgViews(argv, 2);
+  auto size = Is(argv[0], "SINTERSTORE")   ? ctx.store->SInterStore(argv[1], keys)
+              : Is(argv[0], "SUNIONSTORE") ? ctx.store->SUnionStore(argv[1], keys)
+                                           : ctx.store->SDiffStore(argv[1], keys);
+  if (!size.ok()) return AppendStatusError(out, size.status());
+  AppendInteger(out, *size);
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit]
+void SInterCard(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t numkeys = 0;
+  if (!ParseInteger(argv[1], &numkeys) || numkeys < 1) {
+    return AppendError(out, "ERR numkeys should be greater than 0");
+  }
+  if (numkeys > static_cast<int64_t>(argv.size()) - 2) {
+    return AppendError(out, "ERR Number of keys can't be greater than number of args");
+  }
+  size_t end = 2 + static_cast<size_t>(numkeys);
+  int64_t limit = 0;
+  for (size_t i = end; i < argv.size(); i += 2) {
+    if (!Is(argv[i], "LIMIT") || i + 1 >= argv.size()) {
+      return out->append(kReplySyntaxError), void();
+    }
+    if (!ParseInteger(argv[i + 1], &limit) || limit < 0) {
+      return AppendError(out, "ERR LIMIT can't be negative");
+    }
+  }
+  Keys keys(argv.begin() + 2, argv.begin() + static_cast<std::ptrdiff_t>(end));
+  auto size = ctx.store->SInterCard(keys, static_cast<uint64_t>(limit));
+  if (!size.ok()) return AppendStatusError(out, size.status());
+  AppendInteger(out, *size);
+}
+
+// SSCAN key cursor [MATCH pattern] [COUNT count]. As Redis, an absent key replies an empty scan
+// (and a key of another type WRONGTYPE) before the options are looked at.
+void SScan(CommandContext& ctx, Args& argv, std::string* out) {
+  uint64_t cursor = 0, count = 0;
+  std::string pattern;
+  if (!ParseCollectionScan(ctx, argv, storage::KeyType::kSet, &cursor, &pattern, &count, out)) {
+    return;
+  }
+  auto result = ctx.store->SScan(argv[1], cursor, pattern, count);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  if (pattern.empty()) {  // MATCH "" matches "" only (the store reads "" as "everything")
+    auto& keys = result->keys;
+    keys.erase(std::remove_if(keys.begin(), keys.end(), [](auto& m) { return !m.empty(); }),
+               keys.end());
+  }
+  AppendArrayHeader(out, 2);
+  AppendBulk(out, std::to_string(result->next_cursor));
+  AppendMembers(out, result->keys);
+}
+
+}  // namespace
+
+// SINTERCARD's keys are movable (after numkeys), so its row lists none, as Redis's does.
+// clang-format off
+const std::vector<CommandSpec> kSetCommands = {
+    {"sadd", -3, kWrite | kFast, 1, 1, 1, SAdd},
+    {"srem", -3, kWrite | kFast, 1, 1, 1, SRem},
+    {"smembers", 2, kReadOnly, 1, 1, 1, SMembers},
+    {"sismember", 3, kReadOnly | kFast, 1, 1, 1, SIsMember},
+    {"smismember", -3, kReadOnly | kFast, 1, 1, 1, SMIsMember},
+    {"scard", 2, kReadOnly | kFast, 1, 1, 1, SCard},
+    {"spop", -2, kWrite | kFast, 1, 1, 1, SPop},
+    {"srandmember", -2, kReadOnly, 1, 1, 1, SRandMember},
+    {"smove", 4, kWrite | kFast, 1, 2, 1, SMove},
+    {"sinter", -2, kReadOnly, 1, -1, 1, SetAlgebra},
+    {"sunion", -2, kReadOnly, 1, -1, 1, SetAlgebra},
+    {"sdiff", -2, kReadOnly, 1, -1, 1, SetAlgebra},
+    {"sintercard", -3, kReadOnly, 0, 0, 0, SInterCard},
+    {"sinterstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
+    {"sunionstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
+    {"sdiffstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
+    {"sscan", -3, kReadOnly, 1, 1, 1, SScan},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,392 @@
+// String commands: GET, SET and its family, MGET/MSET, counters, ranges.
+#include <algorithm>
+#include <climits>
+
+#include "server/commands/args.h"
+#include "server/commands/cache_access.h"
+#include "server/commands/command.h"
+#include "server/commands/reply_budget.h"
+#include "server/protocol/reply.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using storage::Expiry;
+
+// Reads "EX s | PX ms | EXAT s | PXAT ms" at argv[i] (keyword) and argv[i + 1] (number) into an
+// absolute expire-at. Appends the error and returns false on a bad number.
+bool ParseExpiry(const Args& argv, size_t i, const char* command, Expiry* expiry,
+                 std::string* out) {
+  int64_t number = 0;
+  if (!ParseInteger(argv[i + 1], &number)) {
+    out->append(kReplyNotInteger);
+    return false;
+  }
+  bool seconds = Is(argv[i], "EX") || Is(argv[i], "EXAT");
+  bool relative = Is(argv[i], "EX") || Is(argv[i], "PX");
+  bool ok = number > 0 && (!seconds || number <= LLONG_MAX / 1000);
+  int64_t ms = ok && seconds ? number * 1000 : number;  // multiplied only when it cannot overflow
+  if (ok && relative) {
+    int64_t now = NowUnixMs();
+    ok = ms <= LLONG_MAX - now;
+    if (ok) ms += now;
+  }
+  if (!ok) {
+    AppendError(out, std::string("ERR invalid expire time in '") + command + "' command");
+    return false;
+  }
+  expiry->mode = Expiry::Mode::kAt;
+  expiry->at_ms = ms;
+  return true;
+}
+
+bool IsExpiryKeyword(const std::string& arg) {
+  return Is(arg, "EX") || Is(arg, "PX") || Is(arg, "EXAT") || Is(arg, "PXAT");
+}
+
+// Worker, after a miss, under the key lock: caches a string just read from storage.
+void FillString(CommandContext& ctx, std::string_view key, const std::string& value) {
+  if (ctx.cache == nullptr) return;
+  auto expire_at = ctx.store->ExpireTimeMs(key);
+  if (!expire_at.ok() || *expire_at == -2) return;
+  CachePutString(ctx, key, value, *expire_at < 0 ? 0 : *expire_at);
+}
+
+void Get(CommandContext& ctx, Args& argv, std::string* out) {
+  auto value = ctx.store->Get(argv[1]);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+  if (*value) {
+    FillString(ctx, argv[1], **value);
+  } else {
+    CachePutAbsent(ctx, argv[1]);
+  }
+}
+
+bool RtcGet(RtcContext& ctx, const Args& argv, std::string* out) {
+  return CacheLookup(
+      ctx, argv[1],
+      [out](const cache::Value& value, int64_t) {
+        if (value.type == cache::Value::Type::kString) {
+          AppendBulk(out, value.str);
+        } else {
+          out->append(kReplyWrongType);
+        }
+      },
+      [out] { out->append(kReplyNullBulk); });
+}
+
+bool RtcMGet(RtcContext& ctx, const Args& argv, std::string* out) {
+  CacheReadFence fence(ctx.server->key_locks());
+  if (!fence.Snapshot(argv, 1)) return false;
+  const size_t rollback = out->size();
+  const uint64_t limit = ctx.server->settings().client_output_buffer_limit.load();
+  AppendArrayHeader(out, static_cast<int64_t>(argv.size() - 1));
+  for (size_t i = 1; i < argv.size(); ++i) {
+    bool hit = CacheLookup(
+        ctx, argv[i],
+        [out](const cache::Value& value, int64_t) {
+          if (value.type == cache::Value::Type::kString) {
+            AppendBulk(out, value.str);
+          } else {
+            out->append(kReplyNullBulk);  // MGET answers nil for keys of other types
+          }
+        },
+        [out] { out->append(kReplyNullBulk); });
+    if (!hit || (limit > 0 && out->size() - rollback > limit)) {
+      // A miss, or a reply past the output limit: the worker builds it under the reply budget.
+      out->resize(rollback);
+      return false;
+    }
+  }
+  if (!fence.Validate(argv, 1)) {
+    out->resize(rollback);
+    return false;
+  }
+  return true;
+}
+
+bool RtcStrLen(RtcContext& ctx, const Args& argv, std::string* out) {
+  return CacheLookup(
+      ctx, argv[1],
+      [out](const cache::Value& value, int64_t) {
+        if (value.type == cache::Value::Type::kString) {
+          AppendInteger(out, static_cast<int64_t>(value.str.size()));
+        } else {
+          out->append(kReplyWrongType);
+        }
+      },
+      [out] { AppendInteger(out, 0); });
+}
+
+// Write-through after a string write with the given expiry rule.
+void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::string& value,
+                        const Expiry& expiry) {
+  if (expiry.mode == Expiry::Mode::kKeep) {
+    // The TTL stays what it was: known only if the key is cached.
+    CacheUpdate(ctx, key, [&value](cache::Value& cached, int64_t&) {
+      cached = cache::Value::String(value);
+      return true;
+    });
+    return;
+  }
+  CachePutString(ctx, key, value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
+}
+
+void Set(CommandContext& ctx, Args& argv, std::string* out) {
+  // As Redis: a flag may repeat (NX NX, EX 1 EX 2: the last wins), flags of one group conflict.
+  storage::SetOptions options;
+  std::string condition, expiry;  // the keyword used for each group, "" while unset
+  for (size_t i = 3; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if ((Is(arg, "NX") || Is(arg, "XX")) && (condition.empty() || Is(arg, condition.c_str()))) {
+      options.condition = Is(arg, "NX") ? storage::SetOptions::Condition::kIfAbsent
+                                        : storage::SetOptions::Condition::kIfPresent;
+      condition = arg;
+    } else if (Is(arg, "GET")) {
+      options.return_old = true;
+    } else if (Is(arg, "KEEPTTL") && (expiry.empty() || Is(arg, expiry.c_str()))) {
+      options.expiry.mode = Expiry::Mode::kKeep;
+      expiry = arg;
+    } else if (IsExpiryKeyword(arg) && (expiry.empty() || Is(arg, expiry.c_str())) &&
+               i + 1 < argv.size()) {
+      if (!ParseExpiry(argv, i, "set", &options.expiry, out)) return;
+      expiry = arg;
+      ++i;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto result = ctx.store->Set(argv[1], argv[2], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  if (options.return_old) return AppendOptionalBulk(out, result->old_value);
+  out->append(result->written ? kReplyOk : kReplyNullBulk);
+}
+
+void SetNx(CommandContext& ctx, Args& argv, std::string* out) {
+  storage::SetOptions options;
+  options.condition = storage::SetOptions::Condition::kIfAbsent;
+  auto result = ctx.store->Set(argv[1], argv[2], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  AppendInteger(out, result->written ? 1 : 0);
+}
+
+// SETEX key seconds value / PSETEX key milliseconds value.
+void SetWithTtl(CommandContext& ctx, Args& argv, std::string* out) {
+  bool millis = Is(argv[0], "PSETEX");
+  Args expiry_args = {millis ? "PX" : "EX", argv[2]};
+  storage::SetOptions options;
+  if (!ParseExpiry(expiry_args, 0, millis ? "psetex" : "setex", &options.expiry, out)) return;
+  auto result = ctx.store->Set(argv[1], argv[3], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  CacheWrittenString(ctx, argv[1], argv[3], options.expiry);
+  out->append(kReplyOk);
+}
+
+void GetSet(CommandContext& ctx, Args& argv, std::string* out) {
+  storage::SetOptions options;
+  options.return_old = true;
+  auto result = ctx.store->Set(argv[1], argv[2], options);
+  if (!result.ok()) return AppendStatusError(out, result.status());
+  CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  AppendOptionalBulk(out, result->old_value);
+}
+
+void MGet(CommandContext& ctx, Args& argv, std::string* out) {
+  // In chunks of keys, so that an MGET of many big values stops at the reply budget instead of
+  // holding all of them (the keys are locked when the cache is on, so the chunks agree). The
+  // first chunk is small; later ones are sized from the values seen so far to fit the room left.
+  const size_t rollback = out->size();
+  AppendArrayHeader(out, static_cast<int64_t>(argv.size() - 1));
+  size_t chunk = 4;
+  for (size_t first = 1, last = 0; first < argv.size(); first = last) {
+    last = std::min(argv.size(), first + chunk);
+    auto values =
+        ctx.store->MGet(std::vector<std::string_view>(argv.begin() + first, argv.begin() + last));
+    if (!values.ok()) {
+      out->resize(rollback);
+      return AppendStatusError(out, values.status());
+    }
+    for (const auto& value : *values) AppendOptionalBulk(out, value);
+    if (ReplyOverBudget(ctx, *out)) return;
+    const size_t per_key = std::max<size_t>(1, (out->size() - rollback) / (last - 1));
+    chunk = std::clamp<size_t>(ReplyRoom(ctx, *out) / per_key / 2, 1, 256);
+    for (size_t i = 0; i < values->size(); ++i) {
+      if ((*values)[i]) FillString(ctx, argv[first + i], *(*values)[i]);
+    }
+  }
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> Pairs(const Args& argv) {
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  pairs.reserve(argv.size() / 2);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2) pairs.emplace_back(argv[i], argv[i + 1]);
+  return pairs;
+}
+
+void MSet(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
+  Status s = ctx.store->MSet(Pairs(argv));
+  if (!s.ok()) return AppendStatusError(out, s);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
+  out->append(kReplyOk);
+}
+
+void MSetNx(CommandContext& ctx, Args& argv, std::string* out) {
+  if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
+  auto written = ctx.store->MSetNx(Pairs(argv));
+  if (!written.ok()) return AppendStatusError(out, written.status());
+  if (*written) {
+    for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
+  }
+  AppendInteger(out, *written ? 1 : 0);
+}
+
+void GetDel(CommandContext& ctx, Args& argv, std::string* out) {
+  auto value = ctx.store->GetDel(argv[1]);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+}
+
+void GetEx(CommandContext& ctx, Args& argv, std::string* out) {
+  Expiry expiry;
+  expiry.mode = Expiry::Mode::kKeep;
+  bool has_option = false;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    if (Is(argv[i], "PERSIST") && !has_option) {
+      expiry.mode = Expiry::Mode::kClear;
+      has_option = true;
+    } else if (IsExpiryKeyword(argv[i]) && !has_option && i + 1 < argv.size()) {
+      if (!ParseExpiry(argv, i, "getex", &expiry, out)) return;
+      has_option = true;
+      ++i;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  auto value = ctx.store->GetEx(argv[1], expiry);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendOptionalBulk(out, *value);
+  if (*value && expiry.mode != Expiry::Mode::kKeep) {
+    CachePutString(ctx, argv[1], **value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
+  }
+}
+
+void Append(CommandContext& ctx, Args& argv, std::string* out) {
+  auto length = ctx.store->Append(argv[1], argv[2]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  CacheUpdate(ctx, argv[1], [&](cache::Value& cached, int64_t&) {
+    cached.str.append(argv[2]);
+    return cached.str.size() == static_cast<uint64_t>(*length);  // else drop: not what we think
+  });
+  AppendInteger(out, *length);
+}
+
+void StrLen(CommandContext& ctx, Args& argv, std::string* out) {
+  if (ctx.cache != nullptr) {
+    // After a cache miss, under the key lock: read the value itself, so that a missing key
+    // (unlike an empty string) is recognised and remembered.
+    auto value = ctx.store->Get(argv[1]);
+    if (!value.ok()) return AppendStatusError(out, value.status());
+    AppendInteger(out, *value ? static_cast<int64_t>((*value)->size()) : 0);
+    if (!*value) CachePutAbsent(ctx, argv[1]);
+    return;
+  }
+  auto length = ctx.store->StrLen(argv[1]);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+void IncrementBy(CommandContext& ctx, const std::string& key, int64_t delta, std::string* out) {
+  auto value = ctx.store->IncrBy(key, delta);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  CacheUpdate(ctx, key, [&value](cache::Value& cached, int64_t&) {
+    cached = cache::Value::String(std::to_string(*value));
+    return true;
+  });
+  AppendInteger(out, *value);
+}
+
+void Incr(CommandContext& ctx, Args& argv, std::string* out) { IncrementBy(ctx, argv[1], 1, out); }
+void Decr(CommandContext& ctx, Args& argv, std::string* out) { IncrementBy(ctx, argv[1], -1, out); }
+
+void IncrBy(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t delta = 0;
+  if (!ParseInteger(argv[2], &delta)) return out->append(kReplyNotInteger), void();
+  IncrementBy(ctx, argv[1], delta, out);
+}
+
+void DecrBy(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t delta = 0;
+  if (!ParseInteger(argv[2], &delta)) return out->append(kReplyNotInteger), void();
+  if (delta == LLONG_MIN) return AppendError(out, "ERR decrement would overflow");
+  IncrementBy(ctx, argv[1], -delta, out);
+}
+
+void IncrByFloat(CommandContext& ctx, Args& argv, std::string* out) {
+  long double delta = 0;
+  if (!storage::ParseLongDouble(argv[2], &delta)) {
+    return AppendError(out, "ERR value is not a valid float");
+  }
+  auto value = ctx.store->IncrByFloat(argv[1], delta);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  CacheUpdate(ctx, argv[1], [&value](cache::Value& cached, int64_t&) {
+    cached = cache::Value::String(*value);
+    return true;
+  });
+  AppendBulk(out, *value);
+}
+
+void GetRange(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t start = 0, end = 0;
+  if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &end)) {
+    return out->append(kReplyNotInteger), void();
+  }
+  auto value = ctx.store->GetRange(argv[1], start, end);
+  if (!value.ok()) return AppendStatusError(out, value.status());
+  AppendBulk(out, *value);
+}
+
+void SetRange(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t offset = 0;
+  if (!ParseInteger(argv[2], &offset)) return out->append(kReplyNotInteger), void();
+  if (offset < 0) return AppendError(out, "ERR offset is out of range");
+  uint64_t max_size = ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  auto length = ctx.store->SetRange(argv[1], offset, argv[3], max_size);
+  if (!length.ok()) return AppendStatusError(out, length.status());
+  AppendInteger(out, *length);
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kStringCommands = {
+    {"get", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Get, RtcGet},
+    {"set", -3, kWrite | kCacheAware, 1, 1, 1, Set},
+    {"setnx", 3, kWrite | kFast | kCacheAware, 1, 1, 1, SetNx},
+    {"setex", 4, kWrite | kCacheAware, 1, 1, 1, SetWithTtl},
+    {"psetex", 4, kWrite | kCacheAware, 1, 1, 1, SetWithTtl},
+    {"getset", 3, kWrite | kFast | kCacheAware, 1, 1, 1, GetSet},
+    {"mget", -2, kReadOnly | kFast | kCacheRead, 1, -1, 1, MGet, RtcMGet},
+    {"mset", -3, kWrite | kCacheAware, 1, -1, 2, MSet},
+    {"msetnx", -3, kWrite | kCacheAware, 1, -1, 2, MSetNx},
+    {"getdel", 2, kWrite | kFast, 1, 1, 1, GetDel},
+    {"getex", -2, kWrite | kFast | kCacheAware, 1, 1, 1, GetEx},
+    {"append", 3, kWrite | kCacheAware, 1, 1, 1, Append},
+    {"strlen", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, StrLen, RtcStrLen},
+    {"incr", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Incr},
+    {"decr", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Decr},
+    {"incrby", 3, kWrite | kFast | kCacheAware, 1, 1, 1, IncrBy},
+    {"decrby", 3, kWrite | kFast | kCacheAware, 1, 1, 1, DecrBy},
+    {"incrbyfloat", 3, kWrite | kFast | kCacheAware, 1, 1, 1, IncrByFloat},
+    {"getrange", 4, kReadOnly, 1, 1, 1, GetRange},
+    {"substr", 4, kReadOnly, 1, 1, 1, GetRange},
+    {"setrange", 4, kWrite, 1, 1, 1, SetRange},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,222 @@
+#include "server/group_commit.h"
+
+#include <string_view>
+#include <unordered_set>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
+#include "pool/worker_pool.h"
+#include "server/clock.h"
+#include "server/commands/reply_budget.h"
+#include "server/net_loop.h"
+#include "server/protocol/reply.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+
+namespace {
+
+// A command that cannot share a segment's locks: it takes its own (all of them, or none).
+bool IsBarrier(const PreparedCommand& command) {
+  if (command.spec == nullptr) return false;
+  const uint32_t flags = command.spec->flags;
+  if (flags & kAllKeys) return true;
+  return command.spec->first_key == 0 && !(flags & kAnywhere);
+}
+
+class GroupTask : public pool::Task {
+ public:
+  GroupTask(Server* server, uint32_t loop_index, std::vector<ConnBatch> group)
+      : server_(server), loop_index_(loop_index), group_(std::move(group)) {}
+
+  void Run() override {
+    const uint64_t dequeued = Clock::Now();
+    for (auto& batch : group_) {
+      if (batch.times.parsed != 0) batch.times.dequeued = dequeued;
+    }
+    write_group_ = server_->store()->OpenWriteGroup();
+    budgets_.resize(group_.size());
+    for (size_t b = 0; b < group_.size(); ++b) {
+      budgets_[b].left = group_[b].reply_budget;
+      for (auto& command : group_[b].commands) {
+        order_.push_back(&command);
+        budget_of_.push_back(&budgets_[b]);
+      }
+    }
+    size_t i = 0;
+    while (i < order_.size()) {
+      size_t j = i;
+      std::vector<std::string_view> keys;
+      for (; j < order_.size() && !IsBarrier(*order_[j]); ++j) {
+        if (order_[j]->spec == nullptr) continue;
+        for (auto key : CommandKeys(*order_[j]->spec, order_[j]->argv)) keys.push_back(key);
+      }
+      if (j > i) {
+        auto guard = server_->key_locks().Lock(keys);
+        for (size_t k = i; k < j; ++k) RunInSegment(order_[k], budget_of_[k]);
+        CommitPending();
+      }
+      if (j < order_.size()) {
+        PreparedCommand* barrier = order_[j];
+        Budgeted(barrier, budget_of_[j], [&](ReplyBudget* budget) {
+          ExecuteOnWorker(*server_, *barrier->spec, barrier->argv, NowUnixMs(), barrier->rtc_missed,
+                          &barrier->reply, budget);
+        });
+        CommitPending();
+      }
+      i = j + 1;
+    }
+    write_group_.reset();
+    PostAll(/*with_commands=*/true);
+  }
+
+  void Cancel() override {
+    for (auto& batch : group_) {
+      for (auto& command : batch.commands) {
+        command.reply.clear();
+        AppendError(&command.reply, "ERR server is shutting down");
+      }
+    }
+    PostAll(/*with_commands=*/false);  // no stage metrics for commands that never ran
+  }
+
+ private:
+  template <typename Fn>
+  void Timed(PreparedCommand* command, Fn run) {
+    const bool timed = group_timed();
+    if (timed) command->exec_start = Clock::Now();
+    run();
+    if (timed) command->exec_end = Clock::Now();
+  }
+  bool group_timed() const { return !group_.empty() && group_.front().times.parsed != 0; }
+
+  // The reply budget of one batch (its client's output-buffer room), spent by its commands in
+  // order; once over, the batch runs nothing more and its client is closed with no reply.
+  struct BatchBudget {
+    uint64_t left = UINT64_MAX;
+    bool over = false;
+  };
+
+  // Runs `run(ReplyBudget*)` (one command) under its batch's budget, timed; skips it when the
+  // batch is already over.
+  template <typename Fn>
+  void Budgeted(PreparedCommand* command, BatchBudget* batch, Fn run) {
+    if (batch->over) return;
+    ReplyBudget budget;
+    if (batch->left < budget.max_out) budget.max_out = static_cast<size_t>(batch->left);
+    Timed(command, [&] { run(&budget); });
+    if (budget.exceeded || command->reply.size() > budget.max_out) {
+      batch->over = true;
+      return;
+    }
+    if (batch->left != UINT64_MAX) batch->left -= command->reply.size();
+  }
+
+  void RunInSegment(PreparedCommand* command, BatchBudget* batch) {
+    if (command->spec == nullptr) return;  // the reply was decided by the network thread
+    if (batch->over) return;
+    const CommandSpec& spec = *command->spec;
+    std::vector<std::string_view> keys = CommandKeys(spec, command->argv);
+    for (auto key : keys) {
+      if (written_.count(key) != 0) {
+        CommitPending();  // read-your-writes: storage reads must see the earlier write
+        break;
+      }
+    }
+    // The clock is read per command: an entry must not look alive to a command that runs after
+    // its expiry just because an earlier command of the group was slow.
+    Budgeted(command, batch, [&](ReplyBudget* budget) {
+      ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
+                    &command->reply, budget);
+    });
+    if (spec.flags & kWrite) {
+      written_.insert(keys.begin(), keys.end());
+      pending_.push_back(command);
+    }
+  }
+
+  // Makes the writes since the last commit durable (one RocksDB Write). REQUIRES: the locks of
+  // their keys are still held.
+  void CommitPending() {
+    if (write_group_->pending() > 0) {
+      Status s = write_group_->Commit();
+      if (!s.ok()) FailPending(s);
+      if (group_timed()) {
+        const uint64_t now = Clock::Now();
+        for (PreparedCommand* command : pending_) command->exec_end = now;
+      }
+    }
+    pending_.clear();
+    written_.clear();
+  }
+
+  void FailPending(const Status& status) {
+    cache::Cache* cache = server_->cache();
+    cache::KeyLocks& locks = server_->key_locks();
+    for (PreparedCommand* command : pending_) {
+      command->reply.clear();
+      AppendStatusError(&command->reply, status);
+      if (cache == nullptr) continue;
+      std::vector<std::string_view> keys = CommandKeys(*command->spec, command->argv);
+      std::vector<uint32_t> stripes = locks.StripesOf(keys);
+      locks.BeginWrite(stripes);
+      for (auto key : keys) cache->Erase(key);
+      locks.EndWrite(stripes);
+    }
+  }
+
+  void PostAll(bool with_commands) {
+    std::vector<Completion> completions;
+    completions.reserve(group_.size());
+    for (size_t b = 0; b < group_.size(); ++b) {
+      ConnBatch& batch = group_[b];
+      Completion completion;
+      completion.conn_id = batch.conn_id;
+      if (b < budgets_.size() && budgets_[b].over) {
+        // Over the client's output-buffer limit: send nothing, close it.
+        completion.close_client = true;
+        if (with_commands) completion.commands = std::move(batch.commands);
+        completion.times = batch.times;
+        completions.push_back(std::move(completion));
+        continue;
+      }
+      size_t bytes = 0;
+      for (const auto& command : batch.commands) bytes += command.reply.size();
+      completion.replies.reserve(bytes);
+      for (auto& command : batch.commands) {
+        const char* reply = command.reply.data();
+        const size_t length = command.reply.size();
+        command.nil_reply = IsNilReply(reply, length);
+        if (length > 0 && reply[0] == '-') {
+          command.failed = true;
+          command.error_code = ErrorCode(reply, length);
+        }
+        completion.replies += command.reply;
+        command.reply = std::string();
+      }
+      if (with_commands) completion.commands = std::move(batch.commands);
+      completion.times = batch.times;
+      completions.push_back(std::move(completion));
+    }
+    server_->loop(loop_index_)->PostCompletions(std::move(completions));
+  }
+
+  Server* const server_;
+  const uint32_t loop_index_;
+  std::vector<ConnBatch> group_;
+  std::vector<PreparedCommand*> order_;
+  std::vector<BatchBudget> budgets_;     // one per batch of group_
+  std::vector<BatchBudget*> budget_of_;  // the budget of each command of order_
+  std::unique_ptr<storage::WriteGroup> write_group_;
+  std::vector<PreparedCommand*> pending_;         // write commands since the last commit
+  std::unordered_set<std::string_view> written_;  // their keys (views into their argv)
+};
+
+}  // namespace
+
+std::unique_ptr<pool::Task> MakeGroupTask(Server* server, uint32_t loop_index,
+                                          std::vector<ConnBatch> group) {
+  return std::make_unique<GroupTask>(server, loop_index, std::move(group));
+}
+
+}  // namespace rockcache::server

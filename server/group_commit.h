@@ -1,0 +1,48 @@
+// Group commit: the batches a network loop produced in one pass run as one task on one worker,
+// with one lock acquisition, one RocksDB WriteBatch (one WAL append; one fsync with
+// `storage-sync always`) and one completion hand-off for all of them — the shape of RocksDB's
+// write-group leader (db/write_thread.cc), decided by the loop instead of by racing writers.
+// Across loops and across concurrent groups, RocksDB's own write thread joins the groups' writes.
+//
+// How a group runs (GroupTask::Run, one worker thread):
+// 1. Its commands, connection after connection, each connection's in order, are cut into
+//    segments at *barriers*: commands with no keys in the command table (KEYS, SCAN, DBSIZE,
+//    SINTERCARD, INFO, DEBUG...) and kAllKeys commands (FLUSHALL). A segment locks the key
+//    stripes of all its commands at once (cache::KeyLocks::Lock: ascending, so deadlock-free
+//    against any other group or command), runs them with ExecuteLocked, commits, unlocks. A
+//    barrier runs alone after that commit, taking its own locks (ExecuteOnWorker).
+// 2. Storage writes go to the worker's storage::WriteGroup: deferred, not yet visible to
+//    storage reads. Read-your-writes: before a command touching a key that an earlier command of
+//    the group wrote since the last commit (same connection or another), the pending writes are
+//    committed first (still under the locks). This is simpler than indexing the batch
+//    (WriteBatchWithIndex) and costs nothing for the common case of distinct keys; a pipeline of
+//    writes to one hot key degrades to one commit per command, as before group commit.
+// 3. Replies are kept per command and handed back only after the commit that made the
+//    command's writes durable, all connections of the group in one PostCompletions call. If a
+//    commit fails, every write command since the previous commit gets the storage error as its
+//    reply, and its keys are erased from the cache (still under the locks: a write-through entry
+//    must not outlive a write that never reached RocksDB).
+// Visibility: a write-through cache entry is visible to cache readers of other connections from
+// the moment the command ran, a few microseconds before the group's WAL write (as in Redis,
+// where a write is visible before its AOF write). No reply that acknowledges it leaves before
+// the commit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "server/server.h"
+
+namespace rockcache::pool {
+class Task;
+}
+
+namespace rockcache::server {
+
+// A task that runs `group` (batches of loop `loop_index`'s connections) as described above and
+// posts one Completion per batch to that loop. Cancel() answers every command with an error.
+std::unique_ptr<pool::Task> MakeGroupTask(Server* server, uint32_t loop_index,
+                                          std::vector<ConnBatch> group);
+
+}  // namespace rockcache::server

@@ -1,0 +1,154 @@
+#include "tests/integration/differential_peer.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "tests/integration/test_helpers.h"
+#include "tests/integration/test_server.h"
+
+namespace rockcache::testing {
+namespace {
+
+int ConnectLoopback(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::string ReferenceRedis::Binary() {
+  for (const char* path : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"}) {
+    if (access(path, X_OK) == 0) return path;
+  }
+  return "";
+}
+
+ReferenceRedis::ReferenceRedis(const std::string& binary) {
+  dir_ = MakeTempDir();
+  port_ = FreePort();
+  std::vector<std::string> argv = {
+      binary,      "--save", "",   "--appendonly", "no", "--port", std::to_string(port_), "--bind",
+      "127.0.0.1", "--dir",  dir_, "--daemonize",  "no"};
+  pid_ = fork();
+  REQUIRE(pid_ >= 0);
+  if (pid_ == 0) {
+    int log = open((dir_ + "/redis.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(log, 1);
+    dup2(log, 2);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int fd = ConnectLoopback(port_);
+    if (fd >= 0) {
+      close(fd);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  FAIL("redis-server did not accept connections within 20 s");
+}
+
+ReferenceRedis::~ReferenceRedis() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 200; ++i) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+    }
+  }
+  RemoveTree(dir_);
+}
+
+RespPeer::RespPeer(int port) {
+  fd_ = ConnectLoopback(port);
+  REQUIRE(fd_ >= 0);
+}
+
+RespPeer::~RespPeer() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string RespPeer::Call(const std::vector<std::string>& args) {
+  std::string request = Resp(args);
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    REQUIRE(n > 0);
+    sent += static_cast<size_t>(n);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  size_t end;
+  while ((end = ReplyEnd(0)) == std::string::npos) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    pollfd pfd{fd_, POLLIN, 0};
+    if (poll(&pfd, 1, 100) <= 0) continue;
+    char buf[65536];
+    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    REQUIRE(n > 0);
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+  std::string reply = buffer_.substr(0, end);
+  buffer_.erase(0, end);
+  return reply;
+}
+
+size_t RespPeer::ReplyEnd(size_t pos) const {
+  constexpr size_t kIncomplete = std::string::npos;
+  size_t eol = buffer_.find("\r\n", pos);
+  if (pos >= buffer_.size() || eol == kIncomplete) return kIncomplete;
+  char type = buffer_[pos];
+  if (type == '+' || type == '-' || type == ':') return eol + 2;
+  long long n = std::stoll(buffer_.substr(pos + 1, eol - pos - 1));
+  if (type == '$') {
+    if (n < 0) return eol + 2;
+    size_t end = eol + 2 + static_cast<size_t>(n) + 2;
+    return end <= buffer_.size() ? end : kIncomplete;
+  }
+  if (type == '*') {
+    size_t at = eol + 2;
+    for (long long i = 0; i < n; ++i) {
+      at = ReplyEnd(at);
+      if (at == kIncomplete) return kIncomplete;
+    }
+    return at;
+  }
+  FAIL("unexpected RESP type byte: " << static_cast<int>(type));
+  return kIncomplete;
+}
+
+}  // namespace rockcache::testing

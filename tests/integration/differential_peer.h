@@ -1,0 +1,51 @@
+// Helpers for the differential test: a reference redis-server started on a free port and a raw
+// RESP connection that returns each reply as the exact bytes the server sent.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace rockcache::testing {
+
+// A redis-server child process: `--save '' --appendonly no --port <free> --bind 127.0.0.1`,
+// stopped (SIGTERM, then SIGKILL) by its pid in the destructor.
+class ReferenceRedis {
+ public:
+  // The path of an installed redis-server, or "" when there is none.
+  static std::string Binary();
+
+  explicit ReferenceRedis(const std::string& binary);  // REQUIREs it to accept connections
+  ~ReferenceRedis();
+  ReferenceRedis(const ReferenceRedis&) = delete;
+  ReferenceRedis& operator=(const ReferenceRedis&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  int port_ = 0;
+  pid_t pid_ = -1;
+  std::string dir_;
+};
+
+// A blocking RESP2 connection: Call sends one command and returns its whole reply, raw.
+class RespPeer {
+ public:
+  explicit RespPeer(int port);  // REQUIREs the connection
+  ~RespPeer();
+  RespPeer(const RespPeer&) = delete;
+  RespPeer& operator=(const RespPeer&) = delete;
+
+  // REQUIREs a complete reply within 30 s.
+  std::string Call(const std::vector<std::string>& args);
+
+ private:
+  // The end of the reply that starts at `pos` in buffer_, or npos when it is incomplete.
+  size_t ReplyEnd(size_t pos) const;
+
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+}  // namespace rockcache::testing
