@@ -117,6 +117,8 @@ inline std::string Status::ToString() const {
       return "Busy: " + message_;
     case Code::kShutdown:
       return "Shutdown: " + message_;
+    case Code::kOverLimit:
+      return "OverLimit: " + message_;
   }
   return message_;
 }
