@@ -154,26 +154,26 @@ bool CanonicalEvents(std::string_view text, std::string* out) {
   bool has[128] = {};
   for (char c : text) {
     if (c == 'A') {
-      for (char k : kClasses) has[static_cast<int>(k)] = true;
+      for (char k : kClasses) has[static_cast<unsigned char>(k)] = true;
     } else if (kClasses.find(c) != std::string_view::npos || c == 'K' || c == 'E' || c == 'm' ||
                c == 'n') {
-      has[static_cast<int>(c)] = true;
+      has[static_cast<unsigned char>(c)] = true;
     } else {
       return false;
     }
   }
   bool all = std::all_of(kClasses.begin(), kClasses.end(),
-                         [&](char k) { return has[static_cast<int>(k)]; });
+                         [&](char k) { return has[static_cast<unsigned char>(k)]; });
   out->clear();
   if (all) {
     *out = "A";
   } else {
     for (char k : std::string_view("g$lshzxetdn")) {
-      if (has[static_cast<int>(k)]) out->push_back(k);
+      if (has[static_cast<unsigned char>(k)]) out->push_back(k);
     }
   }
   for (char k : std::string_view("KEm")) {
-    if (has[static_cast<int>(k)]) out->push_back(k);
+    if (has[static_cast<unsigned char>(k)]) out->push_back(k);
   }
   return true;
 }
@@ -420,8 +420,9 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& p
                                      name + "'");
     }
     auto failed = [&name = name](const std::string& why) {
-      return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + name +
-                                     "') - " + why);
+      std::string message = "CONFIG SET failed (possibly related to argument '";
+      message.append(name).append("') - ").append(why);
+      return Status::InvalidArgument(message);
     };
     const OptionSpec* stored = &StorageOption(*spec);
     for (const auto& [other, unused] : prepared) {

@@ -50,20 +50,20 @@ void Config(CommandContext& ctx, Args& argv, std::string* out) {
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "HELP") && argv.size() == 2) {
-    return AppendHelp(out, {
-                               "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                               "GET <pattern>",
-                               "    Return parameters matching the glob-like <pattern> and their "
-                               "values.",
-                               "SET <directive> <value>",
-                               "    Set the configuration <directive> to <value>.",
-                               "RESETSTAT",
-                               "    Reset statistics reported by the INFO command.",
-                               "REWRITE",
-                               "    Rewrite the configuration file.",
-                               "HELP",
-                               "    Prints this help.",
-                           });
+    return AppendHelp(
+        out, {
+                 "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                 "GET <pattern>",
+                 "    Return parameters matching the glob-like <pattern> and their values.",
+                 "SET <directive> <value>",
+                 "    Set the configuration <directive> to <value>.",
+                 "RESETSTAT",
+                 "    Reset statistics reported by the INFO command.",
+                 "REWRITE",
+                 "    Rewrite the configuration file.",
+                 "HELP",
+                 "    Prints this help.",
+             });
   }
   AppendSubcommandError(out, argv, {"GET", "SET", "RESETSTAT", "REWRITE", "HELP"});
 }

@@ -161,6 +161,9 @@ void Latency(CommandContext& ctx, Args& argv, std::string* out) {
   }
   if (Is(sub, "DOCTOR") && argv.size() == 2) return AppendBulk(out, monitor.Doctor());
   if (Is(sub, "HELP") && argv.size() == 2) {
+    const char* histogram_help =
+        "    Return a cumulative distribution of latencies in the format of a histogram for "
+        "the specified command names.";
     return AppendHelp(
         out, {"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DOCTOR",
               "    Return a human readable latency analysis report.", "GRAPH <event>",
@@ -169,10 +172,8 @@ void Latency(CommandContext& ctx, Args& argv, std::string* out) {
               "    Return the latest latency samples for all events.", "RESET [<event> ...]",
               "    Reset latency data of one or more <event> classes.",
               "    (default: reset all data for all event classes)", "HISTOGRAM [COMMAND ...]",
-              "    Return a cumulative distribution of latencies in the format of a histogram for "
-              "the specified command names.",
-              "    If no commands are specified then all histograms are replied.", "HELP",
-              "    Prints this help."});
+              histogram_help, "    If no commands are specified then all histograms are replied.",
+              "HELP", "    Prints this help."});
   }
   AppendSubcommandError(out, argv,
                         {"DOCTOR", "GRAPH", "HISTORY", "LATEST", "RESET", "HISTOGRAM", "HELP"});

@@ -216,6 +216,7 @@ void SortGeneric(CommandContext& ctx, const Args& argv, bool readonly, std::stri
     std::vector<std::optional<std::string>> weights;
     if (by) {
       std::vector<const std::string*> names;
+      names.reserve(items.size());
       for (const auto& item : items) names.push_back(&item.element);
       if (!LookupAll(ctx, *by, names, &weights, out)) return;
     }
