@@ -150,11 +150,9 @@ void LPos(CommandContext& ctx, Args& argv, std::string* out) {
     const std::string& value = argv[i + 1];
     if (Is(argv[i], "RANK")) {
       if (!ParseInteger(value, &rank)) return out->append(kReplyNotInteger), void();
-      if (rank == LLONG_MIN) {
-        return AppendError(out,
-                           "ERR value is out of range, value must between -9223372036854775807 "
-                           "and 9223372036854775807");
-      }
+      // Redis 7.0 negates the rank, and -LLONG_MIN stays negative: every match from the tail
+      // qualifies, so it answers as RANK -1 (7.2 refuses it).
+      if (rank == LLONG_MIN) rank = -1;
       if (rank == 0) {
         return AppendError(out,
                            "ERR RANK can't be zero: use 1 to start from the first match, 2 from "
