@@ -14,7 +14,8 @@ StatusOr<std::vector<ScoredMember>> RocksStore::ZRandMember(std::string_view key
   std::vector<ScoredMember> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found); !s.ok() || !found) {
+  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
+      !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }

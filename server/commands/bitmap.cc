@@ -102,8 +102,7 @@ void GetBit(CommandContext& ctx, Args& argv, std::string* out) {
 
 // Converts a BITCOUNT/BITPOS range (Redis's negative-index rules) to bit positions
 // [*first, *last] within a string of `len` bytes; false when the range is empty.
-bool BitRange(int64_t start, int64_t end, bool is_bit, int64_t len, int64_t* first,
-              int64_t* last) {
+bool BitRange(int64_t start, int64_t end, bool is_bit, int64_t len, int64_t* first, int64_t* last) {
   int64_t total = is_bit ? len * 8 : len;
   if (start < 0) start += total;
   if (end < 0) end += total;

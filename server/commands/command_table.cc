@@ -33,8 +33,8 @@ struct Table {
          {&kServerCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
-          &kSortCommands, &kBitmapCommands, &kLcsCommands,
-          &kZSetAlgebraCommands, &kMultiPopCommands}) {
+          &kSortCommands, &kBitmapCommands, &kLcsCommands, &kZSetAlgebraCommands,
+          &kMultiPopCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);

@@ -74,7 +74,9 @@ void Lcs(CommandContext& ctx, Args& argv, std::string* out) {
   } catch (const std::bad_alloc&) {
     return AppendError(out, "ERR Insufficient memory, failed allocating transient memory for LCS");
   }
-  auto at = [&](uint32_t i, uint32_t j) -> uint32_t& { return table[j + uint64_t{i} * (blen + 1)]; };
+  auto at = [&](uint32_t i, uint32_t j) -> uint32_t& {
+    return table[j + uint64_t{i} * (blen + 1)];
+  };
   for (uint32_t i = 1; i <= alen; ++i) {
     for (uint32_t j = 1; j <= blen; ++j) {
       if (a[i - 1] == b[j - 1]) {
