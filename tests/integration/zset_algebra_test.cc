@@ -191,4 +191,14 @@ TEST_CASE("LPOS ranks, SINTERCARD, SMISMEMBER and COMMAND GETKEYS of numkeys com
   CHECK(Run(c, {"COMMAND", "GETKEYS", "LCS", "a", "b"}) == "[bulk:a, bulk:b]");
   CHECK(Run(c, {"COMMAND", "GETKEYS", "BITOP", "AND", "d", "a", "b"}) ==
         "[bulk:d, bulk:a, bulk:b]");
+  // Key specs as Redis 7.0's: the destination (OW update), then the keys after numkeys.
+  std::string info = Run(c, {"COMMAND", "INFO", "ZUNIONSTORE"});
+  CHECK(info.find("[bulk:flags, [status:OW, status:update], bulk:begin_search, [bulk:type, "
+                  "bulk:index, bulk:spec, [bulk:index, int:1]]") != std::string::npos);
+  CHECK(info.find("[bulk:flags, [status:RO, status:access], bulk:begin_search, [bulk:type, "
+                  "bulk:index, bulk:spec, [bulk:index, int:2]], bulk:find_keys, [bulk:type, "
+                  "bulk:keynum, bulk:spec, [bulk:keynumidx, int:0, bulk:firstkey, int:1, "
+                  "bulk:keystep, int:1]]]") != std::string::npos);
+  CHECK(Run(c, {"COMMAND", "INFO", "LMPOP"}).find("[status:RW, status:access, status:delete]") !=
+        std::string::npos);
 }
