@@ -4,7 +4,8 @@
 //
 // A bitmap is a plain string: reads take the value from the store, writes read it, change it in
 // memory and write it back keeping its TTL (SETBIT/BITFIELD) or clearing it (BITOP's target).
-// The writes are not kCacheAware: the executor erases their keys from the cache first. The
+// The writes are not kCacheAware: the executor erases their keys from the cache first. GETBIT
+// answers from a cached string (kCacheRead, run to completion); the other reads go to storage. The
 // largest string a write may create is bounded by proto-max-bulk-len (the offset check below), as
 // Redis bounds it.
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <optional>
 
 #include "server/commands/args.h"
+#include "server/commands/cache_access.h"
 #include "server/commands/command.h"
 #include "server/protocol/reply.h"
 #include "server/server.h"
@@ -150,6 +152,26 @@ int64_t FindBit(const std::string& s, int64_t first, int64_t last, int bit) {
     ++first;
   }
   return -1;
+}
+
+// GETBIT from the cache alone (O(1)): a cached string, or a key the cache knows absent. A bad
+// offset is left to the handler (which replies the error).
+bool RtcGetBit(RtcContext& ctx, const Args& argv, std::string* out) {
+  int64_t offset = 0;
+  uint64_t max_bulk = ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  if (!storage::ParseInt64(argv[2], &offset) || offset < 0 ||
+      (static_cast<uint64_t>(offset) >> 3) >= max_bulk) {
+    return false;
+  }
+  const auto byte = static_cast<size_t>(offset >> 3);
+  return CacheLookup(
+      ctx, argv[1],
+      [&](const cache::Value& value, int64_t) {
+        if (value.type != cache::Value::Type::kString) return out->append(kReplyWrongType), void();
+        if (byte >= value.str.size()) return AppendInteger(out, 0);
+        AppendInteger(out, (static_cast<unsigned char>(value.str[byte]) >> (7 - (offset & 7))) & 1);
+      },
+      [out] { AppendInteger(out, 0); });
 }
 
 // BITCOUNT key [start end [BYTE|BIT]]. As Redis 7.0, the key is looked up before the range is
@@ -488,7 +510,7 @@ void BitFieldRo(CommandContext& ctx, Args& argv, std::string* out) {
 // clang-format off
 const std::vector<CommandSpec> kBitmapCommands = {
     {"setbit", 4, kWrite, 1, 1, 1, SetBit},
-    {"getbit", 3, kReadOnly | kFast, 1, 1, 1, GetBit},
+    {"getbit", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, GetBit, RtcGetBit},
     {"bitcount", -2, kReadOnly, 1, 1, 1, BitCount},
     {"bitpos", -3, kReadOnly, 1, 1, 1, BitPos},
     {"bitop", -4, kWrite, 2, -1, 1, BitOp},
