@@ -247,6 +247,9 @@ class RocksStore final : public Store {
   StatusOr<int64_t> ZRemRangeByLex(std::string_view key, const LexRange& range) override;
   StatusOr<std::vector<ScoredMember>> ZPopMin(std::string_view key, uint64_t count) override;
   StatusOr<std::vector<ScoredMember>> ZPopMax(std::string_view key, uint64_t count) override;
+  StatusOr<std::vector<ScoredMember>> ZRandMember(
+      std::string_view key, int64_t count,
+      uint64_t max_bytes) override;  // store_zset_random.cc
   StatusOr<ZScanResult> ZScan(std::string_view key, uint64_t cursor, std::string_view pattern,
                               uint64_t count) override;
 

@@ -489,6 +489,10 @@ class Store {
   // ZPOPMIN / ZPOPMAX: up to `count` members, lowest (highest) first; empty when absent.
   virtual StatusOr<std::vector<ScoredMember>> ZPopMin(std::string_view key, uint64_t count) = 0;
   virtual StatusOr<std::vector<ScoredMember>> ZPopMax(std::string_view key, uint64_t count) = 0;
+  // ZRANDMEMBER with HRANDFIELD's count rules (count < 0: |count| members, repeats allowed);
+  // members with their scores. Approximately uniform.
+  virtual StatusOr<std::vector<ScoredMember>> ZRandMember(std::string_view key, int64_t count,
+                                                          uint64_t max_bytes = kNoByteLimit) = 0;
   // ZSCAN: members in byte order with their scores; pattern matches members.
   virtual StatusOr<ZScanResult> ZScan(std::string_view key, uint64_t cursor,
                                       std::string_view pattern, uint64_t count) = 0;

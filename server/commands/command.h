@@ -134,5 +134,9 @@ extern const std::vector<CommandSpec> kZSetCommands;
 extern const std::vector<CommandSpec> kHyperLogLogCommands;
 extern const std::vector<CommandSpec> kGeoCommands;
 extern const std::vector<CommandSpec> kSortCommands;
+extern const std::vector<CommandSpec> kBitmapCommands;       // bitmap.cc
+extern const std::vector<CommandSpec> kLcsCommands;          // lcs.cc
+extern const std::vector<CommandSpec> kZSetAlgebraCommands;  // zset_algebra.cc
+extern const std::vector<CommandSpec> kMultiPopCommands;     // multipop.cc
 
 }  // namespace rockcache::server

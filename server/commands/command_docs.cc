@@ -11,6 +11,7 @@
 #include "config/glob.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
+#include "server/commands/numkeys.h"
 #include "server/commands/subcommand.h"
 #include "server/protocol/reply.h"
 
@@ -76,6 +77,9 @@ struct InfoEntry {
   std::string name;
   int arity = 0, first_key = 0, last_key = 0, key_step = 0;
   bool write = false;
+  // Keys after a numkeys argument (ZUNION, LMPOP...): its argv index, 0 for none. With 2, argv[1]
+  // is a destination (ZUNIONSTORE...).
+  int numkeys_index = 0;
   std::vector<std::string_view> flags, acl, tips;
 };
 
@@ -110,13 +114,51 @@ std::vector<const CommandMeta*> Subcommands(const CommandSpec& spec) {
   return out;
 }
 
-// One key spec from first/last/step (Redis's begin_search index + find_keys range).
-void AppendKeySpecs(std::string* out, const InfoEntry& e) {
-  if (e.first_key <= 0) return AppendArrayHeader(out, 0);
-  AppendArrayHeader(out, 1);
+// The key spec of keys after numkeys (Redis's begin_search index + find_keys keynum).
+void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
   AppendArrayHeader(out, 6);
   AppendBulk(out, "flags");
-  if (e.write) {
+  if (e.write && e.numkeys_index == 1) {  // LMPOP, ZMPOP
+    AppendSimpleArray(out, {"RW", "access", "delete"});
+  } else {
+    AppendSimpleArray(out, {"RO", "access"});
+  }
+  AppendBulk(out, "begin_search");
+  AppendArrayHeader(out, 4);
+  AppendBulk(out, "type");
+  AppendBulk(out, "index");
+  AppendBulk(out, "spec");
+  AppendArrayHeader(out, 2);
+  AppendBulk(out, "index");
+  AppendInteger(out, e.numkeys_index);
+  AppendBulk(out, "find_keys");
+  AppendArrayHeader(out, 4);
+  AppendBulk(out, "type");
+  AppendBulk(out, "keynum");
+  AppendBulk(out, "spec");
+  AppendArrayHeader(out, 6);
+  AppendBulk(out, "keynumidx");
+  AppendInteger(out, 0);
+  AppendBulk(out, "firstkey");
+  AppendInteger(out, 1);
+  AppendBulk(out, "keystep");
+  AppendInteger(out, 1);
+}
+
+// One key spec from first/last/step (Redis's begin_search index + find_keys range), then the
+// numkeys one.
+void AppendKeySpecs(std::string* out, const InfoEntry& e) {
+  int specs = (e.first_key > 0 ? 1 : 0) + (e.numkeys_index > 0 ? 1 : 0);
+  AppendArrayHeader(out, specs);
+  if (e.first_key <= 0) {
+    if (e.numkeys_index > 0) AppendKeyNumSpec(out, e);
+    return;
+  }
+  AppendArrayHeader(out, 6);
+  AppendBulk(out, "flags");
+  if (e.numkeys_index == 2) {  // the destination of ZUNIONSTORE...
+    AppendSimpleArray(out, {"OW", "update"});
+  } else if (e.write) {
     AppendSimpleArray(out, {"RW", "update"});
   } else {
     AppendSimpleArray(out, {"RO", "access"});
@@ -141,6 +183,7 @@ void AppendKeySpecs(std::string* out, const InfoEntry& e) {
   AppendInteger(out, e.key_step);
   AppendBulk(out, "limit");
   AppendInteger(out, 0);
+  if (e.numkeys_index > 0) AppendKeyNumSpec(out, e);
 }
 
 void AppendInfoEntry(std::string* out, const InfoEntry& e,
@@ -170,6 +213,8 @@ void AppendCommandInfo(std::string* out, const CommandSpec& spec) {
   e.last_key = spec.last_key;
   e.key_step = spec.key_step;
   e.write = (spec.flags & kWrite) != 0;
+  if (spec.find_keys == NumKeysAt1) e.numkeys_index = 1;
+  if (spec.find_keys == DestinationAndNumKeysAt2) e.numkeys_index = 2;
   if (meta == nullptr) e.flags = DerivedFlags(spec.flags);
   AppendInfoEntry(out, e, Subcommands(spec));
 }

@@ -33,7 +33,8 @@ struct Table {
          {&kServerCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
-          &kSortCommands}) {
+          &kSortCommands, &kBitmapCommands, &kLcsCommands, &kZSetAlgebraCommands,
+          &kMultiPopCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);

@@ -150,11 +150,6 @@ void LPos(CommandContext& ctx, Args& argv, std::string* out) {
     const std::string& value = argv[i + 1];
     if (Is(argv[i], "RANK")) {
       if (!ParseInteger(value, &rank)) return out->append(kReplyNotInteger), void();
-      if (rank == LLONG_MIN) {
-        return AppendError(out,
-                           "ERR value is out of range, value must between -9223372036854775807 "
-                           "and 9223372036854775807");
-      }
       if (rank == 0) {
         return AppendError(out,
                            "ERR RANK can't be zero: use 1 to start from the first match, 2 from "
@@ -168,6 +163,13 @@ void LPos(CommandContext& ctx, Args& argv, std::string* out) {
     } else {
       return out->append(kReplySyntaxError), void();
     }
+  }
+  // Redis 7.0 negates the rank, and -LLONG_MIN stays LLONG_MIN: it scans from the tail, every
+  // match qualifies and COUNT's test (matches - rank + 1 >= count) overflows, so it never stops
+  // early: RANK -1 with COUNT read as 0 (7.2 refuses the rank).
+  if (rank == LLONG_MIN) {
+    rank = -1;
+    count = 0;
   }
   auto indexes = ctx.store->LPos(argv[1], argv[2], rank, has_count ? count : 1, maxlen);
   if (!indexes.ok()) return AppendStatusError(out, indexes.status());

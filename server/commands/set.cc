@@ -9,6 +9,7 @@
 
 #include "server/commands/args.h"
 #include "server/commands/command.h"
+#include "server/commands/numkeys.h"
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
@@ -177,7 +178,8 @@ void SScan(CommandContext& ctx, Args& argv, std::string* out) {
 
 }  // namespace
 
-// SINTERCARD's keys are movable (after numkeys), so its row lists none, as Redis's does.
+// SINTERCARD's keys are movable (after numkeys): its row lists none, as Redis's does, and
+// NumKeysAt1 finds them.
 // clang-format off
 const std::vector<CommandSpec> kSetCommands = {
     {"sadd", -3, kWrite | kFast, 1, 1, 1, SAdd},
@@ -192,7 +194,7 @@ const std::vector<CommandSpec> kSetCommands = {
     {"sinter", -2, kReadOnly, 1, -1, 1, SetAlgebra},
     {"sunion", -2, kReadOnly, 1, -1, 1, SetAlgebra},
     {"sdiff", -2, kReadOnly, 1, -1, 1, SetAlgebra},
-    {"sintercard", -3, kReadOnly, 0, 0, 0, SInterCard},
+    {"sintercard", -3, kReadOnly, 0, 0, 0, SInterCard, nullptr, nullptr, NumKeysAt1},
     {"sinterstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
     {"sunionstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
     {"sdiffstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},

@@ -154,6 +154,12 @@ std::vector<Step> RtcScript() {
   pool({"HGETALL", "h:ttl"});
   pool({"GET", "s:missing"});
 
+  // GETBIT
+  rtc({"GETBIT", "s:a", "1"});
+  rtc({"GETBIT", "s:a", "1000"});
+  rtc({"GETBIT", "s:missing", "3"});
+  rtc({"GETBIT", "h:a", "0"});
+  pool({"GETBIT", "s:a", "-1"});
   // GET
   rtc({"GET", "s:a"});
   rtc({"GET", "s:empty"});
@@ -287,7 +293,7 @@ TEST_CASE("RTC reads reply exactly what the pool path replies", "[cache]") {
   }
   // Every cache-readable command was seen answered by RTC.
   for (const char* cmd : {"get", "mget", "strlen", "exists", "ttl", "pttl", "type", "hget", "hmget",
-                          "hgetall", "hlen", "hexists", "hstrlen"}) {
+                          "hgetall", "hlen", "hexists", "hstrlen", "getbit"}) {
     INFO("command " << cmd);
     CHECK(rtc_checked[cmd] > 0);
     CHECK(RtcCalls(admin_y, cmd) > 0);

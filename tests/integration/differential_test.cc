@@ -12,6 +12,8 @@
 // ties among set or sorted-set elements), ties Redis breaks with an unstable partial sort (SORT
 // BY ... LIMIT, GEO COUNT) and scores that are not integers (ZRANGE WITHSCORES after STOREDIST:
 // rockcache writes doubles as Redis 7.2 does).
+#include "tests/integration/differential.h"
+
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -34,100 +36,9 @@ using rockcache::testing::ReferenceRedis;
 using rockcache::testing::RespPeer;
 using rockcache::testing::TestServer;
 
+using namespace rockcache::testing::differential;  // NOLINT
+
 namespace {
-
-using Command = std::vector<std::string>;
-
-// Runs commands on both servers, compares the raw replies and counts per family.
-class Differ {
- public:
-  Differ(int rockcache_port, int redis_port) : ours_(rockcache_port), theirs_(redis_port) {}
-
-  // Runs `cmd` on both; returns redis-server's reply.
-  std::string Both(const std::string& family, const Command& cmd) {
-    std::string mine = ours_.Call(cmd);
-    std::string reference = theirs_.Call(cmd);
-    auto& stats = stats_[family];
-    ++stats.commands;
-    if (reference.size() > 4 && reference[0] == '*' && reference.rfind("*-1", 0) != 0) {
-      ++stats.nonempty_arrays;
-    }
-    if (!reference.empty() && reference[0] == '-') ++stats.errors;
-    if (mine != reference) {
-      ++stats.mismatches;
-      if (stats.mismatches <= 5) {
-        std::string line;
-        for (const auto& a : cmd) line += (a.size() > 40 ? a.substr(0, 40) + "..." : a) + " ";
-        std::printf("mismatch [%s] %s\n  redis-server: %s\n  rockcache:    %s\n", family.c_str(),
-                    line.c_str(), Printable(reference).c_str(), Printable(mine).c_str());
-      }
-    }
-    return reference;
-  }
-
-  // Sends one command to one side only (setting up cross-server values).
-  std::string Ours(const Command& cmd) { return ours_.Call(cmd); }
-  std::string Theirs(const Command& cmd) { return theirs_.Call(cmd); }
-
-  struct Stats {
-    int commands = 0;
-    int mismatches = 0;
-    int nonempty_arrays = 0;  // replies with elements: evidence the sequences reach real data
-    int errors = 0;
-  };
-  const Stats& stats(const std::string& family) { return stats_[family]; }
-
- private:
-  static std::string Printable(const std::string& raw) {
-    std::string out;
-    for (char c : raw.substr(0, 400)) {
-      if (c == '\r') {
-        out += "\\r";
-      } else if (c == '\n') {
-        out += "\\n";
-      } else if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) > 126) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(c));
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-    return out;
-  }
-
-  RespPeer ours_;
-  RespPeer theirs_;
-  std::map<std::string, Stats> stats_;
-};
-
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : gen_(seed) {}
-  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen_); }
-  double Real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(gen_); }
-  bool Chance(double p) { return Real(0, 1) < p; }
-  template <typename T>
-  const T& Pick(const std::vector<T>& v) {
-    return v[static_cast<size_t>(Int(0, static_cast<int>(v.size()) - 1))];
-  }
-
- private:
-  std::mt19937_64 gen_;
-};
-
-std::string Fmt(double v, int digits = 6) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-// The bulk payload of a "$n\r\n...\r\n" reply.
-std::string BulkPayload(const std::string& raw) {
-  size_t nl = raw.find("\r\n");
-  if (raw.empty() || raw[0] != '$' || nl == std::string::npos) return "";
-  return raw.substr(nl + 2, raw.size() - nl - 4);
-}
 
 // ---- HyperLogLog ----
 void RunHll(Differ& d, Rng& r, int commands) {
@@ -390,11 +301,6 @@ void RunSort(Differ& d, Rng& r, int commands) {
       d.Both(f, r.Pick(errors));
     }
   }
-}
-
-int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
 }
 
 }  // namespace

@@ -364,5 +364,22 @@ TEST_CASE_METHOD(DrainFixture, "A queue that gets items ahead of its head stays 
   CHECK(worst_set <= kSPopBound);
 }
 
+TEST_CASE_METHOD(DrainFixture, "ZRANDMEMBER after a drain: bounded work, right scores",
+                 "[storage][drain]") {
+  FillZSet("z");
+  REQUIRE(Ok(store->ZPopMin("z", n - 10)).size() == n - 10);
+  PerfScope perf;
+  for (int64_t count : {int64_t{1}, int64_t{5}, int64_t{-30}, int64_t{100}}) {
+    perf.Reset();
+    auto picked = Ok(store->ZRandMember("z", count));
+    CHECK(perf.Read().Skipped() <= kBound);
+    CHECK(picked.size() == static_cast<size_t>(count < 0 ? -count : std::min<int64_t>(count, 10)));
+    for (const auto& item : picked) {
+      REQUIRE(item.score >= double(n - 10));
+      CHECK(item.member == Member(static_cast<uint64_t>(item.score)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rockcache::storage
