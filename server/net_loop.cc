@@ -410,8 +410,9 @@ void NetLoop::ProcessInput(Connection* conn) {
     if (conn->tx_multi() || (spec != nullptr && (spec->flags & kTransaction))) {
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
       if (handled == TxInLoop::kClose) {
-        spdlog::warn("closing client id={} addr={}: queued transaction over client-query-buffer-limit",
-                     conn->id, conn->info->addr);
+        spdlog::warn(
+            "closing client id={} addr={}: queued transaction over client-query-buffer-limit",
+            conn->id, conn->info->addr);
         CloseConnection(conn);
         return;
       }

@@ -123,9 +123,9 @@ struct PreparedCommand {
   // Filled by the worker (Clock ticks; 0 when latency tracking is off).
   uint64_t exec_start = 0;
   uint64_t exec_end = 0;
-  bool failed = false;     // its reply is an error
-  bool nil_reply = false;  // its reply is a null bulk or null array (a key read that missed)
-  std::string error_code;  // "ERR", "WRONGTYPE"... when failed
+  bool failed = false;            // its reply is an error
+  bool nil_reply = false;         // its reply is a null bulk or null array (a key read that missed)
+  std::string error_code;         // "ERR", "WRONGTYPE"... when failed
   std::shared_ptr<TxPayload> tx;  // EXEC and WATCH: what they carry (server/tx/transaction.h)
 };
 

@@ -345,8 +345,8 @@ class RocksWriteGroup final : public WriteGroup {
   Status failed_;
   std::string rep_;
   uint32_t count_ = 0;
-  bool atomic_ = false;   // between BeginAtomic() and Commit()
-  std::string applied_;   // atomic mode: records applied to the memtables only (header first)
+  bool atomic_ = false;  // between BeginAtomic() and Commit()
+  std::string applied_;  // atomic mode: records applied to the memtables only (header first)
   uint32_t applied_count_ = 0;
   int64_t key_delta_ = 0;
 };

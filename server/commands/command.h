@@ -43,9 +43,9 @@ enum CommandFlags : uint32_t {
   kNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
   kFast = 1u << 5,        // O(1) or O(log n)
   kAdmin = 1u << 6,
-  kCacheRead = 1u << 7,   // has an `rtc` function: may be answered from the cache
-  kCacheAware = 1u << 8,  // the handler updates the cache itself after a write (write-through)
-  kAllKeys = 1u << 9,     // touches every key (FLUSHALL): runs holding every key lock
+  kCacheRead = 1u << 7,     // has an `rtc` function: may be answered from the cache
+  kCacheAware = 1u << 8,    // the handler updates the cache itself after a write (write-through)
+  kAllKeys = 1u << 9,       // touches every key (FLUSHALL): runs holding every key lock
   kTransaction = 1u << 10,  // WATCH, EXEC: the network thread hands them to server/tx/
 };
 

@@ -2,9 +2,10 @@
 // handlers cover what runs as a plain connection command (MULTI, DISCARD, UNWATCH, and EXEC
 // without MULTI); EXEC inside MULTI and WATCH are taken over by the network thread
 // (TransactionInLoop, flag kTransaction) before they get here.
+#include "server/tx/transaction.h"
+
 #include "server/connection.h"
 #include "server/protocol/reply.h"
-#include "server/tx/transaction.h"
 
 namespace rockcache::server {
 namespace {

@@ -19,6 +19,20 @@
 // (storage::WriteGroup::BeginAtomic), all before releasing the locks.
 //
 // WATCH runs on a worker too, holding its keys' stripe locks (server/tx/watch.h explains why).
+//
+// Hooks for other work: SELECT inside MULTI changes the database of the commands queued after it
+// (MakeQueuedCommand in transaction.cc is the one place a queued command is made);
+// CommandContext::in_exec tells a blocking command not to block; WatchRegistry::TouchDb for
+// SWAPDB / FLUSHDB of one database.
+//
+// Differences from Redis, all rare:
+// - Queued kConnection commands run when EXEC is handed over, before its storage commands, even
+//   when a WATCH then aborts the EXEC.
+// - A write marks its keys' watchers even when it changed nothing (DEL of a missing key, SET NX
+//   on an existing one; a failed write does not mark), and FLUSHALL marks every watcher, also of
+//   keys that did not exist: spurious aborts, never a missed one.
+// - A transaction holding FLUSHALL/FLUSHDB is atomic for other clients but not across a crash
+//   between FLUSHALL's own write and the rest (FLUSHALL writes with its own WriteOptions).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +57,7 @@ struct TxState {
   bool in_multi = false;
   bool aborted = false;  // a command was refused while queuing: EXEC answers EXECABORT
   std::vector<PreparedCommand> queued;
-  uint64_t queued_bytes = 0;  // argument bytes queued (bounded by client-query-buffer-limit)
+  uint64_t queued_bytes = 0;         // argument bytes queued (bounded by client-query-buffer-limit)
   std::shared_ptr<Watcher> watcher;  // null until the first WATCH
   void Reset() {
     in_multi = false;
@@ -55,7 +69,7 @@ struct TxState {
 
 // What an EXEC or WATCH carries to its worker (PreparedCommand::tx).
 struct TxPayload {
-  std::shared_ptr<Watcher> watcher;      // WATCH: registers here; EXEC: checked, then cleared
+  std::shared_ptr<Watcher> watcher;       // WATCH: registers here; EXEC: checked, then cleared
   std::vector<PreparedCommand> commands;  // EXEC: the queued commands, in order
   std::vector<bool> answered;  // EXEC: commands[i].reply already holds the answer (kConnection)
 };

@@ -574,8 +574,9 @@ TEST_CASE("randomized model test: replies match a model of Redis semantics", "[m
   for (uint64_t i = 0; i < ops; ++i) {
     if (tx_uniform(0, 24) == 0) {
       const bool watch = tx_uniform(0, 2) == 0;
-      if (watch) REQUIRE(Describe(c.Command({"WATCH", "key:" + std::to_string(tx_uniform(0, 19))})) ==
-                         "status:OK");
+      if (watch)
+        REQUIRE(Describe(c.Command({"WATCH", "key:" + std::to_string(tx_uniform(0, 19))})) ==
+                "status:OK");
       REQUIRE(Describe(c.Command({"MULTI"})) == "status:OK");
       std::vector<Args> queued;
       for (int n = tx_uniform(1, 5); n > 0; --n) {

@@ -37,7 +37,8 @@ int RunClient(const std::string& script, int port, const std::string& extra = ""
 
 }  // namespace
 
-TEST_CASE("redis-py: pipeline(transaction=True) and watch() with retries", "[python][transaction]") {
+TEST_CASE("redis-py: pipeline(transaction=True) and watch() with retries",
+          "[python][transaction]") {
   TestServer server({"--net-threads", "2"});
   const int rc = RunClient("redis_py_transactions.py", server.port());
   if (rc == kSkip) {

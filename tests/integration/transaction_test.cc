@@ -133,10 +133,11 @@ TEST_CASE("WATCH aborts EXEC after another client's write, not after reads", "[t
     CHECK(Run(a, {"EXEC"}) == "[status:OK]");
   }
   std::vector<std::vector<std::string>> writes = {
-      {"SET", "k", "9"},       {"DEL", "k"},          {"UNLINK", "k"},
-      {"INCR", "k"},           {"EXPIRE", "k", "50"}, {"RENAME", "k", "k2"},
-      {"APPEND", "k", "z"},    {"FLUSHALL"},          {"FLUSHDB"},
-      {"MSET", "x", "1", "k", "2"}};
+      {"SET", "k", "9"},     {"DEL", "k"},
+      {"UNLINK", "k"},       {"INCR", "k"},
+      {"EXPIRE", "k", "50"}, {"RENAME", "k", "k2"},
+      {"APPEND", "k", "z"},  {"FLUSHALL"},
+      {"FLUSHDB"},           {"MSET", "x", "1", "k", "2"}};
   for (const auto& write : writes) {
     DYNAMIC_SECTION("touched by " << write[0]) {
       CHECK(Run(a, {"WATCH", "k"}) == "status:OK");
@@ -359,7 +360,8 @@ TEST_CASE("no client observes part of a transaction", "[transaction]") {
   CHECK(torn.load() == 0);
 }
 
-TEST_CASE("kill -9 during big transactions keeps each all or nothing", "[transaction][durability]") {
+TEST_CASE("kill -9 during big transactions keeps each all or nothing",
+          "[transaction][durability]") {
   TestServer server;
   constexpr int kKeys = 200;  // keys per transaction
   const std::string big(512, 'v');
