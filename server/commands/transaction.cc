@@ -27,6 +27,7 @@ void Multi(CommandContext& ctx, Args&, std::string* out) {
   }
   state.Reset();
   state.in_multi = true;
+  ctx.conn->info->multi.store(0, std::memory_order_relaxed);
   AppendSimple(out, "OK");
 }
 
@@ -43,6 +44,7 @@ void Discard(CommandContext& ctx, Args&, std::string* out) {
     return;
   }
   ctx.conn->tx->Reset();
+  ctx.conn->info->multi.store(-1, std::memory_order_relaxed);
   Unwatch(ctx, out);
 }
 

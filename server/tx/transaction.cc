@@ -57,6 +57,7 @@ void PushToBatch(const CommandSpec* spec, int id, Args* argv, std::shared_ptr<Tx
 // EXEC while in MULTI: hands the transaction to the pool (or answers EXECABORT).
 void Exec(Server& server, Connection* conn, TxState& state, const CommandSpec* spec, int id,
           Args& argv, std::vector<PreparedCommand>* batch) {
+  conn->info->multi.store(-1, std::memory_order_relaxed);
   if (state.aborted) {
     conn->output += kExecAbort;
     state.Reset();
@@ -128,6 +129,7 @@ TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* 
   }
   for (const auto& arg : argv) state.queued_bytes += arg.size() + 16;
   state.queued.push_back(MakeQueuedCommand(conn, spec, id, &argv));
+  conn->info->multi.store(static_cast<int64_t>(state.queued.size()), std::memory_order_relaxed);
   conn->output += kQueued;
   const uint64_t limit =
       server.settings().client_query_buffer_limit.load(std::memory_order_relaxed);

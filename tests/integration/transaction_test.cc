@@ -425,3 +425,27 @@ TEST_CASE("kill -9 during big transactions keeps each all or nothing",
     CHECK(mismatched == 0);
   }
 }
+
+TEST_CASE("CLIENT LIST shows a client in MULTI (flags=x, multi=<queued>)", "[transaction]") {
+  TestServer server;
+  Client a(server.port());
+  Client b(server.port());
+  CHECK(Run(a, {"CLIENT", "SETNAME", "txclient"}) == "status:OK");
+  auto line_of_a = [&] {
+    std::string list = b.Command({"CLIENT", "LIST"}).str;
+    size_t at = list.find("name=txclient");
+    REQUIRE(at != std::string::npos);
+    size_t begin = list.rfind('\n', at);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    return list.substr(begin, list.find('\n', at) - begin);
+  };
+  CHECK(line_of_a().find(" flags=N ") != std::string::npos);
+  CHECK(line_of_a().find(" multi=-1 ") != std::string::npos);
+  CHECK(Run(a, {"MULTI"}) == "status:OK");
+  CHECK(Run(a, {"SET", "k", "v"}) == "status:QUEUED");
+  CHECK(Run(a, {"GET", "k"}) == "status:QUEUED");
+  CHECK(line_of_a().find(" flags=x ") != std::string::npos);
+  CHECK(line_of_a().find(" multi=2 ") != std::string::npos);
+  CHECK(Run(a, {"EXEC"}) == "[status:OK, bulk:v]");
+  CHECK(line_of_a().find(" multi=-1 ") != std::string::npos);
+}
