@@ -36,7 +36,9 @@ DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev lib
 # package also starts a service on 6379, which would collide with `make run`'s default port
 # (`systemctl disable --now redis-server` stops it); elsewhere the package starts nothing.
 BENCH_PACKAGES = redis-server valgrind
-TEST_PACKAGES = redis-server
+# Debian's python3-redis and python3-rq: real clients the integration tests drive with
+# /usr/bin/python3 (tests/clients/, tests/integration/python_clients_test.cc).
+TEST_PACKAGES = redis-server python3-redis python3-rq
 
 .PHONY: all build deps run test unit-test integration-test bench format lint asan tsan fuzz clean \
         compose-test

@@ -20,6 +20,7 @@
 #include "server/client_registry.h"
 #include "server/protocol/resp_parser.h"
 #include "server/server.h"
+#include "server/tx/transaction.h"
 
 struct event;
 
@@ -108,6 +109,8 @@ struct Connection {
   int64_t obuf_soft_since_ms = 0;  // pending replies over the soft output limit since (0 = not)
   std::vector<PreparedCommand> parked_batch;  // while parked
   BatchTimes parked_times;
+  std::unique_ptr<TxState> tx;  // MULTI/WATCH state, created on first use (server/tx/)
+  bool tx_multi() const { return tx != nullptr && tx->in_multi; }
 
   event* read_event = nullptr;   // owned; freed by NetLoop::CloseConnection
   event* write_event = nullptr;  // owned

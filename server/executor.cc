@@ -45,8 +45,11 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   cache::KeyLocks& locks = server.key_locks();
 
   if (spec.flags & kWrite) {
+    const size_t reply_start = out->size();
+    WatchRegistry& watches = server.watches();
     if (!cache_on) {
       spec.handler(ctx, argv, out);
+      NoteWriteForWatch(watches, spec, argv, *out, reply_start);
       return;
     }
     if (spec.flags & kAllKeys) {
@@ -55,6 +58,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       locks.BeginWrite(all);
       cache->Clear();
       spec.handler(ctx, argv, out);
+      NoteWriteForWatch(watches, spec, argv, *out, reply_start);
       locks.EndWrite(all);
       return;
     }
@@ -66,6 +70,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     }
     ctx.cache = cache;
     spec.handler(ctx, argv, out);
+    NoteWriteForWatch(watches, spec, argv, *out, reply_start);
     locks.EndWrite(stripes);
     return;
   }

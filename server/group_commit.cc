@@ -10,6 +10,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/tx/transaction.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -59,6 +60,10 @@ class GroupTask : public pool::Task {
       if (j < order_.size()) {
         PreparedCommand* barrier = order_[j];
         Budgeted(barrier, budget_of_[j], [&](ReplyBudget* budget) {
+          if (barrier->tx != nullptr) {  // EXEC: takes its own locks, commits as one batch
+            RunTxCommand(*server_, write_group_.get(), barrier, budget);
+            return;
+          }
           ExecuteOnWorker(*server_, *barrier->spec, barrier->argv, NowUnixMs(), barrier->rtc_missed,
                           &barrier->reply, budget);
         });
@@ -126,6 +131,10 @@ class GroupTask : public pool::Task {
     // The clock is read per command: an entry must not look alive to a command that runs after
     // its expiry just because an earlier command of the group was slow.
     Budgeted(command, batch, [&](ReplyBudget* budget) {
+      if (command->tx != nullptr) {  // WATCH, under the segment's locks of its keys
+        RunTxCommand(*server_, write_group_.get(), command, budget);
+        return;
+      }
       ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
                     &command->reply, budget);
     });

@@ -18,6 +18,7 @@
 #include "server/clock.h"
 #include "server/protocol/reply.h"
 #include "server/server.h"
+#include "server/tx/transaction.h"
 
 namespace rockcache::server {
 namespace {
@@ -406,6 +407,17 @@ void NetLoop::ProcessInput(Connection* conn) {
     ++commands;
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
+    if (conn->tx_multi() || (spec != nullptr && (spec->flags & kTransaction))) {
+      TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
+      if (handled == TxInLoop::kClose) {
+        spdlog::warn(
+            "closing client id={} addr={}: queued transaction over client-query-buffer-limit",
+            conn->id, conn->info->addr);
+        CloseConnection(conn);
+        return;
+      }
+      if (handled == TxInLoop::kHandled) continue;
+    }
     std::string error;
     if (spec == nullptr) {
       AppendUnknownCommand(&error, argv);

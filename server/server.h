@@ -23,6 +23,7 @@
 #include "server/executor.h"
 #include "server/metrics/metrics.h"
 #include "server/metrics/slowlog.h"
+#include "server/tx/watch.h"
 
 namespace rockcache::pool {
 class WorkerPool;
@@ -111,6 +112,8 @@ struct ServerStats {
 };
 
 // One command of a batch: either a command to run, or a reply decided already (an error).
+struct TxPayload;  // server/tx/transaction.h
+
 struct PreparedCommand {
   const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
   Args argv;
@@ -120,9 +123,10 @@ struct PreparedCommand {
   // Filled by the worker (Clock ticks; 0 when latency tracking is off).
   uint64_t exec_start = 0;
   uint64_t exec_end = 0;
-  bool failed = false;     // its reply is an error
-  bool nil_reply = false;  // its reply is a null bulk or null array (a key read that missed)
-  std::string error_code;  // "ERR", "WRONGTYPE"... when failed
+  bool failed = false;            // its reply is an error
+  bool nil_reply = false;         // its reply is a null bulk or null array (a key read that missed)
+  std::string error_code;         // "ERR", "WRONGTYPE"... when failed
+  std::shared_ptr<TxPayload> tx;  // EXEC and WATCH: what they carry (server/tx/transaction.h)
 };
 
 // A batch's timestamps (Clock ticks), carried to the worker and back.
@@ -184,6 +188,7 @@ class Server {
   // The cache; never null after Start() (cache-maxmemory 0 makes it disabled, not absent).
   cache::Cache* cache() { return cache_.get(); }
   cache::KeyLocks& key_locks() { return *key_locks_; }
+  WatchRegistry& watches() { return watches_; }
   Metrics& metrics() { return *metrics_; }
   SlowLog& slowlog() { return slowlog_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
@@ -205,6 +210,7 @@ class Server {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<cache::KeyLocks> key_locks_;
+  WatchRegistry watches_;  // before pool_ and loops_: their watchers unregister on destruction
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;

@@ -262,14 +262,57 @@ class RocksWriteGroup final : public WriteGroup {
   // Writes what is pending now (a command that reads back its own earlier write); an error is
   // kept and returned by the next Commit(), so the group fails every write it acknowledged.
   Status FlushEarly() {
+    if (atomic_) return ApplyWithoutWal();
     Status s = Flush();
     if (!s.ok() && failed_.ok()) failed_ = s;
     return s;
   }
 
-  Status Flush() {
+  void BeginAtomic() override {
+    atomic_ = true;
+    applied_.assign(kBatchHeader, '\0');
+    applied_count_ = 0;
+  }
+
+  // Atomic mode: the pending records go to the memtables only (readable now; see store.h) and
+  // are kept for the WAL write of the whole transaction at Commit().
+  Status ApplyWithoutWal() {
     if (count_ == 0) return Status::OK();
-    for (int i = 0; i < 4; ++i) rep_[8 + i] = static_cast<char>((count_ >> (8 * i)) & 0xff);
+    SetCount(&rep_, count_);
+    rocksdb::WriteBatch batch(rep_);
+    rocksdb::WriteOptions wo;
+    wo.disableWAL = true;
+    Status s = FromRocks(store_->db_->Write(wo, &batch));
+    if (!s.ok()) {
+      if (failed_.ok()) failed_ = s;
+      return s;
+    }
+    applied_.append(rep_, kBatchHeader, std::string::npos);
+    applied_count_ += count_;
+    if (key_delta_ != 0) store_->key_count_.fetch_add(key_delta_, std::memory_order_relaxed);
+    rep_.assign(kBatchHeader, '\0');
+    count_ = 0;
+    key_delta_ = 0;
+    return s;
+  }
+
+  static void SetCount(std::string* rep, uint32_t count) {
+    for (int i = 0; i < 4; ++i) (*rep)[8 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
+  }
+
+  Status Flush() {
+    if (atomic_) {
+      atomic_ = false;
+      if (applied_count_ > 0) {  // the whole transaction, in order, as one WAL record
+        applied_.append(rep_, kBatchHeader, std::string::npos);
+        rep_ = std::move(applied_);
+        count_ += applied_count_;
+        applied_count_ = 0;
+        applied_.clear();
+      }
+    }
+    if (count_ == 0) return Status::OK();
+    SetCount(&rep_, count_);
     rocksdb::WriteBatch batch(std::move(rep_));
     Status s = store_->WriteNow(&batch);
     if (s.ok() && key_delta_ != 0) {
@@ -302,6 +345,9 @@ class RocksWriteGroup final : public WriteGroup {
   Status failed_;
   std::string rep_;
   uint32_t count_ = 0;
+  bool atomic_ = false;  // between BeginAtomic() and Commit()
+  std::string applied_;  // atomic mode: records applied to the memtables only (header first)
+  uint32_t applied_count_ = 0;
   int64_t key_delta_ = 0;
 };
 

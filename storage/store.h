@@ -184,6 +184,15 @@ class WriteGroup {
   [[nodiscard]] virtual Status Commit() = 0;
   // RocksDB records (puts, deletes) appended since the last Commit().
   virtual size_t pending() const = 0;
+  // Transactions (EXEC): from BeginAtomic() to the next Commit(), every write of the group reaches
+  // the WAL in that Commit, as ONE RocksDB batch, so a crash keeps all of them or none. A
+  // FlushThreadWriteGroup() in between (a command reading back an earlier write of the
+  // transaction) applies the pending records to the memtables only (no WAL) so reads see them;
+  // Commit() then writes every record since BeginAtomic() to the WAL as one batch, re-applying
+  // those (blind puts and deletes, in their order: the end state is the same). Not covered:
+  // methods that write with their own WriteOptions (FlushAll), and a memtable flush to SST that
+  // completes while the transaction runs (its memtable-only records would then survive a crash).
+  virtual void BeginAtomic() = 0;
 };
 
 // Runs `critical` while holding the caller's key lock of `key` (see SweepExpired).

@@ -43,9 +43,10 @@ enum CommandFlags : uint32_t {
   kNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
   kFast = 1u << 5,        // O(1) or O(log n)
   kAdmin = 1u << 6,
-  kCacheRead = 1u << 7,   // has an `rtc` function: may be answered from the cache
-  kCacheAware = 1u << 8,  // the handler updates the cache itself after a write (write-through)
-  kAllKeys = 1u << 9,     // touches every key (FLUSHALL): runs holding every key lock
+  kCacheRead = 1u << 7,     // has an `rtc` function: may be answered from the cache
+  kCacheAware = 1u << 8,    // the handler updates the cache itself after a write (write-through)
+  kAllKeys = 1u << 9,       // touches every key (FLUSHALL): runs holding every key lock
+  kTransaction = 1u << 10,  // WATCH, EXEC: the network thread hands them to server/tx/
 };
 
 using Args = std::vector<std::string>;
@@ -61,6 +62,9 @@ struct CommandContext {
   int64_t now_ms = 0;  // wall clock, read once per batch
   // Set on worker threads: the reply bytes the batch may still produce (reply_budget.h).
   ReplyBudget* reply_budget = nullptr;
+  // Set while the command runs inside EXEC (server/tx/transaction.h): a blocking command must
+  // not block then (it behaves as if its timeout had passed, as Redis).
+  bool in_exec = false;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
@@ -138,5 +142,6 @@ extern const std::vector<CommandSpec> kBitmapCommands;       // bitmap.cc
 extern const std::vector<CommandSpec> kLcsCommands;          // lcs.cc
 extern const std::vector<CommandSpec> kZSetAlgebraCommands;  // zset_algebra.cc
 extern const std::vector<CommandSpec> kMultiPopCommands;     // multipop.cc
+extern const std::vector<CommandSpec> kTransactionCommands;  // transaction.cc
 
 }  // namespace rockcache::server

@@ -34,7 +34,7 @@ struct Table {
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
           &kSortCommands, &kBitmapCommands, &kLcsCommands, &kZSetAlgebraCommands,
-          &kMultiPopCommands}) {
+          &kMultiPopCommands, &kTransactionCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);

@@ -562,7 +562,57 @@ TEST_CASE("randomized model test: replies match a model of Redis semantics", "[m
   Model model;
   Generator gen(seed);
   std::map<std::string, uint64_t> errors_seen;  // how often each kind of error came up
+  // Transactions: every ~25th step is MULTI, 1-5 generated commands (+QUEUED each) and then
+  // EXEC (the model applies them in order; each array entry is checked as that command's reply),
+  // DISCARD, or an unknown command followed by EXEC (EXECABORT, nothing applied). Some are
+  // preceded by a WATCH of a key nobody else writes: EXEC must still run.
+  std::mt19937_64 tx_rng(seed ^ 0x9e3779b97f4a7c15ull);
+  uint64_t transactions = 0, discarded = 0, aborted = 0;
+  auto tx_uniform = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(tx_rng);
+  };
   for (uint64_t i = 0; i < ops; ++i) {
+    if (tx_uniform(0, 24) == 0) {
+      const bool watch = tx_uniform(0, 2) == 0;
+      if (watch)
+        REQUIRE(Describe(c.Command({"WATCH", "key:" + std::to_string(tx_uniform(0, 19))})) ==
+                "status:OK");
+      REQUIRE(Describe(c.Command({"MULTI"})) == "status:OK");
+      std::vector<Args> queued;
+      for (int n = tx_uniform(1, 5); n > 0; --n) {
+        queued.push_back(gen.Next());
+        std::string reply = Describe(c.Command(queued.back()));
+        if (reply != "status:QUEUED") {
+          FAIL("op " << i << " (seed " << seed << "): queued " << CommandLine(queued.back())
+                     << " got " << reply);
+        }
+      }
+      const int ending = tx_uniform(0, 9);
+      if (ending == 0) {
+        REQUIRE(Describe(c.Command({"DISCARD"})) == "status:OK");
+        ++discarded;
+      } else if (ending == 1) {
+        REQUIRE(Describe(c.Command({"NOSUCHCOMMAND"})).rfind("err:ERR unknown command", 0) == 0);
+        REQUIRE(Describe(c.Command({"EXEC"})) ==
+                "err:EXECABORT Transaction discarded because of previous errors.");
+        ++aborted;
+      } else {
+        Reply exec = c.Command({"EXEC"});
+        if (exec.type != REDIS_REPLY_ARRAY || exec.elements.size() != queued.size()) {
+          FAIL("op " << i << " (seed " << seed << "): EXEC replied " << Describe(exec));
+        }
+        for (size_t q = 0; q < queued.size(); ++q) {
+          std::string expected = model.Apply(queued[q]);
+          std::string actual = Model::Canonical(queued[q][0], exec.elements[q]);
+          if (actual != expected) {
+            FAIL("op " << i << " (seed " << seed << "): in EXEC, " << CommandLine(queued[q])
+                       << "\n  expected: " << expected << "\n  actual:   " << actual);
+          }
+        }
+        ++transactions;
+      }
+      continue;
+    }
     Args args = gen.Next();
     std::string expected = model.Apply(args);
     std::string actual = Model::Canonical(args[0], c.Command(args));
@@ -572,8 +622,14 @@ TEST_CASE("randomized model test: replies match a model of Redis semantics", "[m
     }
     if (expected.rfind("err:", 0) == 0) ++errors_seen[expected];
   }
+  std::printf("model test: %llu transactions executed, %llu discarded, %llu aborted\n",
+              static_cast<unsigned long long>(transactions),
+              static_cast<unsigned long long>(discarded), static_cast<unsigned long long>(aborted));
   // The generator must reach the interesting paths, not just pass.
   if (ops >= 10000) {
+    CHECK(transactions > 100);
+    CHECK(discarded > 10);
+    CHECK(aborted > 10);
     CHECK(errors_seen[kWrongType] > 100);
     CHECK(errors_seen["err:ERR no such key"] > 0);
     CHECK(errors_seen["err:ERR index out of range"] > 0);

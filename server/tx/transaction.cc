@@ -1,0 +1,273 @@
+#include "server/tx/transaction.h"
+
+#include <string_view>
+#include <unordered_set>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
+#include "server/commands/reply_budget.h"
+#include "server/connection.h"
+#include "server/protocol/reply.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+constexpr std::string_view kQueued = "+QUEUED\r\n";
+constexpr std::string_view kExecAbort =
+    "-EXECABORT Transaction discarded because of previous errors.\r\n";
+
+bool Is(const CommandSpec* spec, std::string_view name) {
+  return spec != nullptr && name == spec->name;
+}
+
+// Commands Redis 7.0 flags no-multi (of those rockcache has).
+bool RefusedInMulti(const CommandSpec& spec) {
+  std::string_view name = spec.name;
+  return name == "shutdown" || name == "save" || name == "sync" || name == "psync";
+}
+
+// The one place a queued command is made: the databases work plugs the connection's current
+// database (after any SELECT queued before it) in here.
+PreparedCommand MakeQueuedCommand(Connection* conn, const CommandSpec* spec, int id, Args* argv) {
+  PreparedCommand command;
+  command.spec = spec;
+  command.command_id = id;
+  command.argv = std::move(*argv);
+  *argv = Args();
+  return command;
+}
+
+TxState& StateOf(Connection* conn) {
+  if (conn->tx == nullptr) conn->tx = std::make_unique<TxState>();
+  return *conn->tx;
+}
+
+void PushToBatch(const CommandSpec* spec, int id, Args* argv, std::shared_ptr<TxPayload> payload,
+                 std::vector<PreparedCommand>* batch) {
+  PreparedCommand command;
+  command.spec = spec;
+  command.command_id = id;
+  command.argv = std::move(*argv);
+  *argv = Args();
+  command.tx = std::move(payload);
+  batch->push_back(std::move(command));
+}
+
+// EXEC while in MULTI: hands the transaction to the pool (or answers EXECABORT).
+void Exec(Server& server, Connection* conn, TxState& state, const CommandSpec* spec, int id,
+          Args& argv, std::vector<PreparedCommand>* batch) {
+  conn->info->multi.store(-1, std::memory_order_relaxed);
+  if (state.aborted) {
+    conn->output += kExecAbort;
+    state.Reset();
+    if (state.watcher != nullptr) server.watches().Remove(state.watcher.get());
+    return;
+  }
+  auto payload = std::make_shared<TxPayload>();
+  payload->watcher = std::move(state.watcher);  // EXEC unwatches, whatever its outcome
+  payload->commands = std::move(state.queued);
+  state.Reset();
+  payload->answered.assign(payload->commands.size(), false);
+  for (size_t i = 0; i < payload->commands.size(); ++i) {
+    PreparedCommand& command = payload->commands[i];
+    if (!(command.spec->flags & kConnection)) continue;
+    CommandContext ctx{&server, nullptr, conn};
+    ctx.in_exec = true;
+    command.spec->handler(ctx, command.argv, &command.reply);
+    payload->answered[i] = true;
+  }
+  PushToBatch(spec, id, &argv, std::move(payload), batch);
+}
+
+}  // namespace
+
+TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* spec, int id,
+                           Args& argv, std::vector<PreparedCommand>* batch) {
+  const bool in_multi = conn->tx != nullptr && conn->tx->in_multi;
+  if (!in_multi) {
+    // EXEC without MULTI is answered by its kConnection handler; WATCH goes to a worker with
+    // the connection's watcher.
+    if (!Is(spec, "watch") || !ArityOk(*spec, argv.size()) || !conn->authenticated) {
+      return TxInLoop::kNotHandled;
+    }
+    TxState& state = StateOf(conn);
+    if (state.watcher == nullptr) state.watcher = std::make_shared<Watcher>(&server.watches());
+    auto payload = std::make_shared<TxPayload>();
+    payload->watcher = state.watcher;
+    PushToBatch(spec, id, &argv, std::move(payload), batch);
+    return TxInLoop::kHandled;
+  }
+  TxState& state = *conn->tx;
+  if (spec == nullptr) {
+    AppendUnknownCommand(&conn->output, argv);
+    state.aborted = true;
+    return TxInLoop::kHandled;
+  }
+  if (!ArityOk(*spec, argv.size())) {
+    AppendArityError(&conn->output, argv[0]);
+    state.aborted = true;
+    return TxInLoop::kHandled;
+  }
+  if (Is(spec, "exec")) {
+    Exec(server, conn, state, spec, id, argv, batch);
+    return TxInLoop::kHandled;
+  }
+  if (Is(spec, "discard") || Is(spec, "quit") || Is(spec, "reset")) return TxInLoop::kNotHandled;
+  if (Is(spec, "multi")) {
+    AppendError(&conn->output, "ERR MULTI calls can not be nested");
+    return TxInLoop::kHandled;
+  }
+  if (Is(spec, "watch")) {
+    AppendError(&conn->output, "ERR WATCH inside MULTI is not allowed");
+    return TxInLoop::kHandled;
+  }
+  if (RefusedInMulti(*spec)) {
+    AppendError(&conn->output, "ERR Command not allowed inside a transaction");
+    state.aborted = true;
+    return TxInLoop::kHandled;
+  }
+  for (const auto& arg : argv) state.queued_bytes += arg.size() + 16;
+  state.queued.push_back(MakeQueuedCommand(conn, spec, id, &argv));
+  conn->info->multi.store(static_cast<int64_t>(state.queued.size()), std::memory_order_relaxed);
+  conn->output += kQueued;
+  const uint64_t limit =
+      server.settings().client_query_buffer_limit.load(std::memory_order_relaxed);
+  if (state.queued_bytes > limit) return TxInLoop::kClose;
+  return TxInLoop::kHandled;
+}
+
+namespace {
+
+void RunWatch(Server& server, TxPayload& payload, const Args& argv, std::string* out) {
+  storage::Store* store = server.store();
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const int64_t now = NowUnixMs();
+    int64_t expire_at = 0;
+    auto pttl = store->PTtl(argv[i]);
+    if (pttl.ok() && *pttl >= 0) expire_at = now + *pttl;
+    server.watches().Add(payload.watcher.get(), argv[i], expire_at);
+  }
+  AppendSimple(out, "OK");
+}
+
+// Does the command read or write data outside its keys (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSHALL)?
+bool Keyless(const CommandSpec& spec) {
+  return spec.first_key == 0 && spec.find_keys == nullptr &&
+         !(spec.flags & (kAnywhere | kConnection));
+}
+
+void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std::string* out,
+             ReplyBudget* budget) {
+  cache::KeyLocks& locks = server.key_locks();
+  WatchRegistry& watches = server.watches();
+  Watcher* watcher = payload.watcher.get();
+
+  bool all = false;
+  std::vector<std::string_view> keys;
+  for (const auto& command : payload.commands) {
+    if (command.spec->flags & kAllKeys) all = true;
+    for (auto key : CommandKeys(*command.spec, command.argv)) keys.push_back(key);
+  }
+  std::vector<std::string> watched;
+  if (watcher != nullptr) watched = watches.Keys(watcher);
+  for (const auto& key : watched) keys.emplace_back(key);
+
+  // The one lock acquisition of the transaction: ascending stripes (or all of them).
+  cache::KeyLocks::Guard guard = all ? locks.LockAll() : locks.Lock(keys);
+  if (watcher != nullptr) {
+    const bool dirty = watches.Dirty(watcher, NowUnixMs());
+    watches.Remove(watcher);
+    if (dirty) {
+      *out += "*-1\r\n";  // null array: a watched key changed
+      return;
+    }
+  }
+
+  std::vector<uint32_t> stripes = guard.stripes();
+  cache::Cache* cache = server.cache();
+  locks.BeginWrite(stripes);
+  if (cache != nullptr) {
+    if (all) {
+      cache->Clear();
+    } else {
+      for (auto key : keys) cache->Erase(key);
+    }
+  }
+
+  storage::Store* store = server.store();
+  group->BeginAtomic();
+  AppendArrayHeader(out, payload.commands.size());
+  std::unordered_set<std::string_view> written;
+  bool wrote = false;
+  for (size_t i = 0; i < payload.commands.size(); ++i) {
+    PreparedCommand& command = payload.commands[i];
+    if (payload.answered[i]) {
+      *out += command.reply;
+      continue;
+    }
+    const CommandSpec& spec = *command.spec;
+    std::vector<std::string_view> command_keys = CommandKeys(spec, command.argv);
+    if (spec.flags & kAllKeys) {
+      // FLUSHALL writes with its own WriteOptions: what the transaction wrote before it is
+      // committed first (a transaction holding FLUSHALL is atomic for other clients, not for a
+      // crash between these two writes).
+      (void)group->Commit();
+      group->BeginAtomic();
+      written.clear();
+      wrote = false;
+    } else if (wrote && Keyless(spec)) {
+      (void)store->FlushThreadWriteGroup();  // KEYS/SCAN... see the transaction's writes
+      written.clear();
+      wrote = false;
+    } else {
+      for (auto key : command_keys) {
+        if (written.count(key) != 0) {
+          // Read-your-writes inside the transaction: memtables only, the WAL gets all at once.
+          (void)store->FlushThreadWriteGroup();
+          written.clear();
+          wrote = false;
+          break;
+        }
+      }
+    }
+    CommandContext ctx{&server, store, nullptr, nullptr, NowUnixMs()};
+    ctx.reply_budget = budget;
+    ctx.in_exec = true;
+    const size_t reply_start = out->size();
+    spec.handler(ctx, command.argv, out);
+    if (budget != nullptr && budget->exceeded) break;
+    if (spec.flags & kWrite) {
+      NoteWriteForWatch(watches, spec, command.argv, *out, reply_start);
+      written.insert(command_keys.begin(), command_keys.end());
+      wrote = true;
+    }
+  }
+  Status s = group->Commit();
+  if (!s.ok()) {
+    // Nothing of the transaction reached the WAL; the cache holds none of its keys (erased above,
+    // no fills while it ran).
+    out->clear();
+    AppendStatusError(out, s);
+  }
+  locks.EndWrite(stripes);
+}
+
+}  // namespace
+
+void RunTxCommand(Server& server, storage::WriteGroup* group, PreparedCommand* command,
+                  ReplyBudget* budget) {
+  TxPayload& payload = *command->tx;
+  if (std::string_view(command->spec->name) == "watch") {
+    RunWatch(server, payload, command->argv, &command->reply);
+    return;
+  }
+  std::unique_ptr<storage::WriteGroup> own;
+  if (group == nullptr) {
+    own = server.store()->OpenWriteGroup();
+    group = own.get();
+  }
+  RunExec(server, group, payload, &command->reply, budget);
+}
+
+}  // namespace rockcache::server

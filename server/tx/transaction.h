@@ -1,0 +1,94 @@
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7.0 semantics and replies).
+//
+// Network thread (TransactionInLoop): while a connection is in MULTI every command is checked
+// (unknown command, arity, commands Redis refuses in a transaction) and queued on the connection
+// with "+QUEUED"; a refused one makes EXEC answer -EXECABORT. EXEC hands the queued commands to
+// the pool as ONE command (a group-commit barrier, server/group_commit.h) carrying a TxPayload.
+// kConnection commands queued in the transaction (CLIENT SETNAME, CONFIG SET...) run on the
+// network thread when EXEC is handed over, before the storage commands; their replies take their
+// place in EXEC's array.
+//
+// Worker (RunTxCommand): EXEC takes the key-stripe locks of every key of its commands and of its
+// watched keys in one KeyLocks::Lock (ascending stripe order, the only lock acquisition of the
+// task at that point: deadlock-free against every other command and group; every stripe when a
+// command touches all keys, FLUSHALL). Holding them it checks the watches (null array when
+// dirty), erases its keys from the cache and marks their stripes' write sequences odd for its
+// whole run (so no cache reader, single- or multi-key, sees a value of the transaction before
+// all of it is done; readers miss, go to a worker and wait for the locks), runs the commands
+// without cache fills or write-through, and commits their writes to RocksDB as one WriteBatch
+// (storage::WriteGroup::BeginAtomic), all before releasing the locks.
+//
+// WATCH runs on a worker too, holding its keys' stripe locks (server/tx/watch.h explains why).
+//
+// Hooks for other work: SELECT inside MULTI changes the database of the commands queued after it
+// (MakeQueuedCommand in transaction.cc is the one place a queued command is made);
+// CommandContext::in_exec tells a blocking command not to block; WatchRegistry::TouchDb for
+// SWAPDB / FLUSHDB of one database.
+//
+// Differences from Redis, all rare:
+// - Queued kConnection commands run when EXEC is handed over, before its storage commands, even
+//   when a WATCH then aborts the EXEC.
+// - A write marks its keys' watchers even when it changed nothing (DEL of a missing key, SET NX
+//   on an existing one; a failed write does not mark), and FLUSHALL marks every watcher, also of
+//   keys that did not exist: spurious aborts, never a missed one.
+// - A transaction holding FLUSHALL/FLUSHDB is atomic for other clients but not across a crash
+//   between FLUSHALL's own write and the rest (FLUSHALL writes with its own WriteOptions).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/server.h"
+#include "server/tx/watch.h"
+
+namespace rockcache::storage {
+class WriteGroup;
+}
+
+namespace rockcache::server {
+
+struct Connection;
+struct ReplyBudget;
+
+// A connection's transaction state (Connection::tx, created on first use).
+struct TxState {
+  bool in_multi = false;
+  bool aborted = false;  // a command was refused while queuing: EXEC answers EXECABORT
+  std::vector<PreparedCommand> queued;
+  uint64_t queued_bytes = 0;         // argument bytes queued (bounded by client-query-buffer-limit)
+  std::shared_ptr<Watcher> watcher;  // null until the first WATCH
+  void Reset() {
+    in_multi = false;
+    aborted = false;
+    queued.clear();
+    queued_bytes = 0;
+  }
+};
+
+// What an EXEC or WATCH carries to its worker (PreparedCommand::tx).
+struct TxPayload {
+  std::shared_ptr<Watcher> watcher;       // WATCH: registers here; EXEC: checked, then cleared
+  std::vector<PreparedCommand> commands;  // EXEC: the queued commands, in order
+  std::vector<bool> answered;  // EXEC: commands[i].reply already holds the answer (kConnection)
+};
+
+enum class TxInLoop {
+  kNotHandled,  // run the command the normal way
+  kHandled,     // answered in conn->output, or pushed to `batch`
+  kClose,       // the queued transaction passed client-query-buffer-limit: close the client
+};
+
+// Network thread: called for every command of a connection in MULTI, and for EXEC/WATCH (spec
+// flag kTransaction) otherwise. `spec` may be null (unknown command).
+TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* spec, int id,
+                           Args& argv, std::vector<PreparedCommand>* batch);
+
+// Worker: runs an EXEC or WATCH command (command->tx set). `group`: the thread's open write
+// group (EXEC commits through it). REQUIRES for WATCH: the caller holds the keys' stripe locks;
+// for EXEC: the caller holds no key lock and `group` has nothing pending.
+void RunTxCommand(Server& server, storage::WriteGroup* group, PreparedCommand* command,
+                  ReplyBudget* budget);
+
+}  // namespace rockcache::server
