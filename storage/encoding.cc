@@ -48,6 +48,10 @@ std::string EncodeMeta(const Meta& meta) {
   } else if (meta.type == MetaType::kList) {
     PutFixed64BE(&out, meta.head);
     PutFixed64BE(&out, meta.tail);
+  } else if (meta.type == MetaType::kStream) {
+    out.append(EncodeStreamId(meta.last_id));
+    out.append(EncodeStreamId(meta.first_id));
+    out.append(EncodeStreamId(meta.top_id));
   } else if (!meta.lo.empty() || meta.hi || meta.gap) {
     PutFixed32BE(&out, static_cast<uint32_t>(meta.lo.size()));
     out.append(meta.lo);
@@ -95,7 +99,7 @@ bool DecodeMetaHeader(std::string_view bytes, Meta* meta) {
   if (bytes.size() < kMetaHeaderSize) return false;
   uint8_t type = static_cast<uint8_t>(bytes[0]);
   if (type < static_cast<uint8_t>(MetaType::kString) ||
-      type > static_cast<uint8_t>(MetaType::kZSet)) {
+      type > static_cast<uint8_t>(MetaType::kStream)) {
     return false;
   }
   meta->type = static_cast<MetaType>(type);
@@ -121,6 +125,11 @@ bool DecodeMeta(std::string_view bytes, Meta* meta) {
     meta->head = GetFixed64BE(rest.data());
     meta->tail = GetFixed64BE(rest.data() + 8);
     if (meta->tail - meta->head != meta->count) return false;
+  } else if (meta->type == MetaType::kStream) {
+    if (rest.size() != 48) return false;
+    meta->last_id = DecodeStreamId(rest.data());
+    meta->first_id = DecodeStreamId(rest.data() + 16);
+    meta->top_id = DecodeStreamId(rest.data() + 32);
   } else if (!rest.empty()) {
     if (rest.size() < 4) return false;
     uint64_t lo_len = GetFixed32BE(rest.data());
@@ -196,6 +205,51 @@ std::string EncodeListIndex(uint64_t index) {
   std::string out;
   PutFixed64BE(&out, index);
   return out;
+}
+
+std::string EncodeStreamId(StreamId id) {
+  std::string out;
+  out.reserve(16);
+  PutFixed64BE(&out, id.ms);
+  PutFixed64BE(&out, id.seq);
+  return out;
+}
+
+StreamId DecodeStreamId(const char* p) { return StreamId{GetFixed64BE(p), GetFixed64BE(p + 8)}; }
+
+std::string EncodeStreamFields(
+    const std::vector<std::pair<std::string_view, std::string_view>>& fv) {
+  std::string out;
+  PutFixed32BE(&out, static_cast<uint32_t>(fv.size()));
+  for (const auto& [f, v] : fv) {
+    PutFixed32BE(&out, static_cast<uint32_t>(f.size()));
+    out.append(f.data(), f.size());
+    PutFixed32BE(&out, static_cast<uint32_t>(v.size()));
+    out.append(v.data(), v.size());
+  }
+  return out;
+}
+
+bool DecodeStreamFields(std::string_view bytes,
+                        std::vector<std::pair<std::string, std::string>>* out) {
+  out->clear();
+  if (bytes.size() < 4) return false;
+  uint64_t n = GetFixed32BE(bytes.data());
+  bytes.remove_prefix(4);
+  auto take = [&](std::string* dst) {
+    if (bytes.size() < 4) return false;
+    uint64_t len = GetFixed32BE(bytes.data());
+    if (bytes.size() < 4 + len) return false;
+    dst->assign(bytes.data() + 4, len);
+    bytes.remove_prefix(4 + len);
+    return true;
+  };
+  out->reserve(std::min<uint64_t>(n, bytes.size() / 8));
+  for (uint64_t i = 0; i < n; ++i) {
+    auto& pair = out->emplace_back();
+    if (!take(&pair.first) || !take(&pair.second)) return false;
+  }
+  return bytes.empty();
 }
 
 std::string EncodeScore(double score) {

@@ -8,6 +8,7 @@
 //   "list"             DataKey(key, version, BE64(index))      -> element
 //   "zset"             DataKey(key, version, member)           -> EncodeScore(score) (8 bytes)
 //   "zscore"           DataKey(key, version, EncodeScore(score) + member) -> "" (the score index)
+//   "stream"           DataKey(key, version, EncodeStreamId(id)) -> EncodeStreamFields(fields)
 //   "props"            internal figures ("next-version" reservation); never user data.
 //
 // Meta record (all integers big-endian):
@@ -33,6 +34,12 @@
 //                           lo, so the tombstones of earlier pops stay skipped. It is a bound, not
 //                           exact: removals in the middle leave tombstones inside it (compaction
 //                           drops those).
+//                   stream: [last id 16][first id 16][top id 16] (ids as EncodeStreamId):
+//                           the last id ever added (XADD's floor, kept when entries are
+//                           deleted), and bounds of the live entries: every live entry's id is
+//                           in [first, top]. XTRIM/XDEL at the ends move them past what they
+//                           delete, so range reads never walk those tombstones. A stream may
+//                           be empty (count 0) and still exist, as in Redis.
 //   `count` is the number of elements of a collection (0 for strings). An absent key has no meta
 //   record; an empty collection never has one (it is deleted with its last element).
 //
@@ -50,11 +57,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "storage/stream_id.h"
 
 namespace rockcache::storage {
 
 // The type byte of a meta record. Values are on disk: never renumber.
-enum class MetaType : uint8_t { kString = 1, kHash = 2, kList = 3, kSet = 4, kZSet = 5 };
+enum class MetaType : uint8_t {
+  kString = 1,
+  kHash = 2,
+  kList = 3,
+  kSet = 4,
+  kZSet = 5,
+  kStream = 6,
+};
 
 inline constexpr uint64_t kListInitialIndex = 1ull << 63;
 inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
@@ -62,15 +80,16 @@ inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
 struct Meta {
   MetaType type = MetaType::kString;
   uint64_t version = 0;
-  int64_t expire_at_ms = 0;           // 0 = no TTL
-  uint64_t count = 0;                 // elements of a collection; 0 for strings
-  uint64_t head = kListInitialIndex;  // lists only
-  uint64_t tail = kListInitialIndex;  // lists only
-  std::string lo;                     // hash, set, zset: live-range hint (see above); "" = none
-  std::optional<std::string> hi;      // hash, set, zset: exclusive upper hint; nullopt = none
-  std::optional<std::string> gap;     // hash, set, zset: see above; nullopt = none
-  std::string gap_last;               // with gap: nothing live in (gap_last, gap)
-  std::string value;                  // strings only
+  int64_t expire_at_ms = 0;            // 0 = no TTL
+  uint64_t count = 0;                  // elements of a collection; 0 for strings
+  uint64_t head = kListInitialIndex;   // lists only
+  uint64_t tail = kListInitialIndex;   // lists only
+  std::string lo;                      // hash, set, zset: live-range hint (see above); "" = none
+  std::optional<std::string> hi;       // hash, set, zset: exclusive upper hint; nullopt = none
+  std::optional<std::string> gap;      // hash, set, zset: see above; nullopt = none
+  std::string gap_last;                // with gap: nothing live in (gap_last, gap)
+  std::string value;                   // strings only
+  StreamId last_id, first_id, top_id;  // streams only (see above)
 
   bool ExpiredAt(int64_t now_ms) const { return expire_at_ms != 0 && expire_at_ms <= now_ms; }
   // Widens the live-range hint to cover a new entry with sub-key `sub`.
@@ -107,6 +126,15 @@ std::string PrefixSuccessor(std::string_view prefix);
 
 // List element sub-key.
 std::string EncodeListIndex(uint64_t index);
+
+// Stream ids: 16 bytes (ms, seq big-endian), memcmp order == id order.
+std::string EncodeStreamId(StreamId id);
+StreamId DecodeStreamId(const char* p);
+// A stream entry's fields: [u32 n] then n times [u32 length][bytes] (field, value, field...).
+std::string EncodeStreamFields(
+    const std::vector<std::pair<std::string_view, std::string_view>>& fv);
+bool DecodeStreamFields(std::string_view bytes,
+                        std::vector<std::pair<std::string, std::string>>* out);
 
 // Scores: 8 bytes, memcmp order == numeric order. REQUIRES: !isnan(score).
 std::string EncodeScore(double score);

@@ -63,6 +63,8 @@ const char* KeyTypeName(KeyType type) {
       return "set";
     case KeyType::kZSet:
       return "zset";
+    case KeyType::kStream:
+      return "stream";
   }
   return "none";
 }
@@ -71,8 +73,8 @@ std::optional<KeyType> ParseKeyTypeName(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (KeyType t :
-       {KeyType::kString, KeyType::kHash, KeyType::kList, KeyType::kSet, KeyType::kZSet}) {
+  for (KeyType t : {KeyType::kString, KeyType::kHash, KeyType::kList, KeyType::kSet, KeyType::kZSet,
+                    KeyType::kStream}) {
     if (lower == KeyTypeName(t)) return t;
   }
   return std::nullopt;
@@ -151,6 +153,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
       {"list", data(MetaType::kList)},
       {"zset", data(MetaType::kZSet)},
       {"zscore", data(MetaType::kZSet)},
+      {"stream", data(MetaType::kStream)},
   };
 
   rocksdb::DBOptions db_options;
@@ -169,6 +172,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   store->list_cf_ = store->handles_[4];
   store->zset_cf_ = store->handles_[5];
   store->zscore_cf_ = store->handles_[6];
+  store->stream_cf_ = store->handles_[7];
   store->write_options_.sync = options.sync_writes;
 
   // Version counter: resume above everything reserved before.

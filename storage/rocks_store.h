@@ -64,6 +64,8 @@ inline KeyType ToKeyType(MetaType t) {
       return KeyType::kSet;
     case MetaType::kZSet:
       return KeyType::kZSet;
+    case MetaType::kStream:
+      return KeyType::kStream;
   }
   return KeyType::kNone;
 }
@@ -253,6 +255,17 @@ class RocksStore final : public Store {
   StatusOr<ZScanResult> ZScan(std::string_view key, uint64_t cursor, std::string_view pattern,
                               uint64_t count) override;
 
+  // ---- streams (store_stream.cc) ----
+  StatusOr<std::optional<StreamId>> XAdd(
+      std::string_view key, const XAddSpec& spec,
+      const std::vector<std::pair<std::string_view, std::string_view>>& fields) override;
+  StatusOr<int64_t> XLen(std::string_view key) override;
+  StatusOr<std::vector<StreamEntry>> XRange(std::string_view key, StreamId start, StreamId end,
+                                            bool reverse, uint64_t count,
+                                            uint64_t max_bytes = kNoByteLimit) override;
+  StatusOr<int64_t> XDel(std::string_view key, const std::vector<StreamId>& ids) override;
+  StatusOr<int64_t> XTrim(std::string_view key, const StreamTrim& trim) override;
+
   // ---- admin (rocks_store.cc, store_collections.cc) ----
   Status CompactAll() override;
   StatusOr<uint64_t> CountDataEntries() override;
@@ -398,6 +411,11 @@ class RocksStore final : public Store {
                                                     SetOp op);
   StatusOr<int64_t> SetAlgebraStore(std::string_view dst, const std::vector<std::string_view>& keys,
                                     SetOp op);
+  // Stream internals (store_stream.cc): removes from the front of the stream (key, *meta) what
+  // `trim` selects, in `batch`, counting `pending` (an entry just added at the top, not yet
+  // written) as the stream's last entry; updates *meta; returns the number removed.
+  StatusOr<uint64_t> TrimStream(std::string_view key, Meta* meta, const StreamTrim& trim,
+                                std::optional<StreamId> pending, rocksdb::WriteBatch* batch);
   // Sorted-set internals (store_zset.cc).
   void PutZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
                   std::string_view member, double score);
@@ -428,6 +446,7 @@ class RocksStore final : public Store {
   rocksdb::ColumnFamilyHandle* list_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* zset_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* zscore_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* stream_cf_ = nullptr;
   std::shared_ptr<rocksdb::Cache> block_cache_;
   std::shared_ptr<FilterContext> filter_ctx_;
   rocksdb::WriteOptions write_options_;

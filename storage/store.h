@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "config/status.h"
+#include "storage/stream_id.h"
 
 namespace rockcache::storage {
 
@@ -50,9 +51,9 @@ struct Options {
   int max_background_jobs = 2;
 };
 
-enum class KeyType { kNone, kString, kHash, kList, kSet, kZSet };
+enum class KeyType { kNone, kString, kHash, kList, kSet, kZSet, kStream };
 
-// The name TYPE replies with: "none", "string", "hash", "list", "set", "zset".
+// The name TYPE replies with: "none", "string", "hash", "list", "set", "zset", "stream".
 const char* KeyTypeName(KeyType type);
 // Parses a TYPE name (case-insensitive) as SCAN ... TYPE takes it; nullopt when unknown.
 std::optional<KeyType> ParseKeyTypeName(std::string_view name);
@@ -163,6 +164,31 @@ struct ZRangeSpec {
   LexRange lex;        // kLex (assumes equal scores, as Redis; ordered by member)
   int64_t offset = 0;  // LIMIT: skip `offset` matches (negative offset = empty result)
   int64_t limit = -1;  // LIMIT: at most `limit` results; negative = no limit
+};
+
+// A stream entry: its id and its field/value pairs in the order XADD gave them.
+struct StreamEntry {
+  StreamId id;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+// XADD's / XTRIM's trimming. `limit` 0 = no limit, else at most `limit` entries are removed
+// (the server passes Redis's LIMIT, or its default 10000 for `~` without LIMIT). `~` trims
+// exactly here (Redis may trim less).
+struct StreamTrim {
+  enum class Strategy { kNone, kMaxLen, kMinId };
+  Strategy strategy = Strategy::kNone;
+  uint64_t maxlen = 0;  // kMaxLen: keep at most this many (the newest)
+  StreamId minid;       // kMinId: remove the entries with an id < minid
+  uint64_t limit = 0;
+};
+
+struct XAddSpec {
+  enum class IdKind { kAuto /* * */, kAutoSeq /* ms-* */, kExplicit /* ms-seq */ };
+  IdKind id_kind = IdKind::kAuto;
+  StreamId id;  // kAutoSeq: the ms; kExplicit: the id (REQUIRES > 0-0, the server checks)
+  bool nomkstream = false;
+  StreamTrim trim;
 };
 
 // Group commit: while a thread has a WriteGroup open, the writes of the Store methods *that
@@ -505,6 +531,26 @@ class Store {
   // ZSCAN: members in byte order with their scores; pattern matches members.
   virtual StatusOr<ZScanResult> ZScan(std::string_view key, uint64_t cursor,
                                       std::string_view pattern, uint64_t count) = 0;
+
+  // ---- streams (store_stream.cc) ----
+  // A stream may exist with no entries (after XDEL/XTRIM of all of them), as in Redis; it keeps
+  // its last id.
+  // XADD: appends the entry and trims; returns its id, nullopt when `nomkstream` and the key is
+  // absent. Errors: "The ID specified in XADD is equal or smaller than the target stream top
+  // item", "The stream has exhausted the last possible ID, unable to add more items".
+  virtual StatusOr<std::optional<StreamId>> XAdd(
+      std::string_view key, const XAddSpec& spec,
+      const std::vector<std::pair<std::string_view, std::string_view>>& fields) = 0;
+  virtual StatusOr<int64_t> XLen(std::string_view key) = 0;
+  // XRANGE (reverse: XREVRANGE): the entries with start <= id <= end, at most `count` (0 = all),
+  // in id order (reverse: highest first). Reads only entries inside the range.
+  virtual StatusOr<std::vector<StreamEntry>> XRange(std::string_view key, StreamId start,
+                                                    StreamId end, bool reverse, uint64_t count,
+                                                    uint64_t max_bytes = kNoByteLimit) = 0;
+  // XDEL: the number of entries removed (repeats count once).
+  virtual StatusOr<int64_t> XDel(std::string_view key, const std::vector<StreamId>& ids) = 0;
+  // XTRIM: the number of entries removed. O(removed).
+  virtual StatusOr<int64_t> XTrim(std::string_view key, const StreamTrim& trim) = 0;
 
   // ---- maintenance ----
   // Compacts every column family now (expired metas and stale collection entries are dropped).

@@ -138,6 +138,8 @@ rocksdb::ColumnFamilyHandle* RocksStore::DataCf(MetaType type) const {
       return list_cf_;
     case MetaType::kZSet:
       return zset_cf_;
+    case MetaType::kStream:
+      return stream_cf_;
     case MetaType::kString:
       break;
   }
@@ -574,7 +576,7 @@ StatusOr<uint64_t> RocksStore::CountDataEntries() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   uint64_t n = 0;
-  for (auto* cf : {hash_cf_, set_cf_, list_cf_, zset_cf_, zscore_cf_}) {
+  for (auto* cf : {hash_cf_, set_cf_, list_cf_, zset_cf_, zscore_cf_, stream_cf_}) {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     if (!it->status().ok()) return FromRocks(it->status());

@@ -220,7 +220,7 @@ Status RocksStore::FlushAll() {
   }
   // Every data key starts with a 4-byte length < 0xffffffff.
   const std::string data_end(5, '\xff');
-  for (auto* cf : {hash_cf_, set_cf_, list_cf_, zset_cf_, zscore_cf_}) {
+  for (auto* cf : {hash_cf_, set_cf_, list_cf_, zset_cf_, zscore_cf_, stream_cf_}) {
     batch.DeleteRange(cf, "", data_end);
   }
   rocksdb::WriteOptions wo = write_options_;

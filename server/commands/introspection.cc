@@ -63,6 +63,21 @@ StatusOr<KeySample> SampleKey(storage::Store* store, const std::string& key, uin
   switch (sample.type) {
     case storage::KeyType::kNone:
       return sample;
+    case storage::KeyType::kStream: {
+      auto len = store->XLen(key);
+      if (!len.ok()) return len.status();
+      sample.count = static_cast<uint64_t>(*len);
+      if (limit == 0 || sample.count == 0) return sample;
+      auto some = store->XRange(key, storage::StreamId::Min(), storage::StreamId::Max(), false,
+                                std::min<uint64_t>(limit, sample.count));
+      if (!some.ok()) return some.status();
+      for (auto& entry : *some) {
+        std::string fields;
+        for (auto& [f, v] : entry.fields) fields += f + v;
+        sample.elements.emplace_back(entry.id.ToString(), std::move(fields));
+      }
+      return sample;
+    }
     case storage::KeyType::kString: {
       // The length alone, unless the value is short enough to be an integer: a big string is
       // never copied out of RocksDB to be measured.
@@ -166,6 +181,8 @@ const char* Encoding(const KeySample& sample, const config::Config& config) {
     }
     case storage::KeyType::kList:
       return "quicklist";
+    case storage::KeyType::kStream:
+      return "stream";
     case storage::KeyType::kNone:
       break;
   }
@@ -185,6 +202,8 @@ uint64_t ElementDiskBytes(storage::KeyType type, size_t key_size,
       return data_key + 8 + element.first.size();
     case storage::KeyType::kZSet:
       return 2 * (data_key + element.first.size() + 8);
+    case storage::KeyType::kStream:  // element: (id text, fields and values concatenated)
+      return data_key + 16 + element.second.size();
     default:
       return 0;
   }
@@ -194,6 +213,7 @@ uint64_t DiskBytes(const std::string& key, const KeySample& sample) {
   uint64_t meta = key.size() + kMetaHeaderBytes + kRocksEntryOverhead;
   if (sample.type == storage::KeyType::kString) return meta + sample.value_size;
   if (sample.type == storage::KeyType::kList) meta += 16;
+  if (sample.type == storage::KeyType::kStream) meta += 48;
   if (sample.elements.empty()) return meta;
   uint64_t sampled = 0;
   for (const auto& element : sample.elements) {
