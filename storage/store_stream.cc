@@ -19,8 +19,8 @@ constexpr uint64_t kPointDeletesUpTo = 64;
 
 }  // namespace
 
-StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta,
-                                          const StreamTrim& trim, std::optional<StreamId> pending,
+StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta, const StreamTrim& trim,
+                                          std::optional<StreamId> pending,
                                           rocksdb::WriteBatch* batch) {
   if (trim.strategy == StreamTrim::Strategy::kNone || meta->count == 0) return uint64_t{0};
   uint64_t want = 0;  // entries to remove from the front (kMaxLen); kMinId: decided per entry
@@ -71,8 +71,8 @@ StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta,
   if (removed <= kPointDeletesUpTo) {
     for (const auto& sub : point) batch->Delete(stream_cf_, DataKey(key, meta->version, sub));
   } else {
-    std::string end = new_first ? EncodeStreamId(*new_first)
-                                : ImmediateSuccessor(EncodeStreamId(meta->top_id));
+    std::string end =
+        new_first ? EncodeStreamId(*new_first) : ImmediateSuccessor(EncodeStreamId(meta->top_id));
     batch->DeleteRange(stream_cf_, DataKey(key, meta->version, EncodeStreamId(meta->first_id)),
                        DataKey(key, meta->version, end));
   }
@@ -202,8 +202,8 @@ StatusOr<int64_t> RocksStore::XDel(std::string_view key, const std::vector<Strea
     if (gone.count(sub)) continue;
     std::string value;
     bool found = false;
-    if (Status s = GetEntry(rocksdb::ReadOptions(), stream_cf_, key, meta.version, sub, &value,
-                            &found);
+    if (Status s =
+            GetEntry(rocksdb::ReadOptions(), stream_cf_, key, meta.version, sub, &value, &found);
         !s.ok()) {
       return s;
     }

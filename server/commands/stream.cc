@@ -20,7 +20,8 @@ using storage::StreamId;
 using storage::StreamTrim;
 using storage::XAddSpec;
 
-constexpr std::string_view kInvalidId = "ERR Invalid stream ID specified as stream command argument";
+constexpr std::string_view kInvalidId =
+    "ERR Invalid stream ID specified as stream command argument";
 // Redis's default LIMIT of `~` trimming: 100 * stream-node-max-entries (100).
 constexpr uint64_t kApproxTrimLimit = 10000;
 
@@ -136,7 +137,8 @@ bool ParseAddOrTrim(const Args& argv, bool xadd, AddOrTrimArgs* a, std::string* 
   }
   a->id_pos = i;
   if (limit != 0 && trim.strategy == StreamTrim::Strategy::kNone) {
-    AppendError(out, "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+    AppendError(out,
+                "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
     return false;
   }
   if (!xadd && trim.strategy == StreamTrim::Strategy::kNone) {
@@ -220,9 +222,8 @@ void XRange(CommandContext& ctx, Args& argv, std::string* out) {
     if (*type != storage::KeyType::kStream) return out->append(kReplyWrongType), void();
     return out->append(kReplyNullArray), void();
   }
-  auto entries = ctx.store->XRange(argv[1], start, end, rev,
-                                   count < 0 ? 0 : static_cast<uint64_t>(count),
-                                   ReplyRoom(ctx, *out));
+  auto entries = ctx.store->XRange(
+      argv[1], start, end, rev, count < 0 ? 0 : static_cast<uint64_t>(count), ReplyRoom(ctx, *out));
   if (ReplyOverBudget(ctx, *out, entries.status())) return;
   if (!entries.ok()) return AppendStatusError(out, entries.status());
   AppendArrayHeader(out, static_cast<int64_t>(entries->size()));
