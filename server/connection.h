@@ -19,6 +19,7 @@
 
 #include "server/client_registry.h"
 #include "server/protocol/resp_parser.h"
+#include "server/pubsub/client_state.h"
 #include "server/server.h"
 
 struct event;
@@ -108,6 +109,8 @@ struct Connection {
   int64_t obuf_soft_since_ms = 0;  // pending replies over the soft output limit since (0 = not)
   std::vector<PreparedCommand> parked_batch;  // while parked
   BatchTimes parked_times;
+  // Subscriptions; null while there are none (then the connection is not in subscribed mode).
+  std::unique_ptr<PubSubState> pubsub;
 
   event* read_event = nullptr;   // owned; freed by NetLoop::CloseConnection
   event* write_event = nullptr;  // owned

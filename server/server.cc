@@ -24,6 +24,7 @@
 #include "server/metrics/metrics_http.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/pubsub.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -119,7 +120,8 @@ std::vector<std::string> SplitWords(const std::string& text) {
 
 }  // namespace
 
-Server::Server(config::Config* config) : config_(config) {
+Server::Server(config::Config* config)
+    : config_(config), pubsub_(std::make_unique<PubSub>(this, config)) {
   for (const auto& spec : config::OptionTable()) {
     ApplySetting(spec.name, config_->Get(spec.name));
   }
@@ -147,6 +149,9 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
       settings_.client_output_buffer_limit = static_cast<uint64_t>(limits.normal.hard);
       settings_.client_output_buffer_soft_limit = static_cast<uint64_t>(limits.normal.soft);
       settings_.client_output_buffer_soft_seconds = limits.normal.soft_seconds;
+      settings_.pubsub_output_buffer_limit = static_cast<uint64_t>(limits.pubsub.hard);
+      settings_.pubsub_output_buffer_soft_limit = static_cast<uint64_t>(limits.pubsub.soft);
+      settings_.pubsub_output_buffer_soft_seconds = limits.pubsub.soft_seconds;
     }
   } else if (name == "timeout") {
     settings_.timeout_sec = as_int();

@@ -134,5 +134,6 @@ extern const std::vector<CommandSpec> kZSetCommands;
 extern const std::vector<CommandSpec> kHyperLogLogCommands;
 extern const std::vector<CommandSpec> kGeoCommands;
 extern const std::vector<CommandSpec> kSortCommands;
+extern const std::vector<CommandSpec> kPubSubCommands;  // pubsub.cc
 
 }  // namespace rockcache::server
