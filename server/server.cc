@@ -49,11 +49,16 @@ class ExpirySweepTask : public pool::Task {
   explicit ExpirySweepTask(Server* server) : server_(server) {}
   void Run() override {
     cache::KeyLocks& locks = server_->key_locks();
+    const int64_t reaped = server_->pubsub().ReapExpired(server_->store(), locks);
+    PubSub::SweepScope sweeping;
+    if (reaped > 0) server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(reaped));
     auto removed = server_->store()->SweepExpired(
-        200, [&locks](std::string_view key, const std::function<void()>& critical) {
+        200,
+        [&locks](std::string_view key, const std::function<void()>& critical) {
           auto guard = locks.Lock(key);
           critical();
-        });
+        },
+        [this](std::string_view key) { server_->pubsub().NotifyExpired(key); });
     if (removed.ok() && *removed > 0) {
       server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(*removed),
                                               std::memory_order_relaxed);
@@ -240,6 +245,7 @@ Status Server::Start() {
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
+  pubsub_->WatchExpiries(store_.get());
 
   cache::Options cache_options;
   cache_options.max_memory_bytes = static_cast<uint64_t>(config_->GetInt("cache-maxmemory"));

@@ -48,6 +48,8 @@ uint32_t ParseNotifyFlags(std::string_view letters);
 // The database a handler's keys live in. rockcache has one database today; this is the one
 // place that says so for notifications.
 inline int NotifyDb(const CommandContext& /*ctx*/) { return 0; }
+// The database of the keys the expiry sweep removes (the same single database).
+inline constexpr int kExpiryDb = 0;
 
 // Publishes the keyspace and/or keyevent message of one event. Any thread.
 void PublishKeyspaceEvent(Server& server, uint32_t flags, uint32_t type, std::string_view event,
@@ -64,6 +66,34 @@ void NotifyKeyspaceEventSlow(CommandContext& ctx, uint32_t type, std::string_vie
 inline void NotifyKeyspaceEvent(CommandContext& ctx, uint32_t type, std::string_view event,
                                 std::string_view key) {
   if (NotifyEnabled(*ctx.server, type)) NotifyKeyspaceEventSlow(ctx, type, event, key);
+}
+
+// For the "del" Redis emits when a removal empties a collection: the collection's length before
+// the write (`len` returns a StatusOr<int64_t>), read only while generic events are on; -1
+// otherwise. (A write's own changes are not visible to storage reads until its group commits, so
+// the length is read before and compared with what the write removed.)
+template <typename LenFn>
+int64_t LengthIfNotifying(CommandContext& ctx, LenFn len) {
+  if (!NotifyEnabled(*ctx.server, kNotifyGeneric)) return -1;
+  auto n = len();
+  return n.ok() ? *n : -1;
+}
+
+// "del" when removing `removed` elements emptied a collection of `before` (LengthIfNotifying).
+inline void NotifyIfEmptied(CommandContext& ctx, int64_t before, int64_t removed,
+                            std::string_view key) {
+  if (before > 0 && removed >= before) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", key);
+}
+
+// A *STORE command's events: `event` on dst when the result has members, else "del" when dst
+// existed (`existed` from LengthIfNotifying over Exists).
+inline void NotifyStore(CommandContext& ctx, uint32_t type, std::string_view event,
+                        std::string_view dst, int64_t existed, int64_t size) {
+  if (size > 0) {
+    NotifyKeyspaceEvent(ctx, type, event, dst);
+  } else if (existed > 0) {
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", dst);
+  }
 }
 
 }  // namespace rockcache::server

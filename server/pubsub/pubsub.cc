@@ -4,6 +4,8 @@
 #include <functional>
 #include <mutex>
 
+#include "cache/cache.h"
+#include "cache/key_locks.h"
 #include "config/config.h"
 #include "config/glob.h"
 #include "server/net_loop.h"
@@ -11,6 +13,7 @@
 #include "server/pubsub/inbox.h"
 #include "server/pubsub/notify.h"
 #include "server/server.h"
+#include "storage/store.h"
 
 namespace rockcache::server {
 namespace {
@@ -144,6 +147,50 @@ std::vector<std::string> PubSub::Channels(std::string_view pattern) const {
     }
   }
   return out;
+}
+
+namespace {
+// Set while the sweep itself reads metas: the keys it finds expired it handles itself.
+thread_local bool t_reaping = false;
+}  // namespace
+
+PubSub::SweepScope::SweepScope() { t_reaping = true; }
+PubSub::SweepScope::~SweepScope() { t_reaping = false; }
+
+void PubSub::WatchExpiries(storage::Store* store) {
+  store->SetExpiredObserver([this](std::string_view key) {
+    const uint32_t flags = notify_flags();
+    if (t_reaping || !(flags & kNotifyExpired) || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(expired_mu_);
+    if (expired_seen_.size() < kMaxExpiredSeen) expired_seen_.emplace_back(key);
+  });
+}
+
+int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
+  std::vector<std::string> keys;
+  {
+    std::lock_guard<std::mutex> lock(expired_mu_);
+    keys.swap(expired_seen_);
+  }
+  int64_t removed = 0;
+  SweepScope sweeping;
+  for (const auto& key : keys) {
+    auto guard = locks.Lock(key);
+    auto deleted = store->DeleteIfExpired(key);
+    if (!deleted.ok() || !*deleted) continue;
+    ++removed;
+    NotifyExpired(key);
+  }
+  return removed;
+}
+
+void PubSub::NotifyExpired(std::string_view key) {
+  const uint32_t flags = notify_flags();
+  if (flags & kNotifyExpired) {
+    PublishKeyspaceEvent(*server_, flags, kNotifyExpired, "expired", key, kExpiryDb);
+  }
 }
 
 int64_t PubSub::NumSub(std::string_view channel) const {

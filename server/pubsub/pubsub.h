@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -32,6 +33,12 @@
 
 namespace rockcache::config {
 class Config;
+}
+namespace rockcache::storage {
+class Store;
+}
+namespace rockcache::cache {
+class KeyLocks;
 }
 
 namespace rockcache::server {
@@ -75,6 +82,26 @@ class PubSub {
   // The notify-keyspace-events classes (server/pubsub/notify.h); one relaxed load per write.
   uint32_t notify_flags() const { return notify_flags_.load(std::memory_order_relaxed); }
 
+  // ---- `expired` events (Redis emits one when a key is found expired on access, or removed by
+  // the expiry cycle, and deletes the key then) ----
+  // Main thread, at start-up: has `store` report the keys its reads find stored but expired.
+  // While `expired` events are on, they are queued (at most kMaxExpiredSeen; beyond that the
+  // sweep finds them in its own time).
+  void WatchExpiries(storage::Store* store);
+  // Worker (the expiry sweep): removes the queued keys that are still expired, each under its
+  // key lock, announcing each with `expired`. Returns how many it removed.
+  int64_t ReapExpired(storage::Store* store, cache::KeyLocks& locks);
+  // Announces a key the sweep removed. Any thread.
+  void NotifyExpired(std::string_view key);
+  // Held by the expiry sweep on its thread: the expired keys its own reads find are not queued.
+  class SweepScope {
+   public:
+    SweepScope();
+    ~SweepScope();
+    SweepScope(const SweepScope&) = delete;
+    SweepScope& operator=(const SweepScope&) = delete;
+  };
+
  private:
   struct Subscriber {
     uint64_t conn_id;
@@ -99,6 +126,9 @@ class PubSub {
   std::atomic<int64_t> channel_count_{0};
   std::atomic<int64_t> pattern_count_{0};
   std::atomic<uint32_t> notify_flags_{0};
+  static constexpr size_t kMaxExpiredSeen = 1024;
+  std::mutex expired_mu_;
+  std::vector<std::string> expired_seen_;  // GUARDED_BY(expired_mu_)
 };
 
 }  // namespace rockcache::server
