@@ -261,8 +261,7 @@ bool StoreFound(CommandContext& ctx, const std::string& dst, const std::vector<F
     AppendStatusError(out, deleted.status());
     return false;
   }
-  NotifyStore(ctx, kNotifyZSet, event, dst, *deleted, static_cast<int64_t>(n));
-  if (n == 0) return true;
+  if (n == 0) return NotifyStore(ctx, kNotifyZSet, event, dst, *deleted, 0), true;
   // Group commit defers the delete; the ZADD below reads the key and must see it.
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) {
     AppendStatusError(out, s);
@@ -278,6 +277,7 @@ bool StoreFound(CommandContext& ctx, const std::string& dst, const std::vector<F
     AppendStatusError(out, added.status());
     return false;
   }
+  NotifyStore(ctx, kNotifyZSet, event, dst, *deleted, static_cast<int64_t>(n));
   return true;
 }
 

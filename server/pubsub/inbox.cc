@@ -11,6 +11,7 @@
 #include "server/connection.h"
 #include "server/net_loop.h"
 #include "server/pubsub/client_state.h"
+#include "server/server.h"
 
 namespace rockcache::server {
 
@@ -60,6 +61,9 @@ void PubSubInbox::Drain() {
   }
   // Every receiver is flushed once per drain, however many messages it got: the write goes out
   // in one syscall, and a receiver past the pubsub output limit is closed by Flush.
+  // A receiver already past the pubsub class's hard limit gets nothing more: Flush closes it.
+  const uint64_t hard =
+      loop_->server()->settings().pubsub_output_buffer_limit.load(std::memory_order_relaxed);
   std::vector<uint64_t> touched;
   std::unordered_set<uint64_t> seen;
   for (const PubSubDelivery& delivery : batch) {
@@ -68,7 +72,9 @@ void PubSubInbox::Drain() {
       if (conn == nullptr || conn->pubsub == nullptr) continue;  // closed or unsubscribed
       const auto& set = delivery.pattern ? conn->pubsub->patterns : conn->pubsub->channels;
       if (set.count(delivery.source) == 0) continue;  // unsubscribed after the publish
-      conn->output += *delivery.bytes;
+      if (hard == 0 || conn->output.size() - conn->output_pos <= hard) {
+        conn->output += *delivery.bytes;
+      }
       if (seen.insert(id).second) touched.push_back(id);
     }
   }
