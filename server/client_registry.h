@@ -25,8 +25,8 @@ struct ClientInfo {
   std::string laddr;  // local "ip:port"
   int64_t created_ms = 0;
   std::atomic<int64_t> last_interaction_ms{0};
-  std::atomic<uint64_t> pending_reply_bytes{0};  // omem
-  std::atomic<uint64_t> query_buffer_bytes{0};   // qbuf
+  std::atomic<uint64_t> pending_reply_bytes{0};    // omem
+  std::atomic<uint64_t> query_buffer_bytes{0};     // qbuf
   std::atomic<uint32_t> subscriptions{0};          // sub: channels (SUBSCRIBE)
   std::atomic<uint32_t> pattern_subscriptions{0};  // psub: patterns (PSUBSCRIBE)
   // Set by CLIENT KILL (any thread): from then on the client matches no other kill and its loop

@@ -676,12 +676,12 @@ void NetLoop::Flush(Connection* conn) {
 bool NetLoop::OverOutputLimit(Connection* conn, size_t pending) {
   const Settings& settings = server_->settings();
   const bool pubsub = conn->pubsub != nullptr;  // Redis's pubsub client class
-  const uint64_t hard = (pubsub ? settings.pubsub_output_buffer_limit
-                                : settings.client_output_buffer_limit)
-                            .load(std::memory_order_relaxed);
-  const uint64_t soft = (pubsub ? settings.pubsub_output_buffer_soft_limit
-                                : settings.client_output_buffer_soft_limit)
-                            .load(std::memory_order_relaxed);
+  const uint64_t hard =
+      (pubsub ? settings.pubsub_output_buffer_limit : settings.client_output_buffer_limit)
+          .load(std::memory_order_relaxed);
+  const uint64_t soft =
+      (pubsub ? settings.pubsub_output_buffer_soft_limit : settings.client_output_buffer_soft_limit)
+          .load(std::memory_order_relaxed);
   bool over = hard > 0 && pending > hard;
   if (!over && soft > 0 && pending > soft) {
     const int64_t now = NowUnixMs();

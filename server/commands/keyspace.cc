@@ -140,7 +140,8 @@ void Expire(CommandContext& ctx, Args& argv, std::string* out) {
       return at_ms > ctx.now_ms;  // a time already past deleted the key
     });
   }
-  if (*changed) NotifyKeyspaceEvent(ctx, kNotifyGeneric, at_ms > NowUnixMs() ? "expire" : "del", argv[1]);
+  if (*changed)
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, at_ms > NowUnixMs() ? "expire" : "del", argv[1]);
   AppendInteger(out, *changed ? 1 : 0);
 }
 

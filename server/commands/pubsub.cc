@@ -2,6 +2,8 @@
 // the connection's subscriptions on its network thread), PUBLISH and PUBSUB (kAnywhere: they read
 // or fan out through the registry, server/pubsub/pubsub.h, and never go to the pool as a task of
 // their own), and RESET. Replies are Redis 7.0's RESP2 ones.
+#include "server/pubsub/pubsub.h"
+
 #include <algorithm>
 
 #include "server/commands/args.h"
@@ -9,7 +11,6 @@
 #include "server/commands/subcommand.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
-#include "server/pubsub/pubsub.h"
 #include "server/pubsub/subscriptions.h"
 #include "server/server.h"
 
@@ -123,22 +124,20 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(sub, "NUMPAT") && argv.size() == 2) return AppendInteger(out, pubsub.PatternCount());
   if (Is(sub, "HELP") && argv.size() == 2) {
     return AppendHelp(
-        out, {"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-              "CHANNELS [<pattern>]",
-              "    Return the currently active channels matching a <pattern> (default: '*').",
-              "NUMPAT", "    Return number of subscriptions to patterns.",
-              "NUMSUB [<channel> ...]",
-              "    Return the number of subscribers for the specified channels, excluding",
-              "    pattern subscriptions(default: no channels).",
-              "SHARDCHANNELS [<pattern>]",
-              "    Return the currently active shard level channels matching a <pattern> "
-              "(default: '*').",
-              "SHARDNUMSUB [<shardchannel> ...]",
-              "    Return the number of subscribers for the specified shard level channel(s)",
-              "HELP", "    Prints this help."});
+        out,
+        {"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "CHANNELS [<pattern>]",
+         "    Return the currently active channels matching a <pattern> (default: '*').", "NUMPAT",
+         "    Return number of subscriptions to patterns.", "NUMSUB [<channel> ...]",
+         "    Return the number of subscribers for the specified channels, excluding",
+         "    pattern subscriptions(default: no channels).", "SHARDCHANNELS [<pattern>]",
+         "    Return the currently active shard level channels matching a <pattern> "
+         "(default: '*').",
+         "SHARDNUMSUB [<shardchannel> ...]",
+         "    Return the number of subscribers for the specified shard level channel(s)", "HELP",
+         "    Prints this help."});
   }
-  AppendSubcommandError(
-      out, argv, {"CHANNELS", "NUMPAT", "NUMSUB", "SHARDCHANNELS", "SHARDNUMSUB", "HELP"});
+  AppendSubcommandError(out, argv,
+                        {"CHANNELS", "NUMPAT", "NUMSUB", "SHARDCHANNELS", "SHARDNUMSUB", "HELP"});
 }
 
 // RESET: leaves subscribed mode (every subscription dropped), clears the name and, with

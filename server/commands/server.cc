@@ -153,10 +153,9 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
                      " name=" + info.name() +
                      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
                      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-                     " flags=" + (sub + psub > 0 ? "P" : "N") +
-                     " db=0 sub=" + std::to_string(sub) + " psub=" + std::to_string(psub) +
-                     " ssub=0 multi=-1 qbuf=" +
-                     std::to_string(info.query_buffer_bytes.load()) +
+                     " flags=" + (sub + psub > 0 ? "P" : "N") + " db=0 sub=" + std::to_string(sub) +
+                     " psub=" + std::to_string(psub) +
+                     " ssub=0 multi=-1 qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
                      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
                      std::to_string(info.pending_reply_bytes.load()) +
                      " tot-mem=0 events=r cmd=" + info.last_command() +

@@ -149,7 +149,11 @@ void SetAlgebraStore(CommandContext& ctx, Args& argv, std::string* out) {
               : Is(argv[0], "SUNIONSTORE") ? ctx.store->SUnionStore(argv[1], keys)
                                            : ctx.store->SDiffStore(argv[1], keys);
   if (!size.ok()) return AppendStatusError(out, size.status());
-  NotifyStore(ctx, kNotifySet, Is(argv[0], "SINTERSTORE") ? "sinterstore" : Is(argv[0], "SUNIONSTORE") ? "sunionstore" : "sdiffstore", argv[1], existed, *size);
+  NotifyStore(ctx, kNotifySet,
+              Is(argv[0], "SINTERSTORE")   ? "sinterstore"
+              : Is(argv[0], "SUNIONSTORE") ? "sunionstore"
+                                           : "sdiffstore",
+              argv[1], existed, *size);
   AppendInteger(out, *size);
 }
 

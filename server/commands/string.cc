@@ -255,7 +255,8 @@ void MSet(CommandContext& ctx, Args& argv, std::string* out) {
   Status s = ctx.store->MSet(Pairs(argv));
   if (!s.ok()) return AppendStatusError(out, s);
   for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
-  for (size_t i = 1; i + 1 < argv.size(); i += 2) NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2)
+    NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
   out->append(kReplyOk);
 }
 
@@ -265,7 +266,8 @@ void MSetNx(CommandContext& ctx, Args& argv, std::string* out) {
   if (!written.ok()) return AppendStatusError(out, written.status());
   if (*written) {
     for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
-    for (size_t i = 1; i + 1 < argv.size(); i += 2) NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
+    for (size_t i = 1; i + 1 < argv.size(); i += 2)
+      NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
   }
   AppendInteger(out, *written ? 1 : 0);
 }

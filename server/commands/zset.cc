@@ -86,7 +86,8 @@ void ZAdd(CommandContext& ctx, Args& argv, std::string* out) {
   if (!result.ok()) return AppendStatusError(out, result.status());
   // Without CH the store does not count updated scores: a plain ZADD always adds or updates.
   const bool plain = options.condition == Condition::kAlways && !options.gt && !options.lt;
-  if (options.incr ? result->score.has_value() : result->count > 0 || plain) NotifyKeyspaceEvent(ctx, kNotifyZSet, options.incr ? "zincr" : "zadd", argv[1]);
+  if (options.incr ? result->score.has_value() : result->count > 0 || plain)
+    NotifyKeyspaceEvent(ctx, kNotifyZSet, options.incr ? "zincr" : "zadd", argv[1]);
   if (!options.incr) return AppendInteger(out, result->count);
   if (!result->score) return out->append(kReplyNullBulk), void();
   AppendScore(out, *result->score);
@@ -310,7 +311,8 @@ void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
   auto popped =
       Is(argv[0], "ZPOPMIN") ? ctx.store->ZPopMin(argv[1], n) : ctx.store->ZPopMax(argv[1], n);
   if (!popped.ok()) return AppendStatusError(out, popped.status());
-  if (!popped->empty()) NotifyKeyspaceEvent(ctx, kNotifyZSet, Is(argv[0], "ZPOPMIN") ? "zpopmin" : "zpopmax", argv[1]);
+  if (!popped->empty())
+    NotifyKeyspaceEvent(ctx, kNotifyZSet, Is(argv[0], "ZPOPMIN") ? "zpopmin" : "zpopmax", argv[1]);
   NotifyIfEmptied(ctx, before, static_cast<int64_t>(popped->size()), argv[1]);
   AppendScoredMembers(out, *popped, true);
 }

@@ -10,21 +10,50 @@ uint32_t ParseNotifyFlags(std::string_view letters) {
         flags |= kNotifyGeneric | kNotifyString | kNotifyList | kNotifySet | kNotifyHash |
                  kNotifyZSet | kNotifyExpired | kNotifyEvicted | kNotifyStream | kNotifyModule;
         break;
-      case 'g': flags |= kNotifyGeneric; break;
-      case '$': flags |= kNotifyString; break;
-      case 'l': flags |= kNotifyList; break;
-      case 's': flags |= kNotifySet; break;
-      case 'h': flags |= kNotifyHash; break;
-      case 'z': flags |= kNotifyZSet; break;
-      case 'x': flags |= kNotifyExpired; break;
-      case 'e': flags |= kNotifyEvicted; break;
-      case 't': flags |= kNotifyStream; break;
-      case 'm': flags |= kNotifyKeyMiss; break;
-      case 'd': flags |= kNotifyModule; break;
-      case 'n': flags |= kNotifyNew; break;
-      case 'K': flags |= kNotifyKeyspace; break;
-      case 'E': flags |= kNotifyKeyevent; break;
-      default: break;
+      case 'g':
+        flags |= kNotifyGeneric;
+        break;
+      case '$':
+        flags |= kNotifyString;
+        break;
+      case 'l':
+        flags |= kNotifyList;
+        break;
+      case 's':
+        flags |= kNotifySet;
+        break;
+      case 'h':
+        flags |= kNotifyHash;
+        break;
+      case 'z':
+        flags |= kNotifyZSet;
+        break;
+      case 'x':
+        flags |= kNotifyExpired;
+        break;
+      case 'e':
+        flags |= kNotifyEvicted;
+        break;
+      case 't':
+        flags |= kNotifyStream;
+        break;
+      case 'm':
+        flags |= kNotifyKeyMiss;
+        break;
+      case 'd':
+        flags |= kNotifyModule;
+        break;
+      case 'n':
+        flags |= kNotifyNew;
+        break;
+      case 'K':
+        flags |= kNotifyKeyspace;
+        break;
+      case 'E':
+        flags |= kNotifyKeyevent;
+        break;
+      default:
+        break;
     }
   }
   return flags;

@@ -25,20 +25,20 @@ namespace rockcache::server {
 
 // Redis's NOTIFY_* bits (server.h), one per flag letter.
 enum NotifyClass : uint32_t {
-  kNotifyKeyspace = 1u << 0,   // K
-  kNotifyKeyevent = 1u << 1,   // E
-  kNotifyGeneric = 1u << 2,    // g
-  kNotifyString = 1u << 3,     // $
-  kNotifyList = 1u << 4,       // l
-  kNotifySet = 1u << 5,        // s
-  kNotifyHash = 1u << 6,       // h
-  kNotifyZSet = 1u << 7,       // z
-  kNotifyExpired = 1u << 8,    // x
-  kNotifyEvicted = 1u << 9,    // e (never emitted, see above)
-  kNotifyStream = 1u << 10,    // t
-  kNotifyKeyMiss = 1u << 11,   // m
-  kNotifyModule = 1u << 12,    // d
-  kNotifyNew = 1u << 13,       // n
+  kNotifyKeyspace = 1u << 0,  // K
+  kNotifyKeyevent = 1u << 1,  // E
+  kNotifyGeneric = 1u << 2,   // g
+  kNotifyString = 1u << 3,    // $
+  kNotifyList = 1u << 4,      // l
+  kNotifySet = 1u << 5,       // s
+  kNotifyHash = 1u << 6,      // h
+  kNotifyZSet = 1u << 7,      // z
+  kNotifyExpired = 1u << 8,   // x
+  kNotifyEvicted = 1u << 9,   // e (never emitted, see above)
+  kNotifyStream = 1u << 10,   // t
+  kNotifyKeyMiss = 1u << 11,  // m
+  kNotifyModule = 1u << 12,   // d
+  kNotifyNew = 1u << 13,      // n
 };
 
 // The flags of a notify-keyspace-events value ("KEA", "Elg$"...). Unknown letters are ignored

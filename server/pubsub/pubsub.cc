@@ -79,9 +79,8 @@ void PubSub::PUnsubscribe(std::string_view pattern, uint64_t conn_id) {
 }
 
 void PubSub::AddDeliveries(const std::vector<Subscriber>& subscribers,
-                           const std::shared_ptr<const std::string>& bytes,
-                           std::string_view source, bool pattern,
-                           std::vector<std::vector<PubSubDelivery>>* per_loop) const {
+                           const std::shared_ptr<const std::string>& bytes, std::string_view source,
+                           bool pattern, std::vector<std::vector<PubSubDelivery>>* per_loop) const {
   for (const Subscriber& s : subscribers) {
     if (s.loop >= per_loop->size()) continue;
     std::vector<PubSubDelivery>& deliveries = (*per_loop)[s.loop];

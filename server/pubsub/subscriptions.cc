@@ -16,7 +16,8 @@ std::string FullName(const CommandSpec& spec, const Args& argv) {
   std::string name = spec.name;
   if (spec.subcommands == nullptr || argv.size() < 2) return name;
   std::string sub;
-  for (char c : argv[1]) sub.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : argv[1])
+    sub.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   std::string_view list = spec.subcommands;
   while (!list.empty()) {
     size_t bar = list.find('|');
@@ -33,7 +34,8 @@ std::string FullName(const CommandSpec& spec, const Args& argv) {
 void UnsubscribeAll(Server& server, Connection* conn) {
   if (conn->pubsub == nullptr) return;
   for (const auto& channel : conn->pubsub->channels) server.pubsub().Unsubscribe(channel, conn->id);
-  for (const auto& pattern : conn->pubsub->patterns) server.pubsub().PUnsubscribe(pattern, conn->id);
+  for (const auto& pattern : conn->pubsub->patterns)
+    server.pubsub().PUnsubscribe(pattern, conn->id);
   conn->pubsub.reset();
   conn->info->subscriptions.store(0, std::memory_order_relaxed);
   conn->info->pattern_subscriptions.store(0, std::memory_order_relaxed);

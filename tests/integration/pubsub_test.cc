@@ -74,8 +74,7 @@ TEST_CASE("SUBSCRIBE, PUBLISH, UNSUBSCRIBE replies and messages", "[pubsub]") {
   CHECK(Run(pub, {"PUBSUB", "CHANNELS", "n*"}) == "[bulk:news]");
   CHECK(Run(pub, {"PUBSUB", "NUMPAT"}) == "int:0");
   CHECK(Run(pub, {"PUBSUB", "NUMSUB"}) == "[]");
-  CHECK(Run(pub, {"PUBSUB", "FOO"}) ==
-        "err:ERR unknown subcommand 'FOO'. Try PUBSUB HELP.");
+  CHECK(Run(pub, {"PUBSUB", "FOO"}) == "err:ERR unknown subcommand 'FOO'. Try PUBSUB HELP.");
   std::string info = Describe(pub.Command({"INFO", "stats"}));
   CHECK(info.find("pubsub_channels:2") != std::string::npos);
   CHECK(info.find("pubsub_patterns:0") != std::string::npos);
@@ -220,7 +219,9 @@ TEST_CASE("A slow subscriber is cut off by the pubsub output limit; others keep 
   Client good(server.port());
   Send(good, {"SUBSCRIBE", "feed"});
   CHECK(Next(good) == "[bulk:subscribe, bulk:feed, int:1]");
-  REQUIRE(Eventually([&] { return Run(admin, {"PUBSUB", "NUMSUB", "feed"}) == "[bulk:feed, int:2]"; }));
+  REQUIRE(Eventually([&] {
+    return Run(admin, {"PUBSUB", "NUMSUB", "feed"}) == "[bulk:feed, int:2]";
+  }));
 
   constexpr int kMessages = 600;  // 64 KB each: ~38 MB, far past what socket buffers hold
   const std::string payload(64 * 1024, 'x');
@@ -235,7 +236,9 @@ TEST_CASE("A slow subscriber is cut off by the pubsub output limit; others keep 
   Client pub(server.port());
   for (int i = 0; i < kMessages; ++i) pub.Command({"PUBLISH", "feed", payload});
   // The slow one is closed (and unsubscribed); the good one stays.
-  CHECK(Eventually([&] { return Run(admin, {"PUBSUB", "NUMSUB", "feed"}) == "[bulk:feed, int:1]"; }));
+  CHECK(Eventually([&] {
+    return Run(admin, {"PUBSUB", "NUMSUB", "feed"}) == "[bulk:feed, int:1]";
+  }));
   CHECK(Run(pub, {"PUBLISH", "feed", "end"}) == "int:1");
   reader.join();
   CHECK(received.load() == kMessages + 1);
@@ -243,8 +246,7 @@ TEST_CASE("A slow subscriber is cut off by the pubsub output limit; others keep 
   CHECK(slow.WaitClosed(&ignored, 20000));
 }
 
-TEST_CASE("notify-keyspace-events: CONFIG round trip and events per family",
-          "[pubsub][notify]") {
+TEST_CASE("notify-keyspace-events: CONFIG round trip and events per family", "[pubsub][notify]") {
   TestServer server;
   Client c(server.port());
   CHECK(Run(c, {"CONFIG", "GET", "notify-keyspace-events"}) ==
@@ -398,9 +400,8 @@ TEST_CASE("python3-redis pubsub(): subscribe, get_message, psubscribe", "[pubsub
   TestServer server;
   std::string script = std::string(__FILE__);
   script = script.substr(0, script.rfind('/')) + "/pubsub_client.py";
-  std::string out = RunShell("timeout 60 /usr/bin/python3 " + script + " " +
-                                 std::to_string(server.port()) + " 2>&1",
-                             &rc);
+  std::string out = RunShell(
+      "timeout 60 /usr/bin/python3 " + script + " " + std::to_string(server.port()) + " 2>&1", &rc);
   INFO(out);
   CHECK(rc == 0);
   CHECK(out.find("OK") != std::string::npos);
