@@ -797,7 +797,9 @@ void NetLoop::CheckIdleTimeouts() {
   int64_t now = NowUnixMs();
   std::vector<Connection*> idle;
   for (auto& [id, conn] : connections_) {
-    if (!conn->in_flight && now - conn->last_interaction_ms > timeout * 1000) {
+    // As Redis, a subscribed client is never idle: it waits for messages.
+    if (!conn->in_flight && conn->pubsub == nullptr &&
+        now - conn->last_interaction_ms > timeout * 1000) {
       idle.push_back(conn.get());
     }
   }

@@ -406,3 +406,18 @@ TEST_CASE("python3-redis pubsub(): subscribe, get_message, psubscribe", "[pubsub
   CHECK(rc == 0);
   CHECK(out.find("OK") != std::string::npos);
 }
+
+TEST_CASE("timeout closes idle clients but not subscribers", "[pubsub]") {
+  TestServer server({"--timeout", "1"});
+  Client sub(server.port());
+  Send(sub, {"SUBSCRIBE", "ch"});
+  CHECK(Next(sub) == "[bulk:subscribe, bulk:ch, int:1]");
+  Client idle(server.port());
+  CHECK(Run(idle, {"PING"}) == "status:PONG");
+  rockcache::testing::SleepMs(3000);
+  Reply r;
+  CHECK_FALSE(idle.TryCommand({"PING"}, &r));  // closed as idle
+  Client pub(server.port());
+  CHECK(Run(pub, {"PUBLISH", "ch", "still"}) == "int:1");
+  CHECK(Next(sub) == Message("ch", "still"));
+}
