@@ -17,6 +17,7 @@
 #include "pool/worker_pool.h"
 #include "server/clock.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/subscriptions.h"
 #include "server/server.h"
 #include "server/tx/transaction.h"
 
@@ -135,6 +136,7 @@ NetLoop::~NetLoop() {
   if (timer_event_) event_free(timer_event_);
   if (submit_event_) event_free(submit_event_);
   if (retry_event_) event_free(retry_event_);
+  pubsub_inbox_.reset();  // its event belongs to base_
   if (wake_fd_ >= 0) close(wake_fd_);
   if (base_) event_base_free(base_);
 }
@@ -151,6 +153,8 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
   event_add(timer_event_, &one_second);
   submit_event_ = event_new(base_, -1, 0, &NetLoop::OnSubmitGroup, this);
   retry_event_ = evtimer_new(base_, &NetLoop::OnRetryParked, this);
+  pubsub_inbox_ = std::make_unique<PubSubInbox>(this);
+  if (Status s = pubsub_inbox_->Open(base_); !s.ok()) return s;
 
   for (const auto& host : addresses) {
     sockaddr_storage ss;
@@ -438,6 +442,16 @@ void NetLoop::ProcessInput(Connection* conn) {
       }
       continue;
     }
+    if (conn->pubsub != nullptr) {  // RESP2 subscribed mode: an error, or PING's ["pong", arg]
+      const size_t reply_start = conn->output.size();
+      if (AnswerInSubscribedMode(*spec, argv, &conn->output)) {
+        const uint64_t end = timed ? Clock::Now() : 0;
+        RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
+                     conn->output.size() - reply_start, parsed, start, end);
+        start = end;
+        continue;
+      }
+    }
     if (spec->flags & kConnection) {
       if (!batch.empty()) {
         pos = command_start;  // runs after the batch's replies are back
@@ -673,13 +687,19 @@ void NetLoop::Flush(Connection* conn) {
 
 bool NetLoop::OverOutputLimit(Connection* conn, size_t pending) {
   const Settings& settings = server_->settings();
-  const uint64_t hard = settings.client_output_buffer_limit.load(std::memory_order_relaxed);
-  const uint64_t soft = settings.client_output_buffer_soft_limit.load(std::memory_order_relaxed);
+  const bool pubsub = conn->pubsub != nullptr;  // Redis's pubsub client class
+  const uint64_t hard =
+      (pubsub ? settings.pubsub_output_buffer_limit : settings.client_output_buffer_limit)
+          .load(std::memory_order_relaxed);
+  const uint64_t soft =
+      (pubsub ? settings.pubsub_output_buffer_soft_limit : settings.client_output_buffer_soft_limit)
+          .load(std::memory_order_relaxed);
   bool over = hard > 0 && pending > hard;
   if (!over && soft > 0 && pending > soft) {
     const int64_t now = NowUnixMs();
-    const int64_t seconds =
-        settings.client_output_buffer_soft_seconds.load(std::memory_order_relaxed);
+    const int64_t seconds = (pubsub ? settings.pubsub_output_buffer_soft_seconds
+                                    : settings.client_output_buffer_soft_seconds)
+                                .load(std::memory_order_relaxed);
     if (conn->obuf_soft_since_ms == 0) {
       conn->obuf_soft_since_ms = now;
     } else {
@@ -757,8 +777,14 @@ void NetLoop::DrainCompletions() {
   }
 }
 
+Connection* NetLoop::FindConnection(uint64_t id) {
+  auto it = connections_.find(id);
+  return it == connections_.end() ? nullptr : it->second.get();
+}
+
 void NetLoop::CloseConnection(Connection* conn) {
   spdlog::debug("closing client id={} addr={}", conn->id, conn->info->addr);
+  if (conn->pubsub != nullptr) UnsubscribeAll(*server_, conn);
   if (conn->read_event) event_free(conn->read_event);
   if (conn->write_event) event_free(conn->write_event);
   close(conn->fd);
@@ -783,7 +809,9 @@ void NetLoop::CheckIdleTimeouts() {
   int64_t now = NowUnixMs();
   std::vector<Connection*> idle;
   for (auto& [id, conn] : connections_) {
-    if (!conn->in_flight && now - conn->last_interaction_ms > timeout * 1000) {
+    // As Redis, a subscribed client is never idle: it waits for messages.
+    if (!conn->in_flight && conn->pubsub == nullptr &&
+        now - conn->last_interaction_ms > timeout * 1000) {
       idle.push_back(conn.get());
     }
   }

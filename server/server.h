@@ -37,6 +37,7 @@ namespace rockcache::server {
 
 class NetLoop;
 class MetricsHttpServer;
+class PubSub;
 
 // Settings read on hot paths, mirrored from the config.
 struct Settings {
@@ -47,6 +48,10 @@ struct Settings {
   std::atomic<uint64_t> client_output_buffer_limit{1ull << 30};
   std::atomic<uint64_t> client_output_buffer_soft_limit{0};
   std::atomic<int64_t> client_output_buffer_soft_seconds{0};
+  // The same for the pubsub class: clients subscribed to a channel or pattern.
+  std::atomic<uint64_t> pubsub_output_buffer_limit{32ull << 20};
+  std::atomic<uint64_t> pubsub_output_buffer_soft_limit{8ull << 20};
+  std::atomic<int64_t> pubsub_output_buffer_soft_seconds{60};
   std::atomic<int64_t> timeout_sec{0};
   std::atomic<int64_t> maxclients{10000};
   std::atomic<int> tcp_keepalive{300};
@@ -191,6 +196,8 @@ class Server {
   WatchRegistry& watches() { return watches_; }
   Metrics& metrics() { return *metrics_; }
   SlowLog& slowlog() { return slowlog_; }
+  // Channel and pattern subscriptions, PUBLISH, keyspace notifications (server/pubsub/).
+  PubSub& pubsub() { return *pubsub_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
   size_t loop_count() const { return loops_.size(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -214,6 +221,7 @@ class Server {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;
+  std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
   std::atomic<uint64_t> next_client_id_{1};

@@ -400,6 +400,7 @@ Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key
   }
   out->present = true;
   out->live = !out->meta.ExpiredAt(NowMs());
+  if (!out->live) ReportExpired(key);
   return Status::OK();
 }
 

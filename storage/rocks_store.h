@@ -133,7 +133,10 @@ class RocksStore final : public Store {
                             uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> DbSize() override;
   Status FlushAll() override;
-  StatusOr<int64_t> SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) override;
+  StatusOr<int64_t> SweepExpired(
+      uint64_t max_keys, const WithKeyLock& with_lock,
+      const std::function<void(std::string_view key)>& on_removed = nullptr) override;
+  StatusOr<bool> DeleteIfExpired(std::string_view key) override;
 
   StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) override;
   StatusOr<std::optional<std::string>> RandomKey() override;

@@ -143,5 +143,6 @@ extern const std::vector<CommandSpec> kLcsCommands;          // lcs.cc
 extern const std::vector<CommandSpec> kZSetAlgebraCommands;  // zset_algebra.cc
 extern const std::vector<CommandSpec> kMultiPopCommands;     // multipop.cc
 extern const std::vector<CommandSpec> kTransactionCommands;  // transaction.cc
+extern const std::vector<CommandSpec> kPubSubCommands;  // pubsub.cc
 
 }  // namespace rockcache::server

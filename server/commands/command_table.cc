@@ -34,7 +34,7 @@ struct Table {
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
           &kSortCommands, &kBitmapCommands, &kLcsCommands, &kZSetAlgebraCommands,
-          &kMultiPopCommands, &kTransactionCommands}) {
+          &kMultiPopCommands, &kTransactionCommands, &kPubSubCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);

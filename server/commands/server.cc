@@ -138,14 +138,32 @@ void Select(CommandContext&, Args& argv, std::string* out) {
   out->append(kReplyOk);
 }
 
+// A client's CLIENT LIST / CLIENT KILL TYPE class: pubsub while it subscribes to anything.
+bool IsPubSubClient(const ClientInfo& info) {
+  return info.subscriptions.load(std::memory_order_relaxed) +
+             info.pattern_subscriptions.load(std::memory_order_relaxed) >
+         0;
+}
+
+// CLIENT LIST's flags: P (subscribed), x (in MULTI), or N for none.
+std::string ClientFlags(const ClientInfo& info) {
+  std::string flags;
+  if (IsPubSubClient(info)) flags += 'P';
+  if (info.multi.load(std::memory_order_relaxed) >= 0) flags += 'x';
+  return flags.empty() ? "N" : flags;
+}
+
 std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
+  const uint32_t sub = info.subscriptions.load(std::memory_order_relaxed);
+  const uint32_t psub = info.pattern_subscriptions.load(std::memory_order_relaxed);
   std::string line = "id=" + std::to_string(info.id) + " addr=" + info.addr +
                      " laddr=" + info.laddr + " fd=" + std::to_string(info.fd) +
                      " name=" + info.name() +
                      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
                      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-                     " flags=" + (info.multi.load() >= 0 ? "x" : "N") +
-                     " db=0 sub=0 psub=0 ssub=0 multi=" + std::to_string(info.multi.load()) +
+                     " flags=" + ClientFlags(info) + " db=0 sub=" + std::to_string(sub) +
+                     " psub=" + std::to_string(psub) + " ssub=0 multi=" +
+                     std::to_string(info.multi.load()) +
                      " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
                      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
                      std::to_string(info.pending_reply_bytes.load()) +
@@ -180,6 +198,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t id = -1;
   std::string addr, laddr;
   bool skip_me = true;
+  int type = -1;  // -1 any, 0 normal, 1 pubsub
   for (size_t i = 2; i + 1 < argv.size(); i += 2) {
     const std::string& value = argv[i + 1];
     if (Is(argv[i], "ID")) {
@@ -201,8 +220,10 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     } else if (Is(argv[i], "TYPE") || Is(argv[i], "USER") || Is(argv[i], "MAXAGE")) {
       // Every client is a normal client of the default user here: TYPE normal / USER default
       // match all, other values match none.
-      if ((Is(argv[i], "TYPE") && !Is(value, "normal")) ||
-          (Is(argv[i], "USER") && value != "default")) {
+      if (Is(argv[i], "TYPE") && (Is(value, "normal") || Is(value, "pubsub"))) {
+        type = Is(value, "pubsub") ? 1 : 0;
+      } else if ((Is(argv[i], "TYPE") && !Is(value, "normal")) ||
+                 (Is(argv[i], "USER") && value != "default")) {
         id = 0;
       }
     } else {
@@ -217,6 +238,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     if (!addr.empty() && info->addr != addr) continue;
     if (!laddr.empty() && info->laddr != laddr) continue;
     if (skip_me && info->id == ctx.conn->id) continue;
+    if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
     kill(info);
     ++killed;
   }
@@ -253,6 +275,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(sub, "LIST")) {
     conn.info->set_last_command("client|list");
     std::vector<uint64_t> ids;
+    int type = -1;  // -1 any, 0 normal, 1 pubsub
     if (argv.size() >= 4 && Is(argv[2], "ID")) {
       for (size_t i = 3; i < argv.size(); ++i) {
         int64_t id = 0;
@@ -266,7 +289,8 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
           !Is(argv[3], "pubsub")) {
         return AppendError(out, "ERR Unknown client type '" + argv[3] + "'");
       }
-      if (!Is(argv[3], "normal")) return AppendBulk(out, "");
+      if (!Is(argv[3], "normal") && !Is(argv[3], "pubsub")) return AppendBulk(out, "");
+      type = Is(argv[3], "pubsub") ? 1 : 0;
     } else if (argv.size() != 2) {
       return out->append(kReplySyntaxError), void();
     }
@@ -274,6 +298,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     int64_t now = NowUnixMs();
     for (const auto& info : ctx.server->clients().Snapshot()) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), info->id) == ids.end()) continue;
+      if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
       text += ClientLine(*info, now);
     }
     return AppendBulk(out, text);
