@@ -2,6 +2,7 @@
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "server/blocking/serve.h"
 #include "server/server.h"
 
 namespace rockcache::server {
@@ -35,9 +36,11 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
 }
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget) {
+                   bool rtc_missed, std::string* out, ReplyBudget* budget,
+                   const std::shared_ptr<Waiter>* waiter) {
   CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
   ctx.reply_budget = budget;
+  ctx.waiter = waiter;
   cache::Cache* cache = server.cache();
   // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
   // race a fill that started just after CONFIG SET turned the cache back on.
@@ -47,6 +50,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   if (spec.flags & kWrite) {
     if (!cache_on) {
       spec.handler(ctx, argv, out);
+      if (server.blocking().any()) ServeBlockedAfterCommand(server, spec, argv, false);
       return;
     }
     if (spec.flags & kAllKeys) {
@@ -66,6 +70,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     }
     ctx.cache = cache;
     spec.handler(ctx, argv, out);
+    if (server.blocking().any()) ServeBlockedAfterCommand(server, spec, argv, true);
     locks.EndWrite(stripes);
     return;
   }
@@ -91,7 +96,7 @@ void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_
   cache::KeyLocks::Guard guard;
   if (spec.flags & kAllKeys) {
     guard = server.key_locks().LockAll();
-  } else if (spec.first_key != 0) {
+  } else if (spec.first_key != 0 || spec.find_keys != nullptr) {
     guard = server.key_locks().Lock(CommandKeys(spec, argv));
   }
   ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget);

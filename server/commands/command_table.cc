@@ -33,7 +33,7 @@ struct Table {
          {&kServerCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
-          &kSortCommands}) {
+          &kSortCommands, &kBlockingCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);
