@@ -207,9 +207,9 @@ Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std
       return Status::OK();
     }
     case WaitOp::Kind::kListMove: {
-      auto element = store.LMove(key, op.dst, op.left ? storage::ListEnd::kLeft
-                                                      : storage::ListEnd::kRight,
-                                 op.dst_left ? storage::ListEnd::kLeft : storage::ListEnd::kRight);
+      auto element =
+          store.LMove(key, op.dst, op.left ? storage::ListEnd::kLeft : storage::ListEnd::kRight,
+                      op.dst_left ? storage::ListEnd::kLeft : storage::ListEnd::kRight);
       if (!element.ok()) return element.status();
       AppendOptionalBulk(out, *element);
       return Status::OK();

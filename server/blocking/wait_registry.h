@@ -53,10 +53,10 @@ enum class WaitState : int {
 struct WaitOp {
   enum class Kind { kListPop, kListMove, kZSetPop };
   Kind kind = Kind::kListPop;
-  bool left = true;     // list: pop the head (BLPOP, BLMOVE LEFT ...); zset: the minimum
-  bool multi = false;   // BLMPOP / BZMPOP reply shape: [key, [elements...]]
-  uint64_t count = 1;   // BLMPOP / BZMPOP COUNT
-  std::string dst;      // kListMove: the destination list
+  bool left = true;      // list: pop the head (BLPOP, BLMOVE LEFT ...); zset: the minimum
+  bool multi = false;    // BLMPOP / BZMPOP reply shape: [key, [elements...]]
+  uint64_t count = 1;    // BLMPOP / BZMPOP COUNT
+  std::string dst;       // kListMove: the destination list
   bool dst_left = true;  // kListMove: push at the head
 };
 
