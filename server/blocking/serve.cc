@@ -185,12 +185,36 @@ void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
   Serving(server, held, in_write_window).Run(std::move(ready));
 }
 
+namespace {
+thread_local ServeAfterCommit* deferral = nullptr;
+}  // namespace
+
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window) {
   if (spec.flags & kAllKeys) return;  // FLUSHALL adds no element
   std::vector<std::string_view> keys = CommandKeys(spec, argv);
   if (keys.empty()) return;
+  if (deferral != nullptr) return deferral->Add(keys);
   ServeBlockedOn(server, keys, server.key_locks().StripesOf(keys), in_write_window);
+}
+
+ServeAfterCommit::ServeAfterCommit() { deferral = this; }
+
+ServeAfterCommit::~ServeAfterCommit() {
+  if (active_) deferral = nullptr;
+}
+
+void ServeAfterCommit::Add(const std::vector<std::string_view>& keys) {
+  for (auto key : keys) {
+    if (std::find(keys_.begin(), keys_.end(), key) == keys_.end()) keys_.emplace_back(key);
+  }
+}
+
+void ServeAfterCommit::Serve(Server& server, const std::vector<uint32_t>& held) {
+  if (active_) deferral = nullptr;
+  active_ = false;
+  std::vector<std::string_view> keys(keys_.begin(), keys_.end());
+  if (!keys.empty()) ServeBlockedOn(server, keys, held, /*in_write_window=*/false);
 }
 
 Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std::string* out) {

@@ -364,3 +364,20 @@ TEST_CASE("the server shuts down cleanly with blocked clients", "[blocking]") {
   Reply r;
   CHECK_FALSE(waiters[0]->GetReply(&r));  // closed, no reply
 }
+
+TEST_CASE("redis-py (python3-redis) blpop, brpop, blmove, bzpopmin", "[blocking][python]") {
+  int code = -1;
+  // Debian's interpreter and package (make test installs python3-redis), not a pyenv python.
+  std::string probe =
+      rockcache::testing::RunShell("/usr/bin/python3 -c 'import redis' 2>&1", &code);
+  INFO("python3-redis missing (apt-get install python3-redis): " << probe);
+  REQUIRE(code == 0);
+  TestServer server({"--net-threads", "2"});
+  std::string out = rockcache::testing::RunShell(
+      "timeout 60 /usr/bin/python3 tests/integration/python/blocking_blpop.py " +
+          std::to_string(server.port()) + " 2>&1",
+      &code);
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out == "OK\n");
+}
