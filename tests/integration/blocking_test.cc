@@ -6,10 +6,13 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/test_helpers.h"
@@ -220,6 +223,55 @@ TEST_CASE("50 waiters on one list are each served exactly once by 50 pushes from
   for (auto& p : pushers) CHECK(Next(*p).rfind("int:", 0) == 0);
   CHECK(Run(admin, {"LLEN", "jobs"}) == "int:0");
   CHECK(BlockedClients(admin) == 0);
+}
+
+TEST_CASE("timeouts racing pushes lose and duplicate nothing", "[blocking][concurrency]") {
+  TestServer server({"--net-threads", "2"});
+  constexpr int kConsumers = 8, kPushers = 2, kPerPusher = 300;
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::vector<std::string> received;
+  std::atomic<int> bad_replies{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kConsumers; ++i) {
+    threads.emplace_back([&] {
+      Client c(server.port(), 30000);
+      std::vector<std::string> mine;
+      while (!stop.load()) {
+        Reply r;  // 1 ms timeouts: waits end by timeout and by service all the time
+        if (!c.TryCommand({"BLPOP", "race", "0.001"}, &r)) return bad_replies.fetch_add(1), void();
+        if (r.is_nil()) continue;
+        if (r.elements.size() != 2) bad_replies.fetch_add(1);
+        if (r.elements.size() == 2) mine.push_back(r.elements[1].str);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      received.insert(received.end(), mine.begin(), mine.end());
+    });
+  }
+  std::vector<std::thread> pushers;
+  for (int p = 0; p < kPushers; ++p) {
+    pushers.emplace_back([&, p] {
+      Client c(server.port(), 30000);
+      for (int i = 0; i < kPerPusher; ++i) {
+        Reply r;
+        if (!c.TryCommand({"RPUSH", "race", std::to_string(p) + ":" + std::to_string(i)}, &r) ||
+            r.type != REDIS_REPLY_INTEGER) {
+          bad_replies.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : pushers) t.join();
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  CHECK(bad_replies.load() == 0);
+  Client c(server.port());
+  Reply rest = c.Command({"LRANGE", "race", "0", "-1"});
+  for (const auto& e : rest.elements) received.push_back(e.str);
+  std::set<std::string> unique(received.begin(), received.end());
+  CHECK(received.size() == static_cast<size_t>(kPushers * kPerPusher));  // none lost
+  CHECK(unique.size() == received.size());                               // none twice
+  CHECK(BlockedClients(c) == 0);
 }
 
 TEST_CASE("a waiter that disconnects loses nothing", "[blocking]") {
