@@ -346,6 +346,30 @@ TEST_CASE("BZPOPMIN, BZPOPMAX and BZMPOP are served by ZADD", "[blocking]") {
   CHECK(Next(*w[3]) == "[bulk:z, bulk:l]");
 }
 
+TEST_CASE("every write that makes a key non-empty wakes its waiters", "[blocking]") {
+  TestServer server;
+  Client admin(server.port());
+  Client w(server.port());
+  auto served_by = [&](const std::vector<std::string>& write, const std::string& expected) {
+    Send(w, {"BLPOP", "dst", "0"});
+    WaitBlocked(admin, 1);
+    CHECK(Describe(admin.Command(write)) != "");
+    CHECK(Next(w) == expected);
+    CHECK(Run(admin, {"DEL", "dst"}) == "int:0");  // the waiter took the only element
+  };
+  CHECK(Run(admin, {"RPUSH", "src", "a", "b", "c", "d"}) == "int:4");
+  served_by({"LMOVE", "src", "dst", "LEFT", "LEFT"}, "[bulk:dst, bulk:a]");
+  served_by({"RPOPLPUSH", "src", "dst"}, "[bulk:dst, bulk:d]");
+  CHECK(Run(admin, {"RPUSH", "tmp", "r"}) == "int:1");
+  served_by({"RENAME", "tmp", "dst"}, "[bulk:dst, bulk:r]");
+  CHECK(Run(admin, {"RPUSH", "nums", "3", "1"}) == "int:2");
+  Send(w, {"BRPOP", "dst", "0"});
+  WaitBlocked(admin, 1);
+  CHECK(Run(admin, {"SORT", "nums", "STORE", "dst"}) == "int:2");
+  CHECK(Next(w) == "[bulk:dst, bulk:3]");
+  CHECK(Run(admin, {"LRANGE", "dst", "0", "-1"}) == "[bulk:1]");
+}
+
 TEST_CASE("CLIENT UNBLOCK, INFO blocked_clients and the b flag", "[blocking]") {
   TestServer server({"--net-threads", "2"});
   Client admin(server.port());
