@@ -27,6 +27,14 @@ bool CacheReadFence::Validate(const Args& argv, size_t first) const {
   return true;
 }
 
+namespace {
+// After a write: somebody is blocked (one relaxed load), and the write was not a blocking pop
+// that just queued its client (it wrote nothing).
+bool ShouldServe(Server& server, const std::shared_ptr<Waiter>* waiter) {
+  return server.blocking().any() && (waiter == nullptr || !(*waiter)->queued);
+}
+}  // namespace
+
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                         std::string* out) {
   cache::Cache* cache = server.cache();
@@ -50,7 +58,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   if (spec.flags & kWrite) {
     if (!cache_on) {
       spec.handler(ctx, argv, out);
-      if (server.blocking().any()) ServeBlockedAfterCommand(server, spec, argv, false);
+      if (ShouldServe(server, waiter)) ServeBlockedAfterCommand(server, spec, argv, false);
       return;
     }
     if (spec.flags & kAllKeys) {
@@ -70,7 +78,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     }
     ctx.cache = cache;
     spec.handler(ctx, argv, out);
-    if (server.blocking().any()) ServeBlockedAfterCommand(server, spec, argv, true);
+    if (ShouldServe(server, waiter)) ServeBlockedAfterCommand(server, spec, argv, true);
     locks.EndWrite(stripes);
     return;
   }

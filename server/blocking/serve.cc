@@ -76,6 +76,9 @@ class Serving {
       if (move) {
         const auto stripe = static_cast<uint32_t>(locks_.StripeOf(waiter->op.dst));
         if (!Holds(stripe)) {
+          // The stripe may be one this thread holds for another command of its group (held_
+          // lists only this command's): try_lock then fails (glibc: EBUSY, no deadlock) and
+          // the pool task serves the key instead.
           auto guard = locks_.TryLockStripe(stripe);
           if (!guard.owns_lock()) {
             deferred_.push_back(key);  // the rest of this queue, in order, by a pool task

@@ -80,8 +80,7 @@ TEST_CASE("a waiter is queued per key in order and finished exactly once", "[blo
   CHECK(registry.FindByClient(2) == nullptr);
 }
 
-TEST_CASE("a wait that expires or is abandoned before its command ran never queues",
-          "[blocking]") {
+TEST_CASE("a wait that expires or is abandoned before its command ran never queues", "[blocking]") {
   WaitRegistry registry;
   auto expired = MakeWaiter(1, {"k"});
   CHECK_FALSE(registry.TimeOut(expired.get()));  // pending: the command answers itself
