@@ -35,6 +35,8 @@ struct ClientInfo {
   // Set by CLIENT KILL (any thread): from then on the client matches no other kill and its loop
   // closes it before running anything more.
   std::atomic<bool> killed{false};
+  // Blocked in a BLPOP-like command (the `b` flag of CLIENT LIST); server/blocking/.
+  std::atomic<bool> blocked{false};
 
   std::string name() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -117,6 +117,10 @@ struct Connection {
 
   event* read_event = nullptr;   // owned; freed by NetLoop::CloseConnection
   event* write_event = nullptr;  // owned
+  // A blocking pop in flight (server/blocking/): its waiter and its timeout timer (owned, made
+  // on first use).
+  std::shared_ptr<Waiter> waiter;
+  event* wait_timer = nullptr;
 };
 
 }  // namespace rockcache::server

@@ -6,6 +6,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
 #include "server/net_loop.h"
@@ -22,7 +23,7 @@ bool IsBarrier(const PreparedCommand& command) {
   if (command.spec == nullptr) return false;
   const uint32_t flags = command.spec->flags;
   if (flags & kAllKeys) return true;
-  return command.spec->first_key == 0 && !(flags & kAnywhere);
+  return command.spec->first_key == 0 && command.spec->find_keys == nullptr && !(flags & kAnywhere);
 }
 
 class GroupTask : public pool::Task {
@@ -136,7 +137,7 @@ class GroupTask : public pool::Task {
         return;
       }
       ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
-                    &command->reply, budget);
+                    &command->reply, budget, command->waiter ? &command->waiter : nullptr);
     });
     if (spec.flags & kWrite) {
       written_.insert(keys.begin(), keys.end());
@@ -179,6 +180,11 @@ class GroupTask : public pool::Task {
     completions.reserve(group_.size());
     for (size_t b = 0; b < group_.size(); ++b) {
       ConnBatch& batch = group_[b];
+      // A blocked command (always alone in its batch): whoever ends the wait replies.
+      if (batch.commands.size() == 1 && batch.commands[0].waiter &&
+          batch.commands[0].waiter->queued) {
+        continue;
+      }
       Completion completion;
       completion.conn_id = batch.conn_id;
       if (b < budgets_.size() && budgets_[b].over) {

@@ -15,6 +15,8 @@
 #include <cstring>
 
 #include "pool/worker_pool.h"
+#include "server/blocking/timeout.h"
+#include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/subscriptions.h"
@@ -125,6 +127,8 @@ NetLoop::NetLoop(Server* server, uint32_t index)
 NetLoop::~NetLoop() {
   Join();
   for (auto& [id, conn] : connections_) {
+    if (conn->waiter) server_->blocking().Abandon(conn->waiter.get());
+    if (conn->wait_timer) event_free(conn->wait_timer);
     if (conn->read_event) event_free(conn->read_event);
     if (conn->write_event) event_free(conn->write_event);
     close(conn->fd);
@@ -491,6 +495,17 @@ void NetLoop::ProcessInput(Connection* conn) {
       start = end;
       continue;
     }
+    if (spec->flags & kMayBlock) {
+      // Alone in its batch, and nothing after it runs until it is answered (as Redis).
+      if (!batch.empty()) {
+        pos = command_start;
+        --commands;
+        break;
+      }
+      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
+      BeginWait(conn, &batch.back());
+      break;
+    }
     batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
   }
   LoopCounters::Add(&counters_->commands, commands);
@@ -640,6 +655,41 @@ void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64
   }
 }
 
+void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
+  const Args& argv = command->argv;
+  int64_t ms = 0;
+  if (!ParseBlockTimeout(argv[BlockTimeoutIndex(argv[0], argv.size())], &ms).empty()) {
+    return;  // no waiter: the worker replies the error
+  }
+  command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
+  conn->waiter = command->waiter;
+  constexpr int64_t kMaxTimerSec = 100LL * 365 * 24 * 3600;  // longer ones never fire anyway
+  if (ms == 0 || ms / 1000 > kMaxTimerSec) return;
+  if (conn->wait_timer == nullptr) {
+    conn->wait_timer = evtimer_new(base_, &NetLoop::OnWaitTimeout, conn);
+  }
+  timeval after{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  evtimer_add(conn->wait_timer, &after);
+}
+
+void NetLoop::EndWait(Connection* conn) {
+  if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
+  conn->waiter.reset();
+}
+
+void NetLoop::OnWaitTimeout(int, short, void* arg) {
+  auto* conn = static_cast<Connection*>(arg);
+  conn->loop->WaitTimedOut(conn);
+}
+
+void NetLoop::WaitTimedOut(Connection* conn) {
+  if (conn->waiter == nullptr || !server_->blocking().TimeOut(conn->waiter.get())) return;
+  Completion completion;  // handled like any reply, after what is queued already
+  completion.conn_id = conn->id;
+  completion.replies = std::string(conn->waiter->NullReply());
+  PostCompletion(std::move(completion));
+}
+
 void NetLoop::RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv) {
   CommandContext ctx{server_, nullptr, conn};
   spec.handler(ctx, argv, &conn->output);
@@ -745,7 +795,7 @@ void NetLoop::DrainCompletions() {
     if (it == connections_.end()) continue;  // closed while its batch was in flight
     Connection* conn = it->second.get();
     if (completion.kind == Completion::Kind::kKill) {
-      if (conn->in_flight) {
+      if (conn->in_flight && conn->waiter == nullptr) {
         conn->close_after_reply = true;  // closes when the batch returns
       } else {
         CloseConnection(conn);
@@ -762,6 +812,7 @@ void NetLoop::DrainCompletions() {
     }
     conn->output += completion.replies;
     conn->in_flight = false;
+    if (conn->waiter != nullptr) EndWait(conn);
     if (!completion.commands.empty()) {
       RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
     }
@@ -785,6 +836,8 @@ Connection* NetLoop::FindConnection(uint64_t id) {
 void NetLoop::CloseConnection(Connection* conn) {
   spdlog::debug("closing client id={} addr={}", conn->id, conn->info->addr);
   if (conn->pubsub != nullptr) UnsubscribeAll(*server_, conn);
+  if (conn->waiter) server_->blocking().Abandon(conn->waiter.get());  // nothing is lost
+  if (conn->wait_timer) event_free(conn->wait_timer);
   if (conn->read_event) event_free(conn->read_event);
   if (conn->write_event) event_free(conn->write_event);
   close(conn->fd);

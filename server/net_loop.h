@@ -83,6 +83,7 @@ class NetLoop {
   static void OnWake(int fd, short events, void* arg);
   static void OnTimer(int fd, short events, void* arg);
   static void OnRetryParked(int fd, short events, void* arg);
+  static void OnWaitTimeout(int fd, short events, void* arg);
 
   void Accept(int fd, sockaddr* addr);
   void ReadFrom(Connection* conn);
@@ -100,6 +101,11 @@ class NetLoop {
   // client-query-buffer-limit.
   bool CloseIfOverQueryLimit(Connection* conn);
   void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
+  // Blocking pops (server/blocking/): gives a kMayBlock command its waiter and arms the timeout;
+  // ends the wait when the command's reply is back; times it out.
+  void BeginWait(Connection* conn, PreparedCommand* command);
+  void EndWait(Connection* conn);
+  void WaitTimedOut(Connection* conn);
   void DrainCompletions();
   // Records metrics (and slow-log entries) for a completed batch.
   void RecordBatch(Connection* conn, const Completion& completion, uint64_t written);

@@ -18,6 +18,7 @@
 #include "cache/key_locks.h"
 #include "config/buffer_limits.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
 #include "server/group_commit.h"
@@ -126,7 +127,9 @@ std::vector<std::string> SplitWords(const std::string& text) {
 }  // namespace
 
 Server::Server(config::Config* config)
-    : config_(config), pubsub_(std::make_unique<PubSub>(this, config)) {
+    : config_(config),
+      pubsub_(std::make_unique<PubSub>(this, config)),
+      blocking_(std::make_unique<WaitRegistry>()) {
   for (const auto& spec : config::OptionTable()) {
     ApplySetting(spec.name, config_->Get(spec.name));
   }

@@ -30,11 +30,13 @@ struct Table {
 
   Table() {
     for (const auto* group :
-         {&kServerCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
-          &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
-          &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
-          &kSortCommands, &kBitmapCommands, &kLcsCommands, &kZSetAlgebraCommands,
-          &kMultiPopCommands, &kTransactionCommands, &kPubSubCommands}) {
+         {&kServerCommands,        &kConfigCommands,        &kCommandDocsCommands,
+          &kObservabilityCommands, &kIntrospectionCommands, &kStringCommands,
+          &kKeyspaceCommands,      &kHashCommands,          &kListCommands,
+          &kSetCommands,           &kZSetCommands,          &kHyperLogLogCommands,
+          &kGeoCommands,           &kSortCommands,          &kBitmapCommands,
+          &kLcsCommands,           &kZSetAlgebraCommands,   &kMultiPopCommands,
+          &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);

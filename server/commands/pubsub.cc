@@ -13,6 +13,7 @@
 #include "server/protocol/reply.h"
 #include "server/pubsub/subscriptions.h"
 #include "server/server.h"
+#include "server/tx/transaction.h"
 
 namespace rockcache::server {
 namespace {
@@ -145,6 +146,11 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
 void Reset(CommandContext& ctx, Args&, std::string* out) {
   Connection* conn = ctx.conn;
   UnsubscribeAll(*ctx.server, conn);
+  if (conn->tx != nullptr) {  // leaves MULTI and drops WATCHes, as DISCARD + UNWATCH
+    if (conn->tx->watcher != nullptr) ctx.server->watches().Remove(conn->tx->watcher.get());
+    conn->tx->Reset();
+    conn->info->multi.store(-1, std::memory_order_relaxed);
+  }
   conn->info->set_name("");
   conn->authenticated = !ctx.server->settings().auth_required.load(std::memory_order_relaxed);
   AppendSimple(out, "RESET");

@@ -13,6 +13,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/wait_registry.h"
 #include "server/pubsub/pubsub.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -80,7 +81,7 @@ void ServerSection(Server& server, std::string* out) {
 void ClientsSection(Server& server, std::string* out) {
   Field(out, "connected_clients", static_cast<uint64_t>(server.clients().size()));
   Field(out, "maxclients", static_cast<uint64_t>(server.settings().maxclients.load()));
-  Field(out, "blocked_clients", 0);
+  Field(out, "blocked_clients", static_cast<uint64_t>(server.blocking().waiting()));
 }
 
 void MemorySection(Server& server, std::string* out) {
