@@ -31,6 +31,11 @@ StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key) {
 StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value,
                                     const SetOptions& options) {
   Hold hold;
+  if (options.known_present && options.condition == SetOptions::Condition::kAlways &&
+      !options.return_old && options.expiry.mode != Expiry::Mode::kKeep) {
+    if (Status s = Enter(&hold); !s.ok()) return s;
+    return BlindSet(key, value, options.expiry);
+  }
   MetaLookup old;
   if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
   SetResult result;
@@ -63,6 +68,24 @@ StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value
   }
   if (Status s = WriteString(key, old, std::string(value), expire_at); !s.ok()) return s;
   result.written = true;
+  return result;
+}
+
+StatusOr<SetResult> RocksStore::BlindSet(std::string_view key, std::string_view value,
+                                         const Expiry& expiry) {
+  // The key is known present: an overwrite never changes the key count, a delete lowers it.
+  MetaLookup present;
+  present.present = true;
+  SetResult result;
+  result.written = true;
+  if (expiry.mode == Expiry::Mode::kAt && expiry.at_ms <= NowMs()) {
+    if (Status s = DeleteKey(key, present); !s.ok()) return s;
+    return result;
+  }
+  // Not `live` with type string as far as WriteString knows: it takes a fresh version, which is
+  // right whatever the old type was.
+  const int64_t expire_at = expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0;
+  if (Status s = WriteString(key, present, std::string(value), expire_at); !s.ok()) return s;
   return result;
 }
 
