@@ -137,11 +137,29 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
+  // One MultiGet for every old meta (one memtable/SST lookup setup for the whole command instead
+  // of one Get per key); only the header is decoded: an old string value is never copied.
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(keys.size());
+  for (auto k : keys) slices.emplace_back(k.data(), k.size());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  db_->MultiGet(rocksdb::ReadOptions(), meta_cf_, keys.size(), slices.data(), values.data(),
+                statuses.data());
+  const int64_t now = NowMs();
   rocksdb::WriteBatch batch;
   int64_t created = 0;
-  for (const auto& [key, value] : unique) {
+  for (size_t i = 0; i < unique.size(); ++i) {
+    const auto& [key, value] = unique[i];
     MetaLookup old;
-    if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+    if (!statuses[i].IsNotFound()) {
+      if (!statuses[i].ok()) return FromRocks(statuses[i]);
+      if (!DecodeMetaHeader(std::string_view(values[i].data(), values[i].size()), &old.meta)) {
+        return Status::Corruption("undecodable meta record");
+      }
+      old.present = true;
+      old.live = !old.meta.ExpiredAt(now);
+    }
     Meta meta;
     meta.type = MetaType::kString;
     if (old.live && old.meta.type == MetaType::kString) {
