@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <functional>
 
+#include "storage/perf_counters.h"
+
 namespace rockcache::storage {
 
 namespace {
@@ -222,6 +224,7 @@ Status RocksStore::Close() {
 }
 
 Status RocksStore::Enter(Hold* hold) {
+  QuietPerfCounting();
   *hold = Hold(lifecycle_);
   if (closed_) {
     hold->unlock();

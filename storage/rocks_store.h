@@ -299,6 +299,9 @@ class RocksStore final : public Store {
   // state is `old`. Handles the key counter. `expire_at_ms` 0 = no TTL.
   Status WriteString(std::string_view key, const MetaLookup& old, std::string value,
                      int64_t expire_at_ms);
+  // SET of a key whose meta the caller knows present (SetOptions::known_present), without reading
+  // it. REQUIRES: the lifecycle hold and the key's stripe.
+  StatusOr<SetResult> BlindSet(std::string_view key, std::string_view value, const Expiry& expiry);
   // Deletes `key` (stripe held, `old.present`): meta only, O(1) for any type.
   Status DeleteKey(std::string_view key, const MetaLookup& old);
   // Reads the live string at key (stripe held or not): nullopt when absent, WrongType otherwise.

@@ -73,6 +73,11 @@ struct SetOptions {
   Condition condition = Condition::kAlways;
   Expiry expiry;
   bool return_old = false;  // SET ... GET: also report the old value (WrongType if not a string)
+  // The caller knows a meta record exists for the key (of any type, e.g. from a cache entry held
+  // under the key lock). A plain SET (kAlways, no return_old, no kKeep) then writes blind: no read
+  // of the old meta, the key counter stays as it is (overwrite), and a collection it replaces
+  // becomes unreachable through the new version like on any type change. Ignored otherwise.
+  bool known_present = false;
 };
 
 struct SetResult {

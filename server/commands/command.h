@@ -115,6 +115,10 @@ struct CommandSpec {
 
 // The keys of a command, by the table's key positions (views into argv).
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv);
+// The same keys appended to *keys (no allocation when *keys has room: the group commit reuses
+// one vector for all its commands).
+void AppendCommandKeys(const CommandSpec& spec, const Args& argv,
+                       std::vector<std::string_view>* keys);
 
 // The row for `name` (case-insensitive), or nullptr. With `id`, also its index in
 // AllCommands() (for per-command metrics). Any thread.

@@ -177,6 +177,13 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
       return out->append(kReplySyntaxError), void();
     }
   }
+  // A key the cache holds (we hold its lock) exists in storage: a plain SET then writes without
+  // reading its old meta first (storage::SetOptions::known_present).
+  if (ctx.cache != nullptr && condition.empty() && !options.return_old &&
+      options.expiry.mode != Expiry::Mode::kKeep) {
+    options.known_present = ctx.cache->Peek(argv[1], ctx.now_ms, [](const cache::Value&, int64_t) {
+    }) == cache::Lookup::kHit;
+  }
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
   if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
