@@ -31,6 +31,14 @@ KeyLocks::Guard KeyLocks::Lock(std::string_view key) {
   return guard;
 }
 
+KeyLocks::Guard KeyLocks::TryLockStripe(uint32_t stripe) {
+  Guard guard;
+  if (!stripes_[stripe].mu.try_lock()) return guard;
+  guard.owner_ = this;
+  guard.stripes_.push_back(stripe);
+  return guard;
+}
+
 KeyLocks::Guard KeyLocks::LockAll() {
   Guard guard;
   guard.stripes_.reserve(count_);

@@ -70,6 +70,10 @@ class KeyLocks {
   // BLOCKS until every distinct stripe of `keys` is held (ascending order, duplicates
   // collapsed). An empty list returns an empty guard at once.
   Guard Lock(const std::vector<std::string_view>& keys);
+  // Never blocks: holds `stripe` and returns a guard that owns it, or an empty guard when another
+  // thread holds it (or this one: stripes are not reentrant). Any order is deadlock-free since it
+  // never waits. Used to take one more key while holding others (serving a blocked BLMOVE).
+  Guard TryLockStripe(uint32_t stripe);
   // Every stripe, in ascending order (FLUSHALL: nothing else may fill or write meanwhile).
   // Blocking; as costly as `stripe_count()` lock acquisitions.
   Guard LockAll();

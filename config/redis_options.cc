@@ -315,10 +315,6 @@ const std::vector<OptionSpec> kRedisRows = {
   {"tls-auth-clients", T::kEnum, "yes", 0, 0, "no|yes|optional", true,
    "Redis TLS; stored only.", kNoEffect},
   // ---- Redis parameters stored without effect: process, security, observability ----
-  {"notify-keyspace-events", T::kEvents, "", 0, 0, nullptr, true,
-   "Keyspace notification classes (Redis's letters, e.g. KEA); stored for keyspace events, "
-   "not yet delivered.",
-   kNoEffect},
   {"latency-monitor-threshold", T::kInt, "0", 0, LLONG_MAX, nullptr, true,
    "LATENCY LATEST/DOCTOR record commands taking at least this many milliseconds (0 = off).",
    kNoEffect},

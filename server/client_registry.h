@@ -28,9 +28,13 @@ struct ClientInfo {
   std::atomic<uint64_t> pending_reply_bytes{0};  // omem
   std::atomic<uint64_t> query_buffer_bytes{0};   // qbuf
   std::atomic<int64_t> multi{-1};  // commands queued in MULTI; -1 when not in MULTI (server/tx/)
+  std::atomic<uint32_t> subscriptions{0};          // sub: channels (SUBSCRIBE)
+  std::atomic<uint32_t> pattern_subscriptions{0};  // psub: patterns (PSUBSCRIBE)
   // Set by CLIENT KILL (any thread): from then on the client matches no other kill and its loop
   // closes it before running anything more.
   std::atomic<bool> killed{false};
+  // Blocked in a BLPOP-like command (the `b` flag of CLIENT LIST); server/blocking/.
+  std::atomic<bool> blocked{false};
 
   std::string name() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -19,6 +19,7 @@
 
 #include "server/client_registry.h"
 #include "server/protocol/resp_parser.h"
+#include "server/pubsub/client_state.h"
 #include "server/server.h"
 #include "server/tx/transaction.h"
 
@@ -111,9 +112,15 @@ struct Connection {
   BatchTimes parked_times;
   std::unique_ptr<TxState> tx;  // MULTI/WATCH state, created on first use (server/tx/)
   bool tx_multi() const { return tx != nullptr && tx->in_multi; }
+  // Subscriptions; null while there are none (then the connection is not in subscribed mode).
+  std::unique_ptr<PubSubState> pubsub;
 
   event* read_event = nullptr;   // owned; freed by NetLoop::CloseConnection
   event* write_event = nullptr;  // owned
+  // A blocking pop in flight (server/blocking/): its waiter and its timeout timer (owned, made
+  // on first use).
+  std::shared_ptr<Waiter> waiter;
+  event* wait_timer = nullptr;
 };
 
 }  // namespace rockcache::server

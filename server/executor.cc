@@ -2,6 +2,7 @@
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "server/blocking/serve.h"
 #include "server/server.h"
 
 namespace rockcache::server {
@@ -26,6 +27,14 @@ bool CacheReadFence::Validate(const Args& argv, size_t first) const {
   return true;
 }
 
+namespace {
+// After a write: somebody is blocked (one relaxed load), and the write was not a blocking pop
+// that just queued its client (it wrote nothing).
+bool ShouldServe(Server& server, const std::shared_ptr<Waiter>* waiter) {
+  return server.blocking().any() && (waiter == nullptr || !(*waiter)->queued);
+}
+}  // namespace
+
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                         std::string* out) {
   cache::Cache* cache = server.cache();
@@ -35,9 +44,11 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
 }
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget) {
+                   bool rtc_missed, std::string* out, ReplyBudget* budget,
+                   const std::shared_ptr<Waiter>* waiter) {
   CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
   ctx.reply_budget = budget;
+  ctx.waiter = waiter;
   cache::Cache* cache = server.cache();
   // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
   // race a fill that started just after CONFIG SET turned the cache back on.
@@ -50,6 +61,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     if (!cache_on) {
       spec.handler(ctx, argv, out);
       NoteWriteForWatch(watches, spec, argv, *out, reply_start);
+      if (ShouldServe(server, waiter)) ServeBlockedAfterCommand(server, spec, argv, false);
       return;
     }
     if (spec.flags & kAllKeys) {
@@ -71,6 +83,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     ctx.cache = cache;
     spec.handler(ctx, argv, out);
     NoteWriteForWatch(watches, spec, argv, *out, reply_start);
+    if (ShouldServe(server, waiter)) ServeBlockedAfterCommand(server, spec, argv, true);
     locks.EndWrite(stripes);
     return;
   }
@@ -96,7 +109,7 @@ void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_
   cache::KeyLocks::Guard guard;
   if (spec.flags & kAllKeys) {
     guard = server.key_locks().LockAll();
-  } else if (spec.first_key != 0) {
+  } else if (spec.first_key != 0 || spec.find_keys != nullptr) {
     guard = server.key_locks().Lock(CommandKeys(spec, argv));
   }
   ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget);

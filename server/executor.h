@@ -61,10 +61,14 @@ class CacheReadFence {
 // Applies the cache discipline above; may block on disk. `rtc_missed`: the network thread
 // already looked this command up in the cache and missed (a hit now is a coalesced miss, and
 // the lookup is not counted twice). `budget`: the batch's reply budget
-// (server/commands/reply_budget.h); nullptr = unlimited.
+// (server/commands/reply_budget.h); nullptr = unlimited. `waiter`: a kMayBlock command's waiter
+// (CommandContext::waiter); nullptr = it must not block.
+// After a write it serves the clients blocked on the command's keys (server/blocking/serve.h),
+// still under the locks; one relaxed load when nobody is blocked.
 // REQUIRES: the caller holds the key-stripe locks of CommandKeys(spec, argv).
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr);
+                   bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr,
+                   const std::shared_ptr<Waiter>* waiter = nullptr);
 
 // Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
 // kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS

@@ -15,8 +15,11 @@
 #include <cstring>
 
 #include "pool/worker_pool.h"
+#include "server/blocking/timeout.h"
+#include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/subscriptions.h"
 #include "server/server.h"
 #include "server/tx/transaction.h"
 
@@ -124,6 +127,8 @@ NetLoop::NetLoop(Server* server, uint32_t index)
 NetLoop::~NetLoop() {
   Join();
   for (auto& [id, conn] : connections_) {
+    if (conn->waiter) server_->blocking().Abandon(conn->waiter.get());
+    if (conn->wait_timer) event_free(conn->wait_timer);
     if (conn->read_event) event_free(conn->read_event);
     if (conn->write_event) event_free(conn->write_event);
     close(conn->fd);
@@ -135,6 +140,7 @@ NetLoop::~NetLoop() {
   if (timer_event_) event_free(timer_event_);
   if (submit_event_) event_free(submit_event_);
   if (retry_event_) event_free(retry_event_);
+  pubsub_inbox_.reset();  // its event belongs to base_
   if (wake_fd_ >= 0) close(wake_fd_);
   if (base_) event_base_free(base_);
 }
@@ -151,6 +157,8 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
   event_add(timer_event_, &one_second);
   submit_event_ = event_new(base_, -1, 0, &NetLoop::OnSubmitGroup, this);
   retry_event_ = evtimer_new(base_, &NetLoop::OnRetryParked, this);
+  pubsub_inbox_ = std::make_unique<PubSubInbox>(this);
+  if (Status s = pubsub_inbox_->Open(base_); !s.ok()) return s;
 
   for (const auto& host : addresses) {
     sockaddr_storage ss;
@@ -438,6 +446,16 @@ void NetLoop::ProcessInput(Connection* conn) {
       }
       continue;
     }
+    if (conn->pubsub != nullptr) {  // RESP2 subscribed mode: an error, or PING's ["pong", arg]
+      const size_t reply_start = conn->output.size();
+      if (AnswerInSubscribedMode(*spec, argv, &conn->output)) {
+        const uint64_t end = timed ? Clock::Now() : 0;
+        RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
+                     conn->output.size() - reply_start, parsed, start, end);
+        start = end;
+        continue;
+      }
+    }
     if (spec->flags & kConnection) {
       if (!batch.empty()) {
         pos = command_start;  // runs after the batch's replies are back
@@ -476,6 +494,17 @@ void NetLoop::ProcessInput(Connection* conn) {
                    conn->output.size() - reply_start, parsed, start, end);
       start = end;
       continue;
+    }
+    if (spec->flags & kMayBlock) {
+      // Alone in its batch, and nothing after it runs until it is answered (as Redis).
+      if (!batch.empty()) {
+        pos = command_start;
+        --commands;
+        break;
+      }
+      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
+      BeginWait(conn, &batch.back());
+      break;
     }
     batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
   }
@@ -626,6 +655,41 @@ void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64
   }
 }
 
+void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
+  const Args& argv = command->argv;
+  int64_t ms = 0;
+  if (!ParseBlockTimeout(argv[BlockTimeoutIndex(argv[0], argv.size())], &ms).empty()) {
+    return;  // no waiter: the worker replies the error
+  }
+  command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
+  conn->waiter = command->waiter;
+  constexpr int64_t kMaxTimerSec = 100LL * 365 * 24 * 3600;  // longer ones never fire anyway
+  if (ms == 0 || ms / 1000 > kMaxTimerSec) return;
+  if (conn->wait_timer == nullptr) {
+    conn->wait_timer = evtimer_new(base_, &NetLoop::OnWaitTimeout, conn);
+  }
+  timeval after{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  evtimer_add(conn->wait_timer, &after);
+}
+
+void NetLoop::EndWait(Connection* conn) {
+  if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
+  conn->waiter.reset();
+}
+
+void NetLoop::OnWaitTimeout(int, short, void* arg) {
+  auto* conn = static_cast<Connection*>(arg);
+  conn->loop->WaitTimedOut(conn);
+}
+
+void NetLoop::WaitTimedOut(Connection* conn) {
+  if (conn->waiter == nullptr || !server_->blocking().TimeOut(conn->waiter.get())) return;
+  Completion completion;  // handled like any reply, after what is queued already
+  completion.conn_id = conn->id;
+  completion.replies = std::string(conn->waiter->NullReply());
+  PostCompletion(std::move(completion));
+}
+
 void NetLoop::RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv) {
   CommandContext ctx{server_, nullptr, conn};
   spec.handler(ctx, argv, &conn->output);
@@ -673,13 +737,19 @@ void NetLoop::Flush(Connection* conn) {
 
 bool NetLoop::OverOutputLimit(Connection* conn, size_t pending) {
   const Settings& settings = server_->settings();
-  const uint64_t hard = settings.client_output_buffer_limit.load(std::memory_order_relaxed);
-  const uint64_t soft = settings.client_output_buffer_soft_limit.load(std::memory_order_relaxed);
+  const bool pubsub = conn->pubsub != nullptr;  // Redis's pubsub client class
+  const uint64_t hard =
+      (pubsub ? settings.pubsub_output_buffer_limit : settings.client_output_buffer_limit)
+          .load(std::memory_order_relaxed);
+  const uint64_t soft =
+      (pubsub ? settings.pubsub_output_buffer_soft_limit : settings.client_output_buffer_soft_limit)
+          .load(std::memory_order_relaxed);
   bool over = hard > 0 && pending > hard;
   if (!over && soft > 0 && pending > soft) {
     const int64_t now = NowUnixMs();
-    const int64_t seconds =
-        settings.client_output_buffer_soft_seconds.load(std::memory_order_relaxed);
+    const int64_t seconds = (pubsub ? settings.pubsub_output_buffer_soft_seconds
+                                    : settings.client_output_buffer_soft_seconds)
+                                .load(std::memory_order_relaxed);
     if (conn->obuf_soft_since_ms == 0) {
       conn->obuf_soft_since_ms = now;
     } else {
@@ -725,7 +795,7 @@ void NetLoop::DrainCompletions() {
     if (it == connections_.end()) continue;  // closed while its batch was in flight
     Connection* conn = it->second.get();
     if (completion.kind == Completion::Kind::kKill) {
-      if (conn->in_flight) {
+      if (conn->in_flight && conn->waiter == nullptr) {
         conn->close_after_reply = true;  // closes when the batch returns
       } else {
         CloseConnection(conn);
@@ -742,6 +812,7 @@ void NetLoop::DrainCompletions() {
     }
     conn->output += completion.replies;
     conn->in_flight = false;
+    if (conn->waiter != nullptr) EndWait(conn);
     if (!completion.commands.empty()) {
       RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
     }
@@ -757,8 +828,16 @@ void NetLoop::DrainCompletions() {
   }
 }
 
+Connection* NetLoop::FindConnection(uint64_t id) {
+  auto it = connections_.find(id);
+  return it == connections_.end() ? nullptr : it->second.get();
+}
+
 void NetLoop::CloseConnection(Connection* conn) {
   spdlog::debug("closing client id={} addr={}", conn->id, conn->info->addr);
+  if (conn->pubsub != nullptr) UnsubscribeAll(*server_, conn);
+  if (conn->waiter) server_->blocking().Abandon(conn->waiter.get());  // nothing is lost
+  if (conn->wait_timer) event_free(conn->wait_timer);
   if (conn->read_event) event_free(conn->read_event);
   if (conn->write_event) event_free(conn->write_event);
   close(conn->fd);
@@ -783,7 +862,9 @@ void NetLoop::CheckIdleTimeouts() {
   int64_t now = NowUnixMs();
   std::vector<Connection*> idle;
   for (auto& [id, conn] : connections_) {
-    if (!conn->in_flight && now - conn->last_interaction_ms > timeout * 1000) {
+    // As Redis, a subscribed client is never idle: it waits for messages.
+    if (!conn->in_flight && conn->pubsub == nullptr &&
+        now - conn->last_interaction_ms > timeout * 1000) {
       idle.push_back(conn.get());
     }
   }

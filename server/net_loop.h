@@ -21,6 +21,7 @@
 #include "config/status.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
+#include "server/pubsub/inbox.h"
 #include "server/server.h"
 
 struct event_base;
@@ -63,12 +64,17 @@ class NetLoop {
   // Any thread. Hands several completions at once (one lock, at most one wake-up).
   void PostCompletions(std::vector<Completion> completions);
 
+  // Any thread: this loop's queue of published messages (server/pubsub/inbox.h).
+  PubSubInbox& pubsub_inbox() { return *pubsub_inbox_; }
+
   uint32_t index() const { return index_; }
   Server* server() const { return server_; }
 
   // ---- loop thread only (called from handlers of kConnection commands) ----
   // Appends replies to the connection's output and writes what the socket takes.
   void Flush(Connection* conn);
+  // The connection with this id, or nullptr when it closed.
+  Connection* FindConnection(uint64_t id);
 
  private:
   static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen, void* arg);
@@ -77,6 +83,7 @@ class NetLoop {
   static void OnWake(int fd, short events, void* arg);
   static void OnTimer(int fd, short events, void* arg);
   static void OnRetryParked(int fd, short events, void* arg);
+  static void OnWaitTimeout(int fd, short events, void* arg);
 
   void Accept(int fd, sockaddr* addr);
   void ReadFrom(Connection* conn);
@@ -94,6 +101,11 @@ class NetLoop {
   // client-query-buffer-limit.
   bool CloseIfOverQueryLimit(Connection* conn);
   void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
+  // Blocking pops (server/blocking/): gives a kMayBlock command its waiter and arms the timeout;
+  // ends the wait when the command's reply is back; times it out.
+  void BeginWait(Connection* conn, PreparedCommand* command);
+  void EndWait(Connection* conn);
+  void WaitTimedOut(Connection* conn);
   void DrainCompletions();
   // Records metrics (and slow-log entries) for a completed batch.
   void RecordBatch(Connection* conn, const Completion& completion, uint64_t written);
@@ -130,6 +142,8 @@ class NetLoop {
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;  // loop thread only
   std::deque<uint64_t> parked_;   // connections with a parked batch, oldest first; loop thread
   LoopCounters* const counters_;  // this loop's slot in ServerStats; written by this thread only
+
+  std::unique_ptr<PubSubInbox> pubsub_inbox_;
 
   std::mutex completions_mu_;
   std::vector<Completion> completions_;  // GUARDED_BY(completions_mu_)

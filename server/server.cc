@@ -18,12 +18,14 @@
 #include "cache/key_locks.h"
 #include "config/buffer_limits.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
 #include "server/group_commit.h"
 #include "server/metrics/metrics_http.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/pubsub.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -48,11 +50,16 @@ class ExpirySweepTask : public pool::Task {
   explicit ExpirySweepTask(Server* server) : server_(server) {}
   void Run() override {
     cache::KeyLocks& locks = server_->key_locks();
+    const int64_t reaped = server_->pubsub().ReapExpired(server_->store(), locks);
+    PubSub::SweepScope sweeping;
+    if (reaped > 0) server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(reaped));
     auto removed = server_->store()->SweepExpired(
-        200, [&locks](std::string_view key, const std::function<void()>& critical) {
+        200,
+        [&locks](std::string_view key, const std::function<void()>& critical) {
           auto guard = locks.Lock(key);
           critical();
-        });
+        },
+        [this](std::string_view key) { server_->pubsub().NotifyExpired(key); });
     if (removed.ok() && *removed > 0) {
       server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(*removed),
                                               std::memory_order_relaxed);
@@ -119,7 +126,10 @@ std::vector<std::string> SplitWords(const std::string& text) {
 
 }  // namespace
 
-Server::Server(config::Config* config) : config_(config) {
+Server::Server(config::Config* config)
+    : config_(config),
+      pubsub_(std::make_unique<PubSub>(this, config)),
+      blocking_(std::make_unique<WaitRegistry>()) {
   for (const auto& spec : config::OptionTable()) {
     ApplySetting(spec.name, config_->Get(spec.name));
   }
@@ -147,6 +157,9 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
       settings_.client_output_buffer_limit = static_cast<uint64_t>(limits.normal.hard);
       settings_.client_output_buffer_soft_limit = static_cast<uint64_t>(limits.normal.soft);
       settings_.client_output_buffer_soft_seconds = limits.normal.soft_seconds;
+      settings_.pubsub_output_buffer_limit = static_cast<uint64_t>(limits.pubsub.hard);
+      settings_.pubsub_output_buffer_soft_limit = static_cast<uint64_t>(limits.pubsub.soft);
+      settings_.pubsub_output_buffer_soft_seconds = limits.pubsub.soft_seconds;
     }
   } else if (name == "timeout") {
     settings_.timeout_sec = as_int();
@@ -235,6 +248,7 @@ Status Server::Start() {
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
+  pubsub_->WatchExpiries(store_.get());
 
   cache::Options cache_options;
   cache_options.max_memory_bytes = static_cast<uint64_t>(config_->GetInt("cache-maxmemory"));

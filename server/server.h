@@ -37,6 +37,8 @@ namespace rockcache::server {
 
 class NetLoop;
 class MetricsHttpServer;
+class PubSub;
+class WaitRegistry;
 
 // Settings read on hot paths, mirrored from the config.
 struct Settings {
@@ -47,6 +49,10 @@ struct Settings {
   std::atomic<uint64_t> client_output_buffer_limit{1ull << 30};
   std::atomic<uint64_t> client_output_buffer_soft_limit{0};
   std::atomic<int64_t> client_output_buffer_soft_seconds{0};
+  // The same for the pubsub class: clients subscribed to a channel or pattern.
+  std::atomic<uint64_t> pubsub_output_buffer_limit{32ull << 20};
+  std::atomic<uint64_t> pubsub_output_buffer_soft_limit{8ull << 20};
+  std::atomic<int64_t> pubsub_output_buffer_soft_seconds{60};
   std::atomic<int64_t> timeout_sec{0};
   std::atomic<int64_t> maxclients{10000};
   std::atomic<int> tcp_keepalive{300};
@@ -118,8 +124,9 @@ struct PreparedCommand {
   const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
   Args argv;
   std::string reply;
-  bool rtc_missed = false;  // the network thread looked it up in the cache and missed
-  int command_id = -1;      // index in AllCommands()
+  bool rtc_missed = false;         // the network thread looked it up in the cache and missed
+  std::shared_ptr<Waiter> waiter;  // kMayBlock commands: stands for the client while it waits
+  int command_id = -1;             // index in AllCommands()
   // Filled by the worker (Clock ticks; 0 when latency tracking is off).
   uint64_t exec_start = 0;
   uint64_t exec_end = 0;
@@ -191,6 +198,10 @@ class Server {
   WatchRegistry& watches() { return watches_; }
   Metrics& metrics() { return *metrics_; }
   SlowLog& slowlog() { return slowlog_; }
+  // Channel and pattern subscriptions, PUBLISH, keyspace notifications (server/pubsub/).
+  PubSub& pubsub() { return *pubsub_; }
+  // Clients blocked in BLPOP-like commands (server/blocking/wait_registry.h).
+  WaitRegistry& blocking() { return *blocking_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
   size_t loop_count() const { return loops_.size(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -214,6 +225,8 @@ class Server {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;
+  std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<WaitRegistry> blocking_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
   std::atomic<uint64_t> next_client_id_{1};

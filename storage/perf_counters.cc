@@ -5,7 +5,18 @@
 
 namespace rockcache::storage {
 
+namespace {
+thread_local bool tls_level_decided = false;  // this thread's perf level was set (by us)
+}  // namespace
+
+void QuietPerfCounting() {
+  if (tls_level_decided) return;
+  tls_level_decided = true;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+}
+
 PerfScope::PerfScope() : previous_level_(static_cast<int>(rocksdb::GetPerfLevel())) {
+  tls_level_decided = true;
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
   Reset();
 }

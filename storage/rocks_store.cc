@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <functional>
 
+#include "storage/perf_counters.h"
+
 namespace rockcache::storage {
 
 namespace {
@@ -226,6 +228,7 @@ Status RocksStore::Close() {
 }
 
 Status RocksStore::Enter(Hold* hold) {
+  QuietPerfCounting();
   *hold = Hold(lifecycle_);
   if (closed_) {
     hold->unlock();
@@ -404,6 +407,7 @@ Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key
   }
   out->present = true;
   out->live = !out->meta.ExpiredAt(NowMs());
+  if (!out->live) ReportExpired(key);
   return Status::OK();
 }
 

@@ -135,7 +135,10 @@ class RocksStore final : public Store {
                             uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> DbSize() override;
   Status FlushAll() override;
-  StatusOr<int64_t> SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) override;
+  StatusOr<int64_t> SweepExpired(
+      uint64_t max_keys, const WithKeyLock& with_lock,
+      const std::function<void(std::string_view key)>& on_removed = nullptr) override;
+  StatusOr<bool> DeleteIfExpired(std::string_view key) override;
 
   StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) override;
   StatusOr<std::optional<std::string>> RandomKey() override;
@@ -309,6 +312,9 @@ class RocksStore final : public Store {
   // state is `old`. Handles the key counter. `expire_at_ms` 0 = no TTL.
   Status WriteString(std::string_view key, const MetaLookup& old, std::string value,
                      int64_t expire_at_ms);
+  // SET of a key whose meta the caller knows present (SetOptions::known_present), without reading
+  // it. REQUIRES: the lifecycle hold and the key's stripe.
+  StatusOr<SetResult> BlindSet(std::string_view key, std::string_view value, const Expiry& expiry);
   // Deletes `key` (stripe held, `old.present`): meta only, O(1) for any type.
   Status DeleteKey(std::string_view key, const MetaLookup& old);
   // Reads the live string at key (stripe held or not): nullopt when absent, WrongType otherwise.

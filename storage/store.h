@@ -74,6 +74,11 @@ struct SetOptions {
   Condition condition = Condition::kAlways;
   Expiry expiry;
   bool return_old = false;  // SET ... GET: also report the old value (WrongType if not a string)
+  // The caller knows a meta record exists for the key (of any type, e.g. from a cache entry held
+  // under the key lock). A plain SET (kAlways, no return_old, no kKeep) then writes blind: no read
+  // of the old meta, the key counter stays as it is (overwrite), and a collection it replaces
+  // becomes unreachable through the new version like on any type change. Ignored otherwise.
+  bool known_present = false;
 };
 
 struct SetResult {
@@ -339,7 +344,19 @@ class Store {
   // previous call's position. Returns the number removed. For the periodic sweep. Each removal
   // re-checks and deletes inside `with_lock(key, ...)`, which must hold the caller's key lock of
   // `key` (a writer may be replacing the key meanwhile).
-  virtual StatusOr<int64_t> SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) = 0;
+  // `on_removed`, when set, is called with each key removed, still inside `with_lock`.
+  virtual StatusOr<int64_t> SweepExpired(
+      uint64_t max_keys, const WithKeyLock& with_lock,
+      const std::function<void(std::string_view key)>& on_removed = nullptr) = 0;
+  // Removes `key` when it is stored but expired (a key a read found expired, see
+  // SetExpiredObserver); true when it removed it. REQUIRES: the key lock of `key`.
+  virtual StatusOr<bool> DeleteIfExpired(std::string_view key) = 0;
+  // Keyspace notifications: `observer` is called with every key a method found stored but
+  // expired (any thread, storage holds no lock; it must be cheap and must not call the store).
+  // Set once, before the store is shared between threads.
+  void SetExpiredObserver(std::function<void(std::string_view key)> observer) {
+    expired_observer_ = std::move(observer);
+  }
 
   // Renames src to dst (any type, keeping the TTL), replacing dst. With `nx`, does nothing and
   // returns false when dst exists. Error: InvalidArgument "no such key" when src is absent.
@@ -577,6 +594,13 @@ class Store {
 
  protected:
   Store() = default;
+  // Called by implementations with a key found stored but expired (see SetExpiredObserver).
+  void ReportExpired(std::string_view key) const {
+    if (expired_observer_) expired_observer_(key);
+  }
+
+ private:
+  std::function<void(std::string_view key)> expired_observer_;
 };
 
 }  // namespace rockcache::storage

@@ -230,7 +230,19 @@ Status RocksStore::FlushAll() {
   return Status::OK();
 }
 
-StatusOr<int64_t> RocksStore::SweepExpired(uint64_t max_keys, const WithKeyLock& with_lock) {
+StatusOr<bool> RocksStore::DeleteIfExpired(std::string_view key) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  MetaLookup current;
+  if (Status s = ReadMetaLocked(key, &current); !s.ok()) return s;
+  if (!current.present || current.live) return false;
+  if (Status s = DeleteKey(key, current); !s.ok()) return s;
+  return true;
+}
+
+StatusOr<int64_t> RocksStore::SweepExpired(
+    uint64_t max_keys, const WithKeyLock& with_lock,
+    const std::function<void(std::string_view key)>& on_removed) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::lock_guard<std::mutex> sweep(sweep_mu_);
@@ -261,7 +273,9 @@ StatusOr<int64_t> RocksStore::SweepExpired(uint64_t max_keys, const WithKeyLock&
       status = ReadMetaLocked(key, &current);
       if (!status.ok() || !current.present || current.live) return;
       status = DeleteKey(key, current);
-      if (status.ok()) ++removed;
+      if (!status.ok()) return;
+      ++removed;
+      if (on_removed) on_removed(key);
     });
     if (!status.ok()) return status;
   }

@@ -31,6 +31,11 @@ StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key) {
 StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value,
                                     const SetOptions& options) {
   Hold hold;
+  if (options.known_present && options.condition == SetOptions::Condition::kAlways &&
+      !options.return_old && options.expiry.mode != Expiry::Mode::kKeep) {
+    if (Status s = Enter(&hold); !s.ok()) return s;
+    return BlindSet(key, value, options.expiry);
+  }
   MetaLookup old;
   if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
   SetResult result;
@@ -63,6 +68,24 @@ StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value
   }
   if (Status s = WriteString(key, old, std::string(value), expire_at); !s.ok()) return s;
   result.written = true;
+  return result;
+}
+
+StatusOr<SetResult> RocksStore::BlindSet(std::string_view key, std::string_view value,
+                                         const Expiry& expiry) {
+  // The key is known present: an overwrite never changes the key count, a delete lowers it.
+  MetaLookup present;
+  present.present = true;
+  SetResult result;
+  result.written = true;
+  if (expiry.mode == Expiry::Mode::kAt && expiry.at_ms <= NowMs()) {
+    if (Status s = DeleteKey(key, present); !s.ok()) return s;
+    return result;
+  }
+  // Not `live` with type string as far as WriteString knows: it takes a fresh version, which is
+  // right whatever the old type was.
+  const int64_t expire_at = expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0;
+  if (Status s = WriteString(key, present, std::string(value), expire_at); !s.ok()) return s;
   return result;
 }
 
@@ -114,11 +137,29 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
+  // One MultiGet for every old meta (one memtable/SST lookup setup for the whole command instead
+  // of one Get per key); only the header is decoded: an old string value is never copied.
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(keys.size());
+  for (auto k : keys) slices.emplace_back(k.data(), k.size());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  db_->MultiGet(rocksdb::ReadOptions(), meta_cf_, keys.size(), slices.data(), values.data(),
+                statuses.data());
+  const int64_t now = NowMs();
   rocksdb::WriteBatch batch;
   int64_t created = 0;
-  for (const auto& [key, value] : unique) {
+  for (size_t i = 0; i < unique.size(); ++i) {
+    const auto& [key, value] = unique[i];
     MetaLookup old;
-    if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
+    if (!statuses[i].IsNotFound()) {
+      if (!statuses[i].ok()) return FromRocks(statuses[i]);
+      if (!DecodeMetaHeader(std::string_view(values[i].data(), values[i].size()), &old.meta)) {
+        return Status::Corruption("undecodable meta record");
+      }
+      old.present = true;
+      old.live = !old.meta.ExpiredAt(now);
+    }
     Meta meta;
     meta.type = MetaType::kString;
     if (old.live && old.meta.type == MetaType::kString) {

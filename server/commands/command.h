@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ namespace rockcache::server {
 class Server;
 class Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
+struct Waiter;       // server/blocking/wait_registry.h
 
 enum CommandFlags : uint32_t {
   kWrite = 1u << 0,       // may modify the dataset
@@ -46,7 +48,11 @@ enum CommandFlags : uint32_t {
   kCacheRead = 1u << 7,     // has an `rtc` function: may be answered from the cache
   kCacheAware = 1u << 8,    // the handler updates the cache itself after a write (write-through)
   kAllKeys = 1u << 9,       // touches every key (FLUSHALL): runs holding every key lock
-  kTransaction = 1u << 10,  // WATCH, EXEC: the network thread hands them to server/tx/
+  kTransaction = 1u << 11,  // WATCH, EXEC: the network thread hands them to server/tx/
+  // May block the client (BLPOP...): the network thread sends it to the pool alone, with a
+  // Waiter (server/blocking/wait_registry.h), and parses nothing more from the client until it
+  // is answered.
+  kMayBlock = 1u << 10,
 };
 
 using Args = std::vector<std::string>;
@@ -65,6 +71,11 @@ struct CommandContext {
   // Set while the command runs inside EXEC (server/tx/transaction.h): a blocking command must
   // not block then (it behaves as if its timeout had passed, as Redis).
   bool in_exec = false;
+  // Set for a kMayBlock command sent by a client that may block: the waiter that stands for it
+  // (server/blocking/). nullptr (EXEC, scripts...) or no_block: a blocking pop answers at once,
+  // with what is there or as if its timeout elapsed (Redis's behaviour inside MULTI).
+  const std::shared_ptr<Waiter>* waiter = nullptr;
+  bool no_block = false;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
@@ -104,6 +115,10 @@ struct CommandSpec {
 
 // The keys of a command, by the table's key positions (views into argv).
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv);
+// The same keys appended to *keys (no allocation when *keys has room: the group commit reuses
+// one vector for all its commands).
+void AppendCommandKeys(const CommandSpec& spec, const Args& argv,
+                       std::vector<std::string_view>* keys);
 
 // The row for `name` (case-insensitive), or nullptr. With `id`, also its index in
 // AllCommands() (for per-command metrics). Any thread.
@@ -143,6 +158,8 @@ extern const std::vector<CommandSpec> kLcsCommands;          // lcs.cc
 extern const std::vector<CommandSpec> kZSetAlgebraCommands;  // zset_algebra.cc
 extern const std::vector<CommandSpec> kMultiPopCommands;     // multipop.cc
 extern const std::vector<CommandSpec> kTransactionCommands;  // transaction.cc
+extern const std::vector<CommandSpec> kPubSubCommands;       // pubsub.cc
+extern const std::vector<CommandSpec> kBlockingCommands;     // blocking.cc
 extern const std::vector<CommandSpec> kStreamCommands;       // stream.cc
 
 }  // namespace rockcache::server

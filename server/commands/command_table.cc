@@ -36,7 +36,8 @@ struct Table {
           &kSetCommands,           &kZSetCommands,          &kHyperLogLogCommands,
           &kGeoCommands,           &kSortCommands,          &kBitmapCommands,
           &kLcsCommands,           &kZSetAlgebraCommands,   &kMultiPopCommands,
-          &kTransactionCommands,   &kStreamCommands}) {
+          &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands,
+          &kStreamCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);
@@ -82,13 +83,22 @@ const std::vector<const CommandSpec*>& AllCommands() { return GetTable().all; }
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv) {
   if (spec.find_keys != nullptr) return spec.find_keys(argv);
   std::vector<std::string_view> keys;
-  if (spec.first_key <= 0) return keys;
+  AppendCommandKeys(spec, argv, &keys);
+  return keys;
+}
+
+void AppendCommandKeys(const CommandSpec& spec, const Args& argv,
+                       std::vector<std::string_view>* keys) {
+  if (spec.find_keys != nullptr) {
+    for (auto key : spec.find_keys(argv)) keys->push_back(key);
+    return;
+  }
+  if (spec.first_key <= 0) return;
   int last = spec.last_key < 0 ? static_cast<int>(argv.size()) + spec.last_key : spec.last_key;
   int step = spec.key_step > 0 ? spec.key_step : 1;
   for (int i = spec.first_key; i <= last && i < static_cast<int>(argv.size()); i += step) {
-    keys.emplace_back(argv[static_cast<size_t>(i)]);
+    keys->emplace_back(argv[static_cast<size_t>(i)]);
   }
-  return keys;
 }
 
 void AppendUnknownCommand(std::string* out, const Args& argv) {

@@ -15,6 +15,7 @@
 #include "server/commands/command.h"
 #include "server/commands/geohash.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
 
@@ -148,6 +149,9 @@ void GeoAdd(CommandContext& ctx, Args& argv, std::string* out) {
   options.condition = nx ? Condition::kIfAbsent : xx ? Condition::kIfPresent : Condition::kAlways;
   auto result = ctx.store->ZAdd(argv[1], members, options);
   if (!result.ok()) return AppendStatusError(out, result.status());
+  // As ZADD (GEOADD is ZADD in Redis): without CH updated scores are not counted.
+  const bool plain = options.condition == Condition::kAlways;
+  if (result->count > 0 || plain) NotifyKeyspaceEvent(ctx, kNotifyZSet, "zadd", argv[1]);
   AppendInteger(out, result->count);
 }
 
@@ -249,14 +253,15 @@ bool CollectInShape(CommandContext& ctx, const std::string& key, const geo::Shap
 }
 
 // Replaces `dst` with the members (scores = distances with STOREDIST); deletes it when empty.
+// `event`: georadiusstore or geosearchstore.
 bool StoreFound(CommandContext& ctx, const std::string& dst, const std::vector<Found>& found,
-                size_t n, bool storedist, std::string* out) {
+                size_t n, bool storedist, const char* event, std::string* out) {
   auto deleted = ctx.store->Del({dst});
   if (!deleted.ok()) {
     AppendStatusError(out, deleted.status());
     return false;
   }
-  if (n == 0) return true;
+  if (n == 0) return NotifyStore(ctx, kNotifyZSet, event, dst, *deleted, 0), true;
   // Group commit defers the delete; the ZADD below reads the key and must see it.
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) {
     AppendStatusError(out, s);
@@ -272,6 +277,7 @@ bool StoreFound(CommandContext& ctx, const std::string& dst, const std::vector<F
     AppendStatusError(out, added.status());
     return false;
   }
+  NotifyStore(ctx, kNotifyZSet, event, dst, *deleted, static_cast<int64_t>(n));
   return true;
 }
 
@@ -385,6 +391,7 @@ void SearchGeneric(CommandContext& ctx, const Args& argv, size_t src, unsigned f
     if (store_key == nullptr) return AppendArrayHeader(out, 0);
     auto deleted = ctx.store->Del({*store_key});
     if (!deleted.ok()) return AppendStatusError(out, deleted.status());
+    NotifyStore(ctx, kNotifyZSet, "", *store_key, *deleted, 0);
     return AppendInteger(out, 0);
   }
   if (count != 0 && sort == kUnsorted && !any) sort = kAsc;  // the nearest N
@@ -408,7 +415,8 @@ void SearchGeneric(CommandContext& ctx, const Args& argv, size_t src, unsigned f
   for (size_t i = 0; i < n; ++i) found[i].dist /= shape.conversion;
 
   if (store_key != nullptr) {
-    if (!StoreFound(ctx, *store_key, found, n, storedist, out)) return;
+    const char* event = Is(argv[0], "GEOSEARCHSTORE") ? "geosearchstore" : "georadiusstore";
+    if (!StoreFound(ctx, *store_key, found, n, storedist, event, out)) return;
     return AppendInteger(out, static_cast<int64_t>(n));
   }
   int options =

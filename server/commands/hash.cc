@@ -14,6 +14,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -122,6 +123,7 @@ void HSet(CommandContext& ctx, Args& argv, std::string* out) {
     for (const auto& [field, value] : pairs) hash.SetField(field, value);
     return hash.fields.size() <= ctx.cache->max_hash_fields();
   });
+  NotifyKeyspaceEvent(ctx, kNotifyHash, "hset", argv[1]);
   if (Is(argv[0], "HMSET")) return out->append(kReplyOk), void();
   AppendInteger(out, *added);
 }
@@ -129,6 +131,7 @@ void HSet(CommandContext& ctx, Args& argv, std::string* out) {
 void HSetNx(CommandContext& ctx, Args& argv, std::string* out) {
   auto created = ctx.store->HSetNx(argv[1], argv[2], argv[3]);
   if (!created.ok()) return AppendStatusError(out, created.status());
+  if (*created) NotifyKeyspaceEvent(ctx, kNotifyHash, "hset", argv[1]);
   AppendInteger(out, *created ? 1 : 0);
 }
 
@@ -160,12 +163,15 @@ void HGetAll(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void HDel(CommandContext& ctx, Args& argv, std::string* out) {
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->HLen(argv[1]); });
   auto removed = ctx.store->HDel(argv[1], ArgViews(argv, 2));
   if (!removed.ok()) return AppendStatusError(out, removed.status());
   CacheUpdate(ctx, argv[1], [&](cache::Value& hash, int64_t&) {
     for (size_t i = 2; i < argv.size(); ++i) hash.EraseField(argv[i]);
     return !hash.fields.empty();  // the last field gone: the key is gone
   });
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyHash, "hdel", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
 }
 
@@ -199,6 +205,7 @@ void HIncrBy(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseInteger(argv[3], &delta)) return out->append(kReplyNotInteger), void();
   auto value = ctx.store->HIncrBy(argv[1], argv[2], delta);
   if (!value.ok()) return AppendStatusError(out, value.status());
+  NotifyKeyspaceEvent(ctx, kNotifyHash, "hincrby", argv[1]);
   AppendInteger(out, *value);
 }
 
@@ -210,6 +217,7 @@ void HIncrByFloat(CommandContext& ctx, Args& argv, std::string* out) {
   if (std::isinf(delta)) return AppendError(out, "ERR value is NaN or Infinity");
   auto value = ctx.store->HIncrByFloat(argv[1], argv[2], delta);
   if (!value.ok()) return AppendStatusError(out, value.status());
+  NotifyKeyspaceEvent(ctx, kNotifyHash, "hincrbyfloat", argv[1]);
   AppendBulk(out, *value);
 }
 

@@ -12,6 +12,7 @@
 #include "server/commands/command.h"
 #include "server/commands/hll.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -67,6 +68,7 @@ void PfAdd(CommandContext& ctx, Args& argv, std::string* out) {
   if (!updated) return AppendInteger(out, 0);
   hll::InvalidateCachedCount(&*value);
   if (!WriteHll(ctx, argv[1], *value, out)) return;
+  NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", argv[1]);
   AppendInteger(out, 1);
 }
 
@@ -117,6 +119,7 @@ void PfMerge(CommandContext& ctx, Args& argv, std::string* out) {
   }
   hll::InvalidateCachedCount(&*dest);
   if (!WriteHll(ctx, argv[1], *dest, out)) return;
+  NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", argv[1]);
   out->append(kReplyOk);
 }
 

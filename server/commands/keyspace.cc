@@ -3,6 +3,7 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <unordered_set>
 
 #include "server/commands/args.h"
 #include "server/commands/cache_access.h"
@@ -10,13 +11,29 @@
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
 namespace {
 
+// DEL while generic events are on: key by key, to emit "del" for each key that existed.
+void DelNotifying(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t total = 0;
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (!seen.insert(argv[i]).second) continue;
+    auto removed = ctx.store->Del({std::string_view(argv[i])});
+    if (!removed.ok()) return AppendStatusError(out, removed.status());
+    if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", argv[i]);
+    total += *removed;
+  }
+  AppendInteger(out, total);
+}
+
 void Del(CommandContext& ctx, Args& argv, std::string* out) {
+  if (NotifyEnabled(*ctx.server, kNotifyGeneric)) return DelNotifying(ctx, argv, out);
   auto removed = ctx.store->Del(ArgViews(argv, 1));
   if (!removed.ok()) return AppendStatusError(out, removed.status());
   AppendInteger(out, *removed);
@@ -123,6 +140,8 @@ void Expire(CommandContext& ctx, Args& argv, std::string* out) {
       return at_ms > ctx.now_ms;  // a time already past deleted the key
     });
   }
+  if (*changed)
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, at_ms > NowUnixMs() ? "expire" : "del", argv[1]);
   AppendInteger(out, *changed ? 1 : 0);
 }
 
@@ -150,6 +169,7 @@ void Persist(CommandContext& ctx, Args& argv, std::string* out) {
       return true;
     });
   }
+  if (*changed) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "persist", argv[1]);
   AppendInteger(out, *changed ? 1 : 0);
 }
 
@@ -199,11 +219,17 @@ void Scan(CommandContext& ctx, Args& argv, std::string* out) {
   for (const auto& key : result->keys) AppendBulk(out, key);
 }
 
+void NotifyRename(CommandContext& ctx, std::string_view from, std::string_view to) {
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "rename_from", from);
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "rename_to", to);
+}
+
 // RENAME / RENAMENX key newkey
 void Rename(CommandContext& ctx, Args& argv, std::string* out) {
   bool nx = Is(argv[0], "RENAMENX");
   auto renamed = ctx.store->Rename(argv[1], argv[2], nx);
   if (!renamed.ok()) return AppendStatusError(out, renamed.status());
+  if (*renamed && argv[1] != argv[2]) NotifyRename(ctx, argv[1], argv[2]);
   if (nx) return AppendInteger(out, *renamed ? 1 : 0);
   out->append(kReplyOk);
 }

@@ -7,6 +7,7 @@
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -38,6 +39,8 @@ void Push(CommandContext& ctx, Args& argv, std::string* out) {
                                         : &storage::Store::RPushX;
   auto length = (ctx.store->*push)(argv[1], ArgViews(argv, 2));
   if (!length.ok()) return AppendStatusError(out, length.status());
+  const bool left = push == &storage::Store::LPush || push == &storage::Store::LPushX;
+  if (*length > 0) NotifyKeyspaceEvent(ctx, kNotifyList, left ? "lpush" : "rpush", argv[1]);
   AppendInteger(out, *length);
 }
 
@@ -50,9 +53,14 @@ void Pop(CommandContext& ctx, Args& argv, std::string* out) {
     return AppendError(out, kMustBePositive);
   }
   bool left = Is(argv[0], "LPOP");
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->LLen(argv[1]); });
   auto popped = left ? ctx.store->LPop(argv[1], static_cast<uint64_t>(count))
                      : ctx.store->RPop(argv[1], static_cast<uint64_t>(count));
   if (!popped.ok()) return AppendStatusError(out, popped.status());
+  if (*popped && !(*popped)->empty()) {
+    NotifyKeyspaceEvent(ctx, kNotifyList, left ? "lpop" : "rpop", argv[1]);
+    NotifyIfEmptied(ctx, before, static_cast<int64_t>((*popped)->size()), argv[1]);
+  }
   if (argv.size() == 2) {
     if (!*popped || (*popped)->empty()) return out->append(kReplyNullBulk), void();
     return AppendBulk(out, (*popped)->front());
@@ -101,15 +109,29 @@ void LSet(CommandContext& ctx, Args& argv, std::string* out) {
   }
   Status s = ctx.store->LSet(argv[1], index, argv[3]);
   if (!s.ok()) return AppendStatusError(out, s);
+  NotifyKeyspaceEvent(ctx, kNotifyList, "lset", argv[1]);
   out->append(kReplyOk);
 }
 
 void LRem(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t count = 0;
   if (!ParseInteger(argv[2], &count)) return out->append(kReplyNotInteger), void();
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->LLen(argv[1]); });
   auto removed = ctx.store->LRem(argv[1], count, argv[3]);
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyList, "lrem", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
+}
+
+// What LTRIM start stop leaves of a list of `length` elements (Redis's index rules).
+int64_t TrimmedLength(int64_t length, int64_t start, int64_t stop) {
+  if (start < 0) start = length + start;
+  if (stop < 0) stop = length + stop;
+  if (start < 0) start = 0;
+  if (start > stop || start >= length) return 0;
+  if (stop >= length) stop = length - 1;
+  return stop - start + 1;
 }
 
 void LTrim(CommandContext& ctx, Args& argv, std::string* out) {
@@ -117,8 +139,11 @@ void LTrim(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) {
     return out->append(kReplyNotInteger), void();
   }
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->LLen(argv[1]); });
   Status s = ctx.store->LTrim(argv[1], start, stop);
   if (!s.ok()) return AppendStatusError(out, s);
+  if (before != 0) NotifyKeyspaceEvent(ctx, kNotifyList, "ltrim", argv[1]);
+  NotifyIfEmptied(ctx, before, before - TrimmedLength(before, start, stop), argv[1]);
   out->append(kReplyOk);
 }
 
@@ -128,6 +153,7 @@ void LInsert(CommandContext& ctx, Args& argv, std::string* out) {
   if (!before && !Is(argv[2], "AFTER")) return out->append(kReplySyntaxError), void();
   auto length = ctx.store->LInsert(argv[1], before, argv[3], argv[4]);
   if (!length.ok()) return AppendStatusError(out, length.status());
+  if (*length > 0) NotifyKeyspaceEvent(ctx, kNotifyList, "linsert", argv[1]);
   AppendInteger(out, *length);
 }
 
@@ -183,8 +209,14 @@ void LPos(CommandContext& ctx, Args& argv, std::string* out) {
 
 void MoveAndReply(CommandContext& ctx, const Args& argv, ListEnd from, ListEnd to,
                   std::string* out) {
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->LLen(argv[1]); });
   auto element = ctx.store->LMove(argv[1], argv[2], from, to);
   if (!element.ok()) return AppendStatusError(out, element.status());
+  if (*element) {  // as Redis: the push on the destination, the pop on the source, its "del"
+    NotifyKeyspaceEvent(ctx, kNotifyList, to == ListEnd::kLeft ? "lpush" : "rpush", argv[2]);
+    NotifyKeyspaceEvent(ctx, kNotifyList, from == ListEnd::kLeft ? "lpop" : "rpop", argv[1]);
+    if (argv[1] != argv[2]) NotifyIfEmptied(ctx, before, 1, argv[1]);
+  }
   AppendOptionalBulk(out, *element);
 }
 

@@ -11,6 +11,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/wait_registry.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
@@ -138,19 +139,37 @@ void Select(CommandContext&, Args& argv, std::string* out) {
   out->append(kReplyOk);
 }
 
+// A client's CLIENT LIST / CLIENT KILL TYPE class: pubsub while it subscribes to anything.
+bool IsPubSubClient(const ClientInfo& info) {
+  return info.subscriptions.load(std::memory_order_relaxed) +
+             info.pattern_subscriptions.load(std::memory_order_relaxed) >
+         0;
+}
+
+// CLIENT LIST's flags, in Redis's order: P (subscribed), x (in MULTI), b (blocked), or N.
+std::string ClientFlags(const ClientInfo& info) {
+  std::string flags;
+  if (IsPubSubClient(info)) flags += 'P';
+  if (info.multi.load(std::memory_order_relaxed) >= 0) flags += 'x';
+  if (info.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  return flags.empty() ? "N" : flags;
+}
+
 std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
-  std::string line = "id=" + std::to_string(info.id) + " addr=" + info.addr +
-                     " laddr=" + info.laddr + " fd=" + std::to_string(info.fd) +
-                     " name=" + info.name() +
-                     " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
-                     " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-                     " flags=" + (info.multi.load() >= 0 ? "x" : "N") +
-                     " db=0 sub=0 psub=0 ssub=0 multi=" + std::to_string(info.multi.load()) +
-                     " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
-                     " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-                     std::to_string(info.pending_reply_bytes.load()) +
-                     " tot-mem=0 events=r cmd=" + info.last_command() +
-                     " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
+  const uint32_t sub = info.subscriptions.load(std::memory_order_relaxed);
+  const uint32_t psub = info.pattern_subscriptions.load(std::memory_order_relaxed);
+  std::string line =
+      "id=" + std::to_string(info.id) + " addr=" + info.addr + " laddr=" + info.laddr +
+      " fd=" + std::to_string(info.fd) + " name=" + info.name() +
+      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
+      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
+      " flags=" + ClientFlags(info) + " db=0 sub=" + std::to_string(sub) +
+      " psub=" + std::to_string(psub) + " ssub=0 multi=" + std::to_string(info.multi.load()) +
+      " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
+      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
+      std::to_string(info.pending_reply_bytes.load()) +
+      " tot-mem=0 events=r cmd=" + info.last_command() +
+      " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
   return line;
 }
 
@@ -180,6 +199,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t id = -1;
   std::string addr, laddr;
   bool skip_me = true;
+  int type = -1;  // -1 any, 0 normal, 1 pubsub
   for (size_t i = 2; i + 1 < argv.size(); i += 2) {
     const std::string& value = argv[i + 1];
     if (Is(argv[i], "ID")) {
@@ -201,8 +221,10 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     } else if (Is(argv[i], "TYPE") || Is(argv[i], "USER") || Is(argv[i], "MAXAGE")) {
       // Every client is a normal client of the default user here: TYPE normal / USER default
       // match all, other values match none.
-      if ((Is(argv[i], "TYPE") && !Is(value, "normal")) ||
-          (Is(argv[i], "USER") && value != "default")) {
+      if (Is(argv[i], "TYPE") && (Is(value, "normal") || Is(value, "pubsub"))) {
+        type = Is(value, "pubsub") ? 1 : 0;
+      } else if ((Is(argv[i], "TYPE") && !Is(value, "normal")) ||
+                 (Is(argv[i], "USER") && value != "default")) {
         id = 0;
       }
     } else {
@@ -217,10 +239,41 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     if (!addr.empty() && info->addr != addr) continue;
     if (!laddr.empty() && info->laddr != laddr) continue;
     if (skip_me && info->id == ctx.conn->id) continue;
+    if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
     kill(info);
     ++killed;
   }
   AppendInteger(out, killed);
+}
+
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking pop as if its timeout
+// elapsed, or with an error. 1 when that client was blocked.
+void ClientUnblock(CommandContext& ctx, Args& argv, std::string* out) {
+  int64_t id = 0;
+  if (!ParseInteger(argv[2], &id)) return out->append(kReplyNotInteger), void();
+  bool error = false;
+  if (argv.size() == 4) {
+    if (Is(argv[3], "ERROR")) {
+      error = true;
+    } else if (!Is(argv[3], "TIMEOUT")) {
+      return AppendError(out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  }
+  WaitRegistry& registry = ctx.server->blocking();
+  std::shared_ptr<Waiter> waiter =
+      id > 0 ? registry.FindByClient(static_cast<uint64_t>(id)) : nullptr;
+  if (waiter == nullptr || !registry.Finish(waiter.get(), WaitState::kUnblocked)) {
+    return AppendInteger(out, 0);
+  }
+  Completion completion;
+  completion.conn_id = waiter->client_id;
+  if (error) {
+    AppendError(&completion.replies, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  } else {
+    completion.replies = std::string(waiter->NullReply());
+  }
+  ctx.server->loop(waiter->loop_index)->PostCompletion(std::move(completion));
+  AppendInteger(out, 1);
 }
 
 void Client(CommandContext& ctx, Args& argv, std::string* out) {
@@ -253,6 +306,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(sub, "LIST")) {
     conn.info->set_last_command("client|list");
     std::vector<uint64_t> ids;
+    int type = -1;  // -1 any, 0 normal, 1 pubsub
     if (argv.size() >= 4 && Is(argv[2], "ID")) {
       for (size_t i = 3; i < argv.size(); ++i) {
         int64_t id = 0;
@@ -266,7 +320,8 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
           !Is(argv[3], "pubsub")) {
         return AppendError(out, "ERR Unknown client type '" + argv[3] + "'");
       }
-      if (!Is(argv[3], "normal")) return AppendBulk(out, "");
+      if (!Is(argv[3], "normal") && !Is(argv[3], "pubsub")) return AppendBulk(out, "");
+      type = Is(argv[3], "pubsub") ? 1 : 0;
     } else if (argv.size() != 2) {
       return out->append(kReplySyntaxError), void();
     }
@@ -274,11 +329,15 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     int64_t now = NowUnixMs();
     for (const auto& info : ctx.server->clients().Snapshot()) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), info->id) == ids.end()) continue;
+      if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
       text += ClientLine(*info, now);
     }
     return AppendBulk(out, text);
   }
   if (Is(sub, "KILL") && argv.size() >= 3) return ClientKill(ctx, argv, out);
+  if (Is(sub, "UNBLOCK") && (argv.size() == 3 || argv.size() == 4)) {
+    return ClientUnblock(ctx, argv, out);
+  }
   if (Is(sub, "HELP")) {
     const char* lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -296,14 +355,17 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
         "    Return information about client connections.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "HELP",
         "    Print this help."};
     AppendArrayHeader(out, static_cast<int64_t>(std::size(lines)));
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  AppendSubcommandError(out, argv,
-                        {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST", "KILL", "HELP"});
+  AppendSubcommandError(
+      out, argv,
+      {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST", "KILL", "UNBLOCK", "HELP"});
 }
 
 void Info(CommandContext& ctx, Args& argv, std::string* out) {
@@ -413,7 +475,7 @@ const std::vector<CommandSpec> kServerCommands = {
     {"hello", -1, kConnection | kNoAuth | kFast, 0, 0, 0, Hello},
     {"select", 2, kConnection | kFast, 0, 0, 0, Select},
     {"client", -2, kConnection, 0, 0, 0, Client, nullptr,
-     "id|getname|setname|setinfo|info|list|kill|help"},
+     "id|getname|setname|setinfo|info|list|kill|unblock|help"},
     {"shutdown", -1, kConnection | kAdmin, 0, 0, 0, Shutdown},
     {"info", -1, 0, 0, 0, 0, Info},
     {"debug", -2, kAdmin, 0, 0, 0, Debug},

@@ -13,6 +13,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -28,12 +29,16 @@ void AppendMembers(std::string* out, const std::vector<std::string>& members) {
 void SAdd(CommandContext& ctx, Args& argv, std::string* out) {
   auto added = ctx.store->SAdd(argv[1], ArgViews(argv, 2));
   if (!added.ok()) return AppendStatusError(out, added.status());
+  if (*added > 0) NotifyKeyspaceEvent(ctx, kNotifySet, "sadd", argv[1]);
   AppendInteger(out, *added);
 }
 
 void SRem(CommandContext& ctx, Args& argv, std::string* out) {
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->SCard(argv[1]); });
   auto removed = ctx.store->SRem(argv[1], ArgViews(argv, 2));
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifySet, "srem", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
 }
 
@@ -70,8 +75,11 @@ void SPop(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() == 3 && (!ParseInteger(argv[2], &count) || count < 0)) {
     return AppendError(out, "ERR value is out of range, must be positive");
   }
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->SCard(argv[1]); });
   auto members = ctx.store->SPop(argv[1], static_cast<uint64_t>(count));
   if (!members.ok()) return AppendStatusError(out, members.status());
+  if (!members->empty()) NotifyKeyspaceEvent(ctx, kNotifySet, "spop", argv[1]);
+  NotifyIfEmptied(ctx, before, static_cast<int64_t>(members->size()), argv[1]);
   if (argv.size() == 3) return AppendMembers(out, *members);
   if (members->empty()) return out->append(kReplyNullBulk), void();
   AppendBulk(out, members->front());
@@ -100,9 +108,22 @@ void SRandMember(CommandContext& ctx, Args& argv, std::string* out) {
   AppendBulk(out, members->front());
 }
 
+bool IsMember(CommandContext& ctx, std::string_view key, std::string_view member) {
+  auto is_member = ctx.store->SIsMember(key, member);
+  return is_member.ok() && *is_member;
+}
+
 void SMove(CommandContext& ctx, Args& argv, std::string* out) {
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->SCard(argv[1]); });
+  const bool was_in_dst = NotifyEnabled(*ctx.server, kNotifySet) && argv[1] != argv[2] &&
+                          IsMember(ctx, argv[2], argv[3]);
   auto moved = ctx.store->SMove(argv[1], argv[2], argv[3]);
   if (!moved.ok()) return AppendStatusError(out, moved.status());
+  if (*moved && argv[1] != argv[2]) {  // as Redis: srem on the source, its "del", sadd
+    NotifyKeyspaceEvent(ctx, kNotifySet, "srem", argv[1]);
+    NotifyIfEmptied(ctx, before, 1, argv[1]);
+    if (!was_in_dst) NotifyKeyspaceEvent(ctx, kNotifySet, "sadd", argv[2]);
+  }
   AppendInteger(out, *moved ? 1 : 0);
 }
 
@@ -123,11 +144,17 @@ void SetAlgebra(CommandContext& ctx, Args& argv, std::string* out) {
 
 // SINTERSTORE / SUNIONSTORE / SDIFFSTORE destination key...
 void SetAlgebraStore(CommandContext& ctx, Args& argv, std::string* out) {
+  const int64_t existed = LengthIfNotifying(ctx, [&] { return ctx.store->Exists({argv[1]}); });
   Keys keys = ArgViews(argv, 2);
   auto size = Is(argv[0], "SINTERSTORE")   ? ctx.store->SInterStore(argv[1], keys)
               : Is(argv[0], "SUNIONSTORE") ? ctx.store->SUnionStore(argv[1], keys)
                                            : ctx.store->SDiffStore(argv[1], keys);
   if (!size.ok()) return AppendStatusError(out, size.status());
+  NotifyStore(ctx, kNotifySet,
+              Is(argv[0], "SINTERSTORE")   ? "sinterstore"
+              : Is(argv[0], "SUNIONSTORE") ? "sunionstore"
+                                           : "sdiffstore",
+              argv[1], existed, *size);
   AppendInteger(out, *size);
 }
 

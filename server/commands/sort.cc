@@ -19,6 +19,7 @@
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -125,7 +126,7 @@ bool StoreList(CommandContext& ctx, const std::string& dst, const std::vector<st
                std::string* out) {
   auto deleted = ctx.store->Del({dst});
   if (!deleted.ok()) return AppendStatusError(out, deleted.status()), false;
-  if (items.empty()) return true;
+  if (items.empty()) return NotifyStore(ctx, kNotifyList, "", dst, *deleted, 0), true;
   // Group commit defers the delete; the push below reads the key and must see it.
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) {
     return AppendStatusError(out, s), false;
@@ -133,6 +134,7 @@ bool StoreList(CommandContext& ctx, const std::string& dst, const std::vector<st
   std::vector<std::string_view> views(items.begin(), items.end());
   auto pushed = ctx.store->RPush(dst, views);
   if (!pushed.ok()) return AppendStatusError(out, pushed.status()), false;
+  NotifyStore(ctx, kNotifyList, "sortstore", dst, *deleted, static_cast<int64_t>(items.size()));
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -135,6 +136,23 @@ void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::st
   CachePutString(ctx, key, value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
 }
 
+// SET's events: "set", and "expire" when it gave the key a TTL (Redis's setGenericCommand).
+void NotifySet(CommandContext& ctx, std::string_view key, const Expiry& expiry) {
+  NotifyKeyspaceEvent(ctx, kNotifyString, "set", key);
+  if (expiry.mode == Expiry::Mode::kAt) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", key);
+}
+
+// GETEX's: "persist", "expire", or "del" for a time already past (the key is gone).
+void NotifyGetEx(CommandContext& ctx, std::string_view key, const Expiry& expiry) {
+  if (expiry.mode == Expiry::Mode::kClear) {
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "persist", key);
+  } else if (expiry.at_ms <= NowUnixMs()) {
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", key);
+  } else {
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", key);
+  }
+}
+
 void Set(CommandContext& ctx, Args& argv, std::string* out) {
   // As Redis: a flag may repeat (NX NX, EX 1 EX 2: the last wins), flags of one group conflict.
   storage::SetOptions options;
@@ -159,9 +177,17 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
       return out->append(kReplySyntaxError), void();
     }
   }
+  // A key the cache holds (we hold its lock) exists in storage: a plain SET then writes without
+  // reading its old meta first (storage::SetOptions::known_present).
+  if (ctx.cache != nullptr && condition.empty() && !options.return_old &&
+      options.expiry.mode != Expiry::Mode::kKeep) {
+    options.known_present = ctx.cache->Peek(argv[1], ctx.now_ms, [](const cache::Value&, int64_t) {
+    }) == cache::Lookup::kHit;
+  }
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
   if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  if (result->written) NotifySet(ctx, argv[1], options.expiry);
   if (options.return_old) return AppendOptionalBulk(out, result->old_value);
   out->append(result->written ? kReplyOk : kReplyNullBulk);
 }
@@ -172,6 +198,7 @@ void SetNx(CommandContext& ctx, Args& argv, std::string* out) {
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
   if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  if (result->written) NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[1]);
   AppendInteger(out, result->written ? 1 : 0);
 }
 
@@ -184,6 +211,7 @@ void SetWithTtl(CommandContext& ctx, Args& argv, std::string* out) {
   auto result = ctx.store->Set(argv[1], argv[3], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
   CacheWrittenString(ctx, argv[1], argv[3], options.expiry);
+  NotifySet(ctx, argv[1], options.expiry);
   out->append(kReplyOk);
 }
 
@@ -193,6 +221,7 @@ void GetSet(CommandContext& ctx, Args& argv, std::string* out) {
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
   CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[1]);
   AppendOptionalBulk(out, result->old_value);
 }
 
@@ -233,6 +262,8 @@ void MSet(CommandContext& ctx, Args& argv, std::string* out) {
   Status s = ctx.store->MSet(Pairs(argv));
   if (!s.ok()) return AppendStatusError(out, s);
   for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2)
+    NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
   out->append(kReplyOk);
 }
 
@@ -242,6 +273,8 @@ void MSetNx(CommandContext& ctx, Args& argv, std::string* out) {
   if (!written.ok()) return AppendStatusError(out, written.status());
   if (*written) {
     for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
+    for (size_t i = 1; i + 1 < argv.size(); i += 2)
+      NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
   }
   AppendInteger(out, *written ? 1 : 0);
 }
@@ -249,6 +282,7 @@ void MSetNx(CommandContext& ctx, Args& argv, std::string* out) {
 void GetDel(CommandContext& ctx, Args& argv, std::string* out) {
   auto value = ctx.store->GetDel(argv[1]);
   if (!value.ok()) return AppendStatusError(out, value.status());
+  if (*value) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", argv[1]);
   AppendOptionalBulk(out, *value);
 }
 
@@ -274,6 +308,7 @@ void GetEx(CommandContext& ctx, Args& argv, std::string* out) {
   if (*value && expiry.mode != Expiry::Mode::kKeep) {
     CachePutString(ctx, argv[1], **value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
   }
+  if (*value && expiry.mode != Expiry::Mode::kKeep) NotifyGetEx(ctx, argv[1], expiry);
 }
 
 void Append(CommandContext& ctx, Args& argv, std::string* out) {
@@ -283,6 +318,7 @@ void Append(CommandContext& ctx, Args& argv, std::string* out) {
     cached.str.append(argv[2]);
     return cached.str.size() == static_cast<uint64_t>(*length);  // else drop: not what we think
   });
+  NotifyKeyspaceEvent(ctx, kNotifyString, "append", argv[1]);
   AppendInteger(out, *length);
 }
 
@@ -308,6 +344,7 @@ void IncrementBy(CommandContext& ctx, const std::string& key, int64_t delta, std
     cached = cache::Value::String(std::to_string(*value));
     return true;
   });
+  NotifyKeyspaceEvent(ctx, kNotifyString, "incrby", key);
   AppendInteger(out, *value);
 }
 
@@ -338,6 +375,7 @@ void IncrByFloat(CommandContext& ctx, Args& argv, std::string* out) {
     cached = cache::Value::String(*value);
     return true;
   });
+  NotifyKeyspaceEvent(ctx, kNotifyString, "incrbyfloat", argv[1]);
   AppendBulk(out, *value);
 }
 
@@ -358,6 +396,7 @@ void SetRange(CommandContext& ctx, Args& argv, std::string* out) {
   uint64_t max_size = ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
   auto length = ctx.store->SetRange(argv[1], offset, argv[3], max_size);
   if (!length.ok()) return AppendStatusError(out, length.status());
+  if (!argv[3].empty()) NotifyKeyspaceEvent(ctx, kNotifyString, "setrange", argv[1]);
   AppendInteger(out, *length);
 }
 

@@ -16,6 +16,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -83,6 +84,10 @@ void ZAdd(CommandContext& ctx, Args& argv, std::string* out) {
   options.condition = nx ? Condition::kIfAbsent : xx ? Condition::kIfPresent : Condition::kAlways;
   auto result = ctx.store->ZAdd(argv[1], members, options);
   if (!result.ok()) return AppendStatusError(out, result.status());
+  // Without CH the store does not count updated scores: a plain ZADD always adds or updates.
+  const bool plain = options.condition == Condition::kAlways && !options.gt && !options.lt;
+  if (options.incr ? result->score.has_value() : result->count > 0 || plain)
+    NotifyKeyspaceEvent(ctx, kNotifyZSet, options.incr ? "zincr" : "zadd", argv[1]);
   if (!options.incr) return AppendInteger(out, result->count);
   if (!result->score) return out->append(kReplyNullBulk), void();
   AppendScore(out, *result->score);
@@ -93,6 +98,7 @@ void ZIncrBy(CommandContext& ctx, Args& argv, std::string* out) {
   if (!storage::ParseDouble(argv[2], &increment)) return AppendError(out, kNotFloat);
   auto score = ctx.store->ZIncrBy(argv[1], increment, argv[3]);
   if (!score.ok()) return AppendStatusError(out, score.status());
+  NotifyKeyspaceEvent(ctx, kNotifyZSet, "zincr", argv[1]);
   AppendScore(out, *score);
 }
 
@@ -217,8 +223,10 @@ void RangeGeneric(CommandContext& ctx, const Args& argv, const RangeForm& form, 
     spec.limit = limit;
   }
   if (form.store) {
+    const int64_t existed = LengthIfNotifying(ctx, [&] { return ctx.store->Exists({argv[1]}); });
     auto size = ctx.store->ZRangeStore(argv[1], argv[2], spec);
     if (!size.ok()) return AppendStatusError(out, size.status());
+    NotifyStore(ctx, kNotifyZSet, "zrangestore", argv[1], existed, *size);
     return AppendInteger(out, *size);
   }
   auto items = ctx.store->ZRange(argv[form.key], spec, ReplyRoom(ctx, *out));
@@ -246,8 +254,11 @@ void ZRangeBy(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void ZRem(CommandContext& ctx, Args& argv, std::string* out) {
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->ZCard(argv[1]); });
   auto removed = ctx.store->ZRem(argv[1], ArgViews(argv, 2));
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyZSet, "zrem", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
 }
 
@@ -255,8 +266,11 @@ void ZRemRangeByScore(CommandContext& ctx, Args& argv, std::string* out) {
   storage::ScoreRange range;
   Status s = storage::ParseScoreRange(argv[2], argv[3], &range);
   if (!s.ok()) return AppendStatusError(out, s);
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->ZCard(argv[1]); });
   auto removed = ctx.store->ZRemRangeByScore(argv[1], range);
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyZSet, "zremrangebyscore", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
 }
 
@@ -265,8 +279,11 @@ void ZRemRangeByRank(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) {
     return out->append(kReplyNotInteger), void();
   }
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->ZCard(argv[1]); });
   auto removed = ctx.store->ZRemRangeByRank(argv[1], start, stop);
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyZSet, "zremrangebyrank", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
 }
 
@@ -274,8 +291,11 @@ void ZRemRangeByLex(CommandContext& ctx, Args& argv, std::string* out) {
   storage::LexRange range;
   Status s = storage::ParseLexRange(argv[2], argv[3], &range);
   if (!s.ok()) return AppendStatusError(out, s);
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->ZCard(argv[1]); });
   auto removed = ctx.store->ZRemRangeByLex(argv[1], range);
   if (!removed.ok()) return AppendStatusError(out, removed.status());
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyZSet, "zremrangebylex", argv[1]);
+  NotifyIfEmptied(ctx, before, *removed, argv[1]);
   AppendInteger(out, *removed);
 }
 
@@ -287,9 +307,13 @@ void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
     return AppendError(out, "ERR value is out of range, must be positive");
   }
   auto n = static_cast<uint64_t>(count);
+  const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->ZCard(argv[1]); });
   auto popped =
       Is(argv[0], "ZPOPMIN") ? ctx.store->ZPopMin(argv[1], n) : ctx.store->ZPopMax(argv[1], n);
   if (!popped.ok()) return AppendStatusError(out, popped.status());
+  if (!popped->empty())
+    NotifyKeyspaceEvent(ctx, kNotifyZSet, Is(argv[0], "ZPOPMIN") ? "zpopmin" : "zpopmax", argv[1]);
+  NotifyIfEmptied(ctx, before, static_cast<int64_t>(popped->size()), argv[1]);
   AppendScoredMembers(out, *popped, true);
 }
 

@@ -13,6 +13,8 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/wait_registry.h"
+#include "server/pubsub/pubsub.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -79,7 +81,7 @@ void ServerSection(Server& server, std::string* out) {
 void ClientsSection(Server& server, std::string* out) {
   Field(out, "connected_clients", static_cast<uint64_t>(server.clients().size()));
   Field(out, "maxclients", static_cast<uint64_t>(server.settings().maxclients.load()));
-  Field(out, "blocked_clients", 0);
+  Field(out, "blocked_clients", static_cast<uint64_t>(server.blocking().waiting()));
 }
 
 void MemorySection(Server& server, std::string* out) {
@@ -157,6 +159,9 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "expired_keys", stats.expired_keys.load());
   Field(out, "keyspace_hits", snapshot.keyspace_hits);
   Field(out, "keyspace_misses", snapshot.keyspace_misses);
+  Field(out, "pubsub_channels", static_cast<uint64_t>(server.pubsub().ChannelCount()));
+  Field(out, "pubsub_patterns", static_cast<uint64_t>(server.pubsub().PatternCount()));
+  Field(out, "pubsubshard_channels", uint64_t{0});
   uint64_t errors = 0;
   for (const auto& [code, count] : snapshot.errors) errors += count;
   Field(out, "total_error_replies", errors);

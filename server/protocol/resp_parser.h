@@ -11,8 +11,9 @@
 // thread-safe (loop-thread only).
 //
 // Memory: a declared length is checked before anything is allocated for it (proto-max-bulk-len;
-// for an unauthenticated client Redis's caps of 10 arguments and 16384-byte bulks), and the
-// declared argument count is never reserved up front, so a header alone costs nothing.
+// for an unauthenticated client Redis's caps of 10 arguments and 16384-byte bulks), and at most
+// kReserveArgs of the declared argument count are reserved up front, so a header alone costs
+// next to nothing.
 // held_bytes() is what the command in progress holds so far; the caller adds it to the unparsed
 // bytes and enforces client-query-buffer-limit on the sum.
 #pragma once
@@ -42,6 +43,8 @@ class RespParser {
   // What held_bytes() charges per argument on top of its bytes (the string object), so that
   // `*2000000000` followed by endless `$0` counts against the query-buffer limit too.
   static constexpr uint64_t kArgOverhead = sizeof(std::string);
+  // Arguments reserved up front at most (the rest grow as they arrive).
+  static constexpr size_t kReserveArgs = 8;
 
   explicit RespParser(uint64_t max_bulk_len = 512ull * 1024 * 1024) : max_bulk_len_(max_bulk_len) {}
 

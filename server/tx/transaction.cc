@@ -5,6 +5,7 @@
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "server/blocking/serve.h"
 #include "server/commands/reply_budget.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
@@ -199,6 +200,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   group->BeginAtomic();
   AppendArrayHeader(out, payload.commands.size());
   std::unordered_set<std::string_view> written;
+  std::vector<std::string_view> written_all;  // every key a write touched, for blocked clients
   bool wrote = false;
   for (size_t i = 0; i < payload.commands.size(); ++i) {
     PreparedCommand& command = payload.commands[i];
@@ -240,6 +242,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     if (spec.flags & kWrite) {
       NoteWriteForWatch(watches, spec, command.argv, *out, reply_start);
       written.insert(command_keys.begin(), command_keys.end());
+      written_all.insert(written_all.end(), command_keys.begin(), command_keys.end());
       wrote = true;
     }
   }
@@ -251,6 +254,11 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     AppendStatusError(out, s);
   }
   locks.EndWrite(stripes);
+  // Clients blocked on keys the transaction pushed to are served after the whole transaction
+  // (as Redis), still under its locks, so nobody else takes the elements first.
+  if (s.ok() && !written_all.empty() && server.blocking().any()) {
+    ServeBlockedOn(server, written_all, stripes, /*in_write_window=*/false);
+  }
 }
 
 }  // namespace

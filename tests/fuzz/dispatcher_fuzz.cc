@@ -6,7 +6,8 @@
 // (sometimes case-mangled, sometimes an unknown one), an arity around the command's own, and
 // arguments that are either random bytes, one of a few shared key names (so types collide) or
 // a number-like token (so counts, ranges and scores reach their edge cases). The commands go as
-// one pipelined RESP write over a loopback connection, followed by an ECHO of a sentinel; the
+// one pipelined RESP write over a loopback connection, followed by UNSUBSCRIBE, PUNSUBSCRIBE and
+// an ECHO of a sentinel; the
 // target reads until the sentinel comes back (or the server closed the connection, e.g. after
 // QUIT or CLIENT KILL). A crash, a sanitizer report, a leak or a server that stops answering
 // (no sentinel within 60 s) is a finding.
@@ -213,6 +214,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool print = std::getenv("DISPATCHER_FUZZ_PRINT") != nullptr;
   if (print) std::fprintf(stderr, "request:\n%s\n", request.c_str());
   const std::string sentinel = "fuzz-sentinel-" + std::to_string(++round);
+  // Leave subscribed mode (SUBSCRIBE may have been fuzzed), where ECHO would be refused.
+  AppendResp({"UNSUBSCRIBE"}, &request);
+  AppendResp({"PUNSUBSCRIBE"}, &request);
   AppendResp({"ECHO", sentinel}, &request);
 
   int fd = Connect(harness->port);

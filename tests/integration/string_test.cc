@@ -468,3 +468,51 @@ TEST_CASE("keys expire", "[string]") {
   CHECK(Run(c, {"INCR", "n"}) == "int:1");
   CHECK(Run(c, {"TTL", "n"}) == "int:-1");
 }
+
+// A plain SET of a key the cache holds writes without reading the old meta
+// (storage::SetOptions::known_present). It must still clear the TTL, replace a key of another
+// type (whose old fields must never come back), keep DBSIZE exact, and survive a restart.
+TEST_CASE("SET over a cached key: TTL cleared, other types replaced, DBSIZE exact", "[string]") {
+  TestServer server;
+  {
+    Client c(server.port());
+    CHECK(Run(c, {"SET", "s", "v1", "EX", "1000"}) == "status:OK");
+    CHECK(Run(c, {"GET", "s"}) == "bulk:v1");  // cached
+    CHECK(Run(c, {"SET", "s", "v2"}) == "status:OK");
+    CHECK(Run(c, {"TTL", "s"}) == "int:-1");
+    CHECK(Run(c, {"GET", "s"}) == "bulk:v2");
+    CHECK(Run(c, {"SET", "s", "v3", "PX", "500000"}) == "status:OK");
+    long long pttl = Pttl(c, "s");
+    CHECK(pttl > 400000);
+    CHECK(pttl <= 500000);
+
+    CHECK(Run(c, {"HSET", "h", "f", "hv", "g", "gv"}) == "int:2");
+    CHECK(Run(c, {"HGET", "h", "f"}) == "bulk:hv");  // the hash is cached
+    CHECK(Run(c, {"HGET", "h", "f"}) == "bulk:hv");
+    CHECK(Run(c, {"DBSIZE"}) == "int:2");
+    CHECK(Run(c, {"SET", "h", "str"}) == "status:OK");
+    CHECK(Run(c, {"DBSIZE"}) == "int:2");
+    CHECK(Run(c, {"TYPE", "h"}) == "status:string");
+    CHECK(Run(c, {"GET", "h"}) == "bulk:str");
+    CHECK(Run(c, {"HGET", "h", "f"}).rfind("err:WRONGTYPE", 0) == 0);
+    // A hash created again at that key starts empty: the old fields are unreachable.
+    CHECK(Run(c, {"DEL", "h"}) == "int:1");
+    CHECK(Run(c, {"HSET", "h", "n", "nv"}) == "int:1");
+    CHECK(Run(c, {"HGETALL", "h"}) == "[bulk:n, bulk:nv]");
+    CHECK(Run(c, {"SET", "h", "str2"}) == "status:OK");
+
+    // EXAT in the past deletes the key.
+    CHECK(Run(c, {"SET", "gone", "x"}) == "status:OK");
+    CHECK(Run(c, {"GET", "gone"}) == "bulk:x");
+    CHECK(Run(c, {"DBSIZE"}) == "int:3");
+    CHECK(Run(c, {"SET", "gone", "y", "EXAT", "1"}) == "status:OK");
+    CHECK(Run(c, {"EXISTS", "gone"}) == "int:0");
+    CHECK(Run(c, {"DBSIZE"}) == "int:2");
+  }
+  server.Restart();
+  Client c(server.port());
+  CHECK(Run(c, {"DBSIZE"}) == "int:2");
+  CHECK(Run(c, {"GET", "h"}) == "bulk:str2");
+  CHECK(Run(c, {"GET", "s"}) == "bulk:v3");
+  CHECK(Run(c, {"EXISTS", "gone"}) == "int:0");
+}

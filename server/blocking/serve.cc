@@ -1,0 +1,269 @@
+#include "server/blocking/serve.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
+#include "pool/worker_pool.h"
+#include "server/net_loop.h"
+#include "server/protocol/reply.h"
+#include "server/server.h"
+#include "storage/numbers.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using storage::KeyType;
+
+KeyType TypeFor(const WaitOp& op) {
+  return op.kind == WaitOp::Kind::kZSetPop ? KeyType::kZSet : KeyType::kList;
+}
+
+// One pass of serving: the keys to serve, the stripes held, the replies to post.
+class Serving {
+ public:
+  Serving(Server& server, std::vector<uint32_t> held, bool in_write_window)
+      : server_(server),
+        store_(*server.store()),
+        cache_(server.cache()),
+        locks_(server.key_locks()),
+        registry_(server.blocking()),
+        held_(std::move(held)) {
+    if (cache_ != nullptr && !in_write_window) {
+      locks_.BeginWrite(held_);
+      own_window_ = true;
+    }
+  }
+
+  void Run(std::deque<std::string> ready) {
+    // Bounded: every step serves or skips a waiter, and each waiter is served once.
+    while (!ready.empty() && !failed_) {
+      std::string key = std::move(ready.front());
+      ready.pop_front();
+      ServeKey(key, &ready);
+    }
+    Finish();
+  }
+
+ private:
+  struct Served {
+    std::shared_ptr<Waiter> waiter;
+    std::string reply;
+  };
+
+  bool Holds(uint32_t stripe) const {
+    return std::find(held_.begin(), held_.end(), stripe) != held_.end() ||
+           std::find(extra_stripes_.begin(), extra_stripes_.end(), stripe) != extra_stripes_.end();
+  }
+
+  void ServeKey(const std::string& key, std::deque<std::string>* ready) {
+    const int db = WaitDb();
+    // The write that made the key ready may still be pending in this thread's WriteGroup, where
+    // reads do not see it: make it durable first (a failure fails the group's commit too).
+    if (!store_.FlushThreadWriteGroup().ok()) {
+      failed_ = true;
+      return;
+    }
+    for (const auto& waiter : registry_.WaitersOn(db, key)) {
+      if (waiter->state.load() != WaitState::kWaiting) continue;
+      auto type = store_.Type(key);
+      if (!type.ok() || *type == KeyType::kNone) return;
+      if (*type != TypeFor(waiter->op)) continue;  // waits for another type: stays blocked
+      const bool move = waiter->op.kind == WaitOp::Kind::kListMove;
+      if (move) {
+        const auto stripe = static_cast<uint32_t>(locks_.StripeOf(waiter->op.dst));
+        if (!Holds(stripe)) {
+          // The stripe may be one this thread holds for another command of its group (held_
+          // lists only this command's): try_lock then fails (glibc: EBUSY, no deadlock) and
+          // the pool task serves the key instead.
+          auto guard = locks_.TryLockStripe(stripe);
+          if (!guard.owns_lock()) {
+            deferred_.push_back(key);  // the rest of this queue, in order, by a pool task
+            return;
+          }
+          if (cache_ != nullptr) locks_.BeginWrite({stripe});
+          extra_stripes_.push_back(stripe);
+          extra_.push_back(std::move(guard));
+        }
+        auto dst_type = store_.Type(waiter->op.dst);
+        if (!dst_type.ok()) return;
+        if (*dst_type != KeyType::kNone && *dst_type != KeyType::kList) {
+          // As Redis 7.0: the waiter gets WRONGTYPE and the element stays.
+          if (registry_.Finish(waiter.get(), WaitState::kServed)) {
+            served_.push_back({waiter, std::string(kReplyWrongType)});
+          }
+          continue;
+        }
+      }
+      if (!registry_.Finish(waiter.get(), WaitState::kServed)) continue;
+      std::string reply;
+      Status s = PopFor(store_, waiter->op, key, &reply);
+      // The next waiter's reads must see this pop: make it durable now (one WAL write per served
+      // waiter; only ever paid while somebody is blocked).
+      if (s.ok()) s = store_.FlushThreadWriteGroup();
+      if (!s.ok()) {
+        reply.clear();
+        AppendStatusError(&reply, s);
+        failed_ = true;
+      }
+      if (cache_ != nullptr) {
+        cache_->Erase(key);
+        if (move) cache_->Erase(waiter->op.dst);
+      }
+      served_.push_back({waiter, std::move(reply)});
+      if (failed_) return;
+      if (move && registry_.HasWaiters(db, waiter->op.dst)) ready->push_back(waiter->op.dst);
+    }
+  }
+
+  void Finish() {
+    if (cache_ != nullptr) {
+      if (own_window_) locks_.EndWrite(held_);
+      if (!extra_stripes_.empty()) locks_.EndWrite(extra_stripes_);
+    }
+    extra_.clear();  // releases the try-locked stripes
+    for (auto& served : served_) {
+      Completion completion;
+      completion.conn_id = served.waiter->client_id;
+      completion.replies = std::move(served.reply);
+      server_.loop(served.waiter->loop_index)->PostCompletion(std::move(completion));
+    }
+    for (auto& key : deferred_) ScheduleServe(server_, std::move(key));
+  }
+
+ public:
+  static void ScheduleServe(Server& server, std::string key);
+
+ private:
+  Server& server_;
+  storage::Store& store_;
+  cache::Cache* const cache_;
+  cache::KeyLocks& locks_;
+  WaitRegistry& registry_;
+  const std::vector<uint32_t> held_;
+  bool own_window_ = false;
+  bool failed_ = false;
+  std::vector<cache::KeyLocks::Guard> extra_;
+  std::vector<uint32_t> extra_stripes_;
+  std::vector<Served> served_;
+  std::vector<std::string> deferred_;
+};
+
+// Serves one key's queue on a worker, holding the key's stripe and the destination stripes of
+// its BLMOVE waiters (taken in ascending order, like any command).
+class ServeTask : public pool::Task {
+ public:
+  ServeTask(Server* server, std::string key) : server_(server), key_(std::move(key)) {}
+  void Run() override {
+    std::vector<std::string_view> keys{key_};
+    auto waiters = server_->blocking().WaitersOn(WaitDb(), key_);
+    for (const auto& waiter : waiters) {
+      if (waiter->op.kind == WaitOp::Kind::kListMove) keys.emplace_back(waiter->op.dst);
+    }
+    auto guard = server_->key_locks().Lock(keys);
+    Serving(*server_, guard.stripes(), /*in_write_window=*/false).Run({key_});
+  }
+
+ private:
+  Server* const server_;
+  const std::string key_;
+};
+
+void Serving::ScheduleServe(Server& server, std::string key) {
+  server.worker_pool()->Submit(std::make_unique<ServeTask>(&server, std::move(key)));
+}
+
+}  // namespace
+
+void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
+                    const std::vector<uint32_t>& held, bool in_write_window) {
+  std::deque<std::string> ready;
+  for (auto key : keys) {
+    if (server.blocking().HasWaiters(WaitDb(), key)) ready.emplace_back(key);
+  }
+  if (ready.empty()) return;
+  Serving(server, held, in_write_window).Run(std::move(ready));
+}
+
+namespace {
+thread_local ServeAfterCommit* deferral = nullptr;
+}  // namespace
+
+void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
+                              bool in_write_window) {
+  if (spec.flags & kAllKeys) return;  // FLUSHALL adds no element
+  std::vector<std::string_view> keys = CommandKeys(spec, argv);
+  if (keys.empty()) return;
+  if (deferral != nullptr) return deferral->Add(keys);
+  ServeBlockedOn(server, keys, server.key_locks().StripesOf(keys), in_write_window);
+}
+
+ServeAfterCommit::ServeAfterCommit() { deferral = this; }
+
+ServeAfterCommit::~ServeAfterCommit() {
+  if (active_) deferral = nullptr;
+}
+
+void ServeAfterCommit::Add(const std::vector<std::string_view>& keys) {
+  for (auto key : keys) {
+    if (std::find(keys_.begin(), keys_.end(), key) == keys_.end()) keys_.emplace_back(key);
+  }
+}
+
+void ServeAfterCommit::Serve(Server& server, const std::vector<uint32_t>& held) {
+  if (active_) deferral = nullptr;
+  active_ = false;
+  std::vector<std::string_view> keys(keys_.begin(), keys_.end());
+  if (!keys.empty()) ServeBlockedOn(server, keys, held, /*in_write_window=*/false);
+}
+
+Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std::string* out) {
+  switch (op.kind) {
+    case WaitOp::Kind::kListPop: {
+      auto popped = op.left ? store.LPop(key, op.count) : store.RPop(key, op.count);
+      if (!popped.ok()) return popped.status();
+      if (!*popped || (*popped)->empty()) return out->append(kReplyNullArray), Status::OK();
+      AppendArrayHeader(out, 2);
+      AppendBulk(out, key);
+      if (!op.multi) return AppendBulk(out, (*popped)->front()), Status::OK();
+      AppendArrayHeader(out, static_cast<int64_t>((*popped)->size()));
+      for (const auto& element : **popped) AppendBulk(out, element);
+      return Status::OK();
+    }
+    case WaitOp::Kind::kListMove: {
+      auto element =
+          store.LMove(key, op.dst, op.left ? storage::ListEnd::kLeft : storage::ListEnd::kRight,
+                      op.dst_left ? storage::ListEnd::kLeft : storage::ListEnd::kRight);
+      if (!element.ok()) return element.status();
+      AppendOptionalBulk(out, *element);
+      return Status::OK();
+    }
+    case WaitOp::Kind::kZSetPop: {
+      auto popped = op.left ? store.ZPopMin(key, op.count) : store.ZPopMax(key, op.count);
+      if (!popped.ok()) return popped.status();
+      if (popped->empty()) return out->append(kReplyNullArray), Status::OK();
+      if (!op.multi) {
+        AppendArrayHeader(out, 3);
+        AppendBulk(out, key);
+        AppendBulk(out, popped->front().member);
+        AppendBulk(out, storage::FormatDouble(popped->front().score));
+        return Status::OK();
+      }
+      AppendArrayHeader(out, 2);
+      AppendBulk(out, key);
+      AppendArrayHeader(out, static_cast<int64_t>(popped->size()));
+      for (const auto& item : *popped) {
+        AppendArrayHeader(out, 2);
+        AppendBulk(out, item.member);
+        AppendBulk(out, storage::FormatDouble(item.score));
+      }
+      return Status::OK();
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace rockcache::server

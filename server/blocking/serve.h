@@ -1,0 +1,76 @@
+// Serving blocked clients after a write (see wait_registry.h for the registry and the waiter
+// state machine).
+//
+// ServeBlockedOn is the one "these keys were written" step. The executor calls it after every
+// write command (server/executor.cc), and EXEC must call it after each write it runs: on a
+// worker, while the command still holds the key locks of its keys. For each key somebody waits
+// on it serves the waiters in the order they blocked, each exactly once (kWaiting -> kServed
+// CAS), running the waiter's pop right there under the key lock, so no other client can take
+// the element in between. Order of effects as Redis: the writer's reply was produced before
+// (LPUSH's length counts the pushed element); each served pop is made durable
+// (WriteGroup flush) before its reply is posted to the waiter's loop. A BLMOVE/BRPOPLPUSH waiter
+// pushes into its destination, which may serve further waiters in the same pass (iteratively).
+//
+// Locks: a BLMOVE waiter also needs its destination's stripe. When the caller does not hold it,
+// it is try-locked (never waits, so any order is deadlock-free); when that fails the rest of
+// the key's queue is handed to a pool task that takes all the stripes it needs in ascending
+// order and serves it then (FIFO kept; another client may pop the element meanwhile, in which
+// case the waiters just keep waiting).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/status.h"
+#include "server/blocking/wait_registry.h"
+#include "server/commands/command.h"
+
+namespace rockcache::storage {
+class Store;
+}
+
+namespace rockcache::server {
+
+class Server;
+
+// Worker thread. REQUIRES: the caller holds the key-stripe locks `held` (covering `keys`);
+// `in_write_window`: it also has BeginWrite()n them (cache::KeyLocks), as ExecuteLocked does
+// around a write. May block on disk. Cheap to skip: callers test server.blocking().any() first.
+void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
+                    const std::vector<uint32_t>& held, bool in_write_window);
+
+// After a write command (ExecuteLocked): ServeBlockedOn(the command's keys), or, inside a
+// ServeAfterCommit scope on this thread, only remembers the keys. REQUIRES as above.
+void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
+                              bool in_write_window);
+
+// For EXEC (and anything else that must commit several writes as one WriteBatch): while one is
+// alive on a thread, the writes run by ExecuteLocked there do not serve blocked clients (serving
+// flushes the thread's WriteGroup, which would split the batch); they record their keys.
+// Serve() then serves them all, as Redis serves the clients blocked on keys an EXEC touched
+// after the whole transaction. Worker thread; not nestable.
+class ServeAfterCommit {
+ public:
+  ServeAfterCommit();
+  ~ServeAfterCommit();  // forgets keys not served
+  ServeAfterCommit(const ServeAfterCommit&) = delete;
+  ServeAfterCommit& operator=(const ServeAfterCommit&) = delete;
+
+  void Add(const std::vector<std::string_view>& keys);
+  // REQUIRES: after the commit, while still holding the key locks `held` (covering the keys);
+  // not inside a BeginWrite window. Ends the deferral.
+  void Serve(Server& server, const std::vector<uint32_t>& held);
+
+ private:
+  std::vector<std::string> keys_;
+  bool active_ = true;
+};
+
+// Runs `op` on `key` and appends the reply: [key, element] (BLPOP), [key, member, score]
+// (BZPOPMIN), [key, [elements]] (BLMPOP/BZMPOP) or the moved element (BLMOVE). REQUIRES: the
+// key locks of key (and op.dst); key holds the op's type.
+Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std::string* out);
+
+}  // namespace rockcache::server

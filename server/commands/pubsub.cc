@@ -1,0 +1,174 @@
+// Pub/sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE (kConnection: they change
+// the connection's subscriptions on its network thread), PUBLISH and PUBSUB (kAnywhere: they read
+// or fan out through the registry, server/pubsub/pubsub.h, and never go to the pool as a task of
+// their own), and RESET. Replies are Redis 7.0's RESP2 ones.
+#include "server/pubsub/pubsub.h"
+
+#include <algorithm>
+
+#include "server/commands/args.h"
+#include "server/commands/command.h"
+#include "server/commands/subcommand.h"
+#include "server/connection.h"
+#include "server/protocol/reply.h"
+#include "server/pubsub/subscriptions.h"
+#include "server/server.h"
+#include "server/tx/transaction.h"
+
+namespace rockcache::server {
+namespace {
+
+// ["<kind>", <name or nil>, <subscriptions left>]
+void AppendSubscriptionReply(std::string* out, std::string_view kind, const std::string* name,
+                             size_t count) {
+  AppendArrayHeader(out, 3);
+  AppendBulk(out, kind);
+  if (name != nullptr) {
+    AppendBulk(out, *name);
+  } else {
+    out->append(kReplyNullBulk);
+  }
+  AppendInteger(out, static_cast<int64_t>(count));
+}
+
+PubSubState& StateOf(Connection* conn) {
+  if (conn->pubsub == nullptr) conn->pubsub = std::make_unique<PubSubState>();
+  return *conn->pubsub;
+}
+
+void SyncInfo(Connection* conn) {  // CLIENT LIST sub= / psub=
+  conn->info->subscriptions.store(static_cast<uint32_t>(conn->pubsub->channels.size()),
+                                  std::memory_order_relaxed);
+  conn->info->pattern_subscriptions.store(static_cast<uint32_t>(conn->pubsub->patterns.size()),
+                                          std::memory_order_relaxed);
+}
+
+// Leaves subscribed mode once nothing is left.
+void Settle(Connection* conn) {
+  SyncInfo(conn);
+  if (conn->pubsub->count() == 0) conn->pubsub.reset();
+}
+
+void Subscribe(CommandContext& ctx, Args& argv, std::string* out) {
+  Connection* conn = ctx.conn;
+  PubSubState& state = StateOf(conn);
+  const bool pattern = Is(argv[0], "psubscribe");
+  auto& set = pattern ? state.patterns : state.channels;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (set.insert(argv[i]).second) {
+      if (pattern) {
+        ctx.server->pubsub().PSubscribe(argv[i], conn->id, conn->info->loop_index);
+      } else {
+        ctx.server->pubsub().Subscribe(argv[i], conn->id, conn->info->loop_index);
+      }
+    }
+    AppendSubscriptionReply(out, pattern ? "psubscribe" : "subscribe", &argv[i], state.count());
+  }
+  Settle(conn);
+}
+
+void Unsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
+  Connection* conn = ctx.conn;
+  const bool pattern = Is(argv[0], "punsubscribe");
+  const std::string_view kind = pattern ? "punsubscribe" : "unsubscribe";
+  PubSubState& state = StateOf(conn);
+  auto& set = pattern ? state.patterns : state.channels;
+  auto drop = [&](const std::string& name) {
+    if (set.erase(name) == 0) return;
+    if (pattern) {
+      ctx.server->pubsub().PUnsubscribe(name, conn->id);
+    } else {
+      ctx.server->pubsub().Unsubscribe(name, conn->id);
+    }
+  };
+  if (argv.size() == 1) {
+    if (set.empty()) {
+      AppendSubscriptionReply(out, kind, nullptr, state.count());
+    } else {
+      std::vector<std::string> names(set.begin(), set.end());
+      for (const auto& name : names) {
+        drop(name);
+        AppendSubscriptionReply(out, kind, &name, state.count());
+      }
+    }
+  } else {
+    for (size_t i = 1; i < argv.size(); ++i) {
+      drop(argv[i]);
+      AppendSubscriptionReply(out, kind, &argv[i], state.count());
+    }
+  }
+  Settle(conn);
+}
+
+void PublishCommand(CommandContext& ctx, Args& argv, std::string* out) {
+  AppendInteger(out, ctx.server->pubsub().Publish(argv[1], argv[2]));
+}
+
+void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
+  PubSub& pubsub = ctx.server->pubsub();
+  const std::string& sub = argv[1];
+  if ((Is(sub, "CHANNELS") || Is(sub, "SHARDCHANNELS")) && argv.size() <= 3) {
+    std::vector<std::string> channels;
+    if (Is(sub, "CHANNELS")) channels = pubsub.Channels(argv.size() == 3 ? argv[2] : "");
+    AppendArrayHeader(out, static_cast<int64_t>(channels.size()));
+    for (const auto& channel : channels) AppendBulk(out, channel);
+    return;
+  }
+  if (Is(sub, "NUMSUB") || Is(sub, "SHARDNUMSUB")) {
+    AppendArrayHeader(out, static_cast<int64_t>((argv.size() - 2) * 2));
+    for (size_t i = 2; i < argv.size(); ++i) {
+      AppendBulk(out, argv[i]);
+      AppendInteger(out, Is(sub, "NUMSUB") ? pubsub.NumSub(argv[i]) : 0);
+    }
+    return;
+  }
+  if (Is(sub, "NUMPAT") && argv.size() == 2) return AppendInteger(out, pubsub.PatternCount());
+  if (Is(sub, "HELP") && argv.size() == 2) {
+    return AppendHelp(
+        out,
+        {"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "CHANNELS [<pattern>]",
+         "    Return the currently active channels matching a <pattern> (default: '*').", "NUMPAT",
+         "    Return number of subscriptions to patterns.", "NUMSUB [<channel> ...]",
+         "    Return the number of subscribers for the specified channels, excluding",
+         "    pattern subscriptions(default: no channels).", "SHARDCHANNELS [<pattern>]",
+         "    Return the currently active shard level channels matching a <pattern> "
+         "(default: '*').",
+         "SHARDNUMSUB [<shardchannel> ...]",
+         "    Return the number of subscribers for the specified shard level channel(s)", "HELP",
+         "    Prints this help."});
+  }
+  AppendSubcommandError(out, argv,
+                        {"CHANNELS", "NUMPAT", "NUMSUB", "SHARDCHANNELS", "SHARDNUMSUB", "HELP"});
+}
+
+// RESET: leaves subscribed mode (every subscription dropped), clears the name and, with
+// requirepass set, the authentication, as Redis's clearClientConnectionState.
+void Reset(CommandContext& ctx, Args&, std::string* out) {
+  Connection* conn = ctx.conn;
+  UnsubscribeAll(*ctx.server, conn);
+  if (conn->tx != nullptr) {  // leaves MULTI and drops WATCHes, as DISCARD + UNWATCH
+    if (conn->tx->watcher != nullptr) ctx.server->watches().Remove(conn->tx->watcher.get());
+    conn->tx->Reset();
+    conn->info->multi.store(-1, std::memory_order_relaxed);
+  }
+  conn->info->set_name("");
+  conn->authenticated = !ctx.server->settings().auth_required.load(std::memory_order_relaxed);
+  AppendSimple(out, "RESET");
+}
+
+}  // namespace
+
+// clang-format off
+const std::vector<CommandSpec> kPubSubCommands = {
+    {"subscribe", -2, kConnection, 0, 0, 0, Subscribe},
+    {"psubscribe", -2, kConnection, 0, 0, 0, Subscribe},
+    {"unsubscribe", -1, kConnection, 0, 0, 0, Unsubscribe},
+    {"punsubscribe", -1, kConnection, 0, 0, 0, Unsubscribe},
+    {"publish", 3, kAnywhere | kFast, 0, 0, 0, PublishCommand},
+    {"pubsub", -2, kAnywhere, 0, 0, 0, PubSubCommand, nullptr,
+     "channels|numpat|numsub|shardchannels|shardnumsub|help"},
+    {"reset", 1, kConnection | kNoAuth | kFast, 0, 0, 0, Reset},
+};
+// clang-format on
+
+}  // namespace rockcache::server

@@ -1,0 +1,87 @@
+#include "server/pubsub/inbox.h"
+
+#include <event2/event.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+
+#include "server/connection.h"
+#include "server/net_loop.h"
+#include "server/pubsub/client_state.h"
+#include "server/server.h"
+
+namespace rockcache::server {
+
+PubSubInbox::~PubSubInbox() {
+  if (wake_event_ != nullptr) event_free(wake_event_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status PubSubInbox::Open(event_base* base) {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Status::IOError(std::string("eventfd: ") + strerror(errno));
+  wake_event_ = event_new(base, wake_fd_, EV_READ | EV_PERSIST, &PubSubInbox::OnWake, this);
+  if (wake_event_ == nullptr || event_add(wake_event_, nullptr) != 0) {
+    return Status::IOError("pubsub inbox: event_add failed");
+  }
+  return Status::OK();
+}
+
+void PubSubInbox::Post(std::vector<PubSubDelivery> deliveries) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    was_empty = queue_.empty();
+    if (was_empty) {
+      queue_.swap(deliveries);
+    } else {
+      for (auto& d : deliveries) queue_.push_back(std::move(d));
+    }
+  }
+  if (was_empty) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void PubSubInbox::OnWake(int fd, short, void* arg) {
+  uint64_t value;
+  [[maybe_unused]] ssize_t n = read(fd, &value, sizeof(value));
+  static_cast<PubSubInbox*>(arg)->Drain();
+}
+
+void PubSubInbox::Drain() {
+  std::vector<PubSubDelivery> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(queue_);
+  }
+  // Every receiver is flushed once per drain, however many messages it got: the write goes out
+  // in one syscall, and a receiver past the pubsub output limit is closed by Flush.
+  // A receiver already past the pubsub class's hard limit gets nothing more: Flush closes it.
+  const uint64_t hard =
+      loop_->server()->settings().pubsub_output_buffer_limit.load(std::memory_order_relaxed);
+  std::vector<uint64_t> touched;
+  std::unordered_set<uint64_t> seen;
+  for (const PubSubDelivery& delivery : batch) {
+    for (uint64_t id : delivery.conn_ids) {
+      Connection* conn = loop_->FindConnection(id);
+      if (conn == nullptr || conn->pubsub == nullptr) continue;  // closed or unsubscribed
+      const auto& set = delivery.pattern ? conn->pubsub->patterns : conn->pubsub->channels;
+      if (set.count(delivery.source) == 0) continue;  // unsubscribed after the publish
+      if (hard == 0 || conn->output.size() - conn->output_pos <= hard) {
+        conn->output += *delivery.bytes;
+      }
+      if (seen.insert(id).second) touched.push_back(id);
+    }
+  }
+  // Flush may close the connection it flushes, so each is looked up again.
+  for (uint64_t id : touched) {
+    if (Connection* conn = loop_->FindConnection(id)) loop_->Flush(conn);
+  }
+}
+
+}  // namespace rockcache::server

@@ -1,0 +1,202 @@
+#include "server/pubsub/pubsub.h"
+
+#include <algorithm>
+#include <functional>
+#include <mutex>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
+#include "config/config.h"
+#include "config/glob.h"
+#include "server/net_loop.h"
+#include "server/protocol/reply.h"
+#include "server/pubsub/inbox.h"
+#include "server/pubsub/notify.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+using Subscribers = std::vector<std::pair<uint64_t, uint32_t>>;
+
+template <typename List>
+void EraseConn(List* list, uint64_t conn_id) {
+  auto it = std::find_if(list->begin(), list->end(),
+                         [conn_id](const auto& s) { return s.conn_id == conn_id; });
+  if (it != list->end()) list->erase(it);
+}
+
+}  // namespace
+
+PubSub::PubSub(Server* server, config::Config* config) : server_(server) {
+  notify_flags_.store(ParseNotifyFlags(config->Get("notify-keyspace-events")));
+  config->OnChange([this](const std::string& name, const std::string& value) {
+    if (name == "notify-keyspace-events") notify_flags_.store(ParseNotifyFlags(value));
+  });
+}
+
+PubSub::Shard& PubSub::ShardOf(std::string_view channel) const {
+  return shards_[std::hash<std::string_view>()(channel) % kShards];
+}
+
+void PubSub::Subscribe(std::string_view channel, uint64_t conn_id, uint32_t loop) {
+  Shard& shard = ShardOf(channel);
+  std::unique_lock<std::shared_mutex> lock(shard.mu);
+  auto [it, inserted] = shard.channels.try_emplace(std::string(channel));
+  if (inserted) channel_count_.fetch_add(1, std::memory_order_relaxed);
+  it->second.push_back(Subscriber{conn_id, loop});
+}
+
+void PubSub::Unsubscribe(std::string_view channel, uint64_t conn_id) {
+  Shard& shard = ShardOf(channel);
+  std::unique_lock<std::shared_mutex> lock(shard.mu);
+  auto it = shard.channels.find(std::string(channel));
+  if (it == shard.channels.end()) return;
+  EraseConn(&it->second, conn_id);
+  if (it->second.empty()) {
+    shard.channels.erase(it);
+    channel_count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void PubSub::PSubscribe(std::string_view pattern, uint64_t conn_id, uint32_t loop) {
+  std::unique_lock<std::shared_mutex> lock(patterns_mu_);
+  auto [it, inserted] = patterns_.try_emplace(std::string(pattern));
+  if (inserted) pattern_count_.fetch_add(1, std::memory_order_relaxed);
+  it->second.push_back(Subscriber{conn_id, loop});
+}
+
+void PubSub::PUnsubscribe(std::string_view pattern, uint64_t conn_id) {
+  std::unique_lock<std::shared_mutex> lock(patterns_mu_);
+  auto it = patterns_.find(std::string(pattern));
+  if (it == patterns_.end()) return;
+  EraseConn(&it->second, conn_id);
+  if (it->second.empty()) {
+    patterns_.erase(it);
+    pattern_count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void PubSub::AddDeliveries(const std::vector<Subscriber>& subscribers,
+                           const std::shared_ptr<const std::string>& bytes, std::string_view source,
+                           bool pattern, std::vector<std::vector<PubSubDelivery>>* per_loop) const {
+  for (const Subscriber& s : subscribers) {
+    if (s.loop >= per_loop->size()) continue;
+    std::vector<PubSubDelivery>& deliveries = (*per_loop)[s.loop];
+    if (deliveries.empty() || deliveries.back().bytes != bytes) {
+      PubSubDelivery delivery;
+      delivery.bytes = bytes;
+      delivery.source.assign(source);
+      delivery.pattern = pattern;
+      deliveries.push_back(std::move(delivery));
+    }
+    deliveries.back().conn_ids.push_back(s.conn_id);
+  }
+}
+
+int64_t PubSub::Publish(std::string_view channel, std::string_view message) {
+  const size_t loops = server_->loop_count();
+  std::vector<std::vector<PubSubDelivery>> per_loop(loops);
+  int64_t receivers = 0;
+  {
+    Shard& shard = ShardOf(channel);
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    auto it = shard.channels.find(std::string(channel));
+    if (it != shard.channels.end()) {
+      auto bytes = std::make_shared<std::string>();
+      AppendArrayHeader(bytes.get(), 3);
+      AppendBulk(bytes.get(), "message");
+      AppendBulk(bytes.get(), channel);
+      AppendBulk(bytes.get(), message);
+      std::shared_ptr<const std::string> shared = std::move(bytes);
+      AddDeliveries(it->second, shared, channel, /*pattern=*/false, &per_loop);
+      receivers += static_cast<int64_t>(it->second.size());
+    }
+  }
+  if (pattern_count_.load(std::memory_order_relaxed) > 0) {
+    std::shared_lock<std::shared_mutex> lock(patterns_mu_);
+    for (const auto& [pattern, subscribers] : patterns_) {
+      if (!GlobMatch(pattern, channel)) continue;
+      auto bytes = std::make_shared<std::string>();
+      AppendArrayHeader(bytes.get(), 4);
+      AppendBulk(bytes.get(), "pmessage");
+      AppendBulk(bytes.get(), pattern);
+      AppendBulk(bytes.get(), channel);
+      AppendBulk(bytes.get(), message);
+      std::shared_ptr<const std::string> shared = std::move(bytes);
+      AddDeliveries(subscribers, shared, pattern, /*pattern=*/true, &per_loop);
+      receivers += static_cast<int64_t>(subscribers.size());
+    }
+  }
+  for (size_t i = 0; i < loops; ++i) {
+    if (!per_loop[i].empty()) {
+      server_->loop(static_cast<uint32_t>(i))->pubsub_inbox().Post(std::move(per_loop[i]));
+    }
+  }
+  return receivers;
+}
+
+std::vector<std::string> PubSub::Channels(std::string_view pattern) const {
+  std::vector<std::string> out;
+  for (const Shard& shard : shards_) {
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    for (const auto& [channel, subscribers] : shard.channels) {
+      if (pattern.empty() || GlobMatch(pattern, channel)) out.push_back(channel);
+    }
+  }
+  return out;
+}
+
+namespace {
+// Set while the sweep itself reads metas: the keys it finds expired it handles itself.
+thread_local bool t_reaping = false;
+}  // namespace
+
+PubSub::SweepScope::SweepScope() { t_reaping = true; }
+PubSub::SweepScope::~SweepScope() { t_reaping = false; }
+
+void PubSub::WatchExpiries(storage::Store* store) {
+  store->SetExpiredObserver([this](std::string_view key) {
+    const uint32_t flags = notify_flags();
+    if (t_reaping || !(flags & kNotifyExpired) || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(expired_mu_);
+    if (expired_seen_.size() < kMaxExpiredSeen) expired_seen_.emplace_back(key);
+  });
+}
+
+int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
+  std::vector<std::string> keys;
+  {
+    std::lock_guard<std::mutex> lock(expired_mu_);
+    keys.swap(expired_seen_);
+  }
+  int64_t removed = 0;
+  SweepScope sweeping;
+  for (const auto& key : keys) {
+    auto guard = locks.Lock(key);
+    auto deleted = store->DeleteIfExpired(key);
+    if (!deleted.ok() || !*deleted) continue;
+    ++removed;
+    NotifyExpired(key);
+  }
+  return removed;
+}
+
+void PubSub::NotifyExpired(std::string_view key) {
+  const uint32_t flags = notify_flags();
+  if (flags & kNotifyExpired) {
+    PublishKeyspaceEvent(*server_, flags, kNotifyExpired, "expired", key, kExpiryDb);
+  }
+}
+
+int64_t PubSub::NumSub(std::string_view channel) const {
+  const Shard& shard = ShardOf(channel);
+  std::shared_lock<std::shared_mutex> lock(shard.mu);
+  auto it = shard.channels.find(std::string(channel));
+  return it == shard.channels.end() ? 0 : static_cast<int64_t>(it->second.size());
+}
+
+}  // namespace rockcache::server
