@@ -1,7 +1,8 @@
 // Differential test, second part: seeded random sequences of bitmaps (SETBIT, GETBIT, BITCOUNT,
 // BITPOS, BITOP, BITFIELD, BITFIELD_RO), LCS, sorted-set algebra (ZUNION/ZINTER/ZDIFF and their
 // STORE forms with WEIGHTS/AGGREGATE, ZINTERCARD, ZRANGESTORE, sets in place of sorted sets) and
-// multi-key list/set/zset commands (LPOS, LMPOP, ZMPOP, SINTERCARD, SMISMEMBER) run against
+// multi-key list/set/zset commands (LPOS, LMPOP, ZMPOP, SINTERCARD, SMISMEMBER) and streams
+// (XADD with explicit ids, XRANGE/XREVRANGE, XDEL, XTRIM, XLEN) run against
 // rockcache and redis-server; replies must be the same bytes. ZRANDMEMBER and SRANDMEMBER are
 // random: their replies are compared by shape (sizes, membership, scores, distinctness).
 // Skipped when redis-server is not installed; ROCKCACHE_DIFF_SEED / ROCKCACHE_DIFF_COMMANDS as in
@@ -417,6 +418,91 @@ void RunRandom(Differ& d, Rng& r, int commands) {
 
 }  // namespace
 
+// ---- streams (explicit ids only: `*` reads the clock; no `~`: Redis may trim less) ----
+void RunStream(Differ& d, Rng& r, int commands) {
+  const std::string f = "stream";
+  const std::vector<std::string> keys = {"x0", "x1", "x2"};
+  d.Both(f, {"SET", "str", "v"});
+  int top = 1;  // the ms of new ids grows, so most XADDs succeed
+  auto pick_key = [&]() {
+    if (r.Chance(0.04)) return std::string("str");
+    if (r.Chance(0.04)) return std::string("nokey");
+    return r.Pick(keys);
+  };
+  auto id = [&]() {
+    int kind = r.Int(0, 99);
+    int low = r.Chance(0.8) ? std::max(0, top - 15) : 0;  // near the live entries, mostly
+    if (kind < 70) return I(r.Int(low, top + 1)) + "-" + I(r.Int(0, 3));
+    if (kind < 90) return I(r.Int(low, top + 1));
+    return r.Pick(std::vector<std::string>{"0-0", "x", "1-x", "-1",
+                                           "18446744073709551615-18446744073709551615",
+                                           "18446744073709551616", "5-*"});
+  };
+  auto new_id = [&]() {
+    if (r.Chance(0.2)) return id();
+    top += r.Int(0, 2);
+    int kind = r.Int(0, 2);
+    if (kind == 0) return I(top);
+    if (kind == 1) return I(top) + "-*";
+    return I(top) + "-" + I(r.Int(0, 3));
+  };
+  auto bound = [&](bool start) {
+    int kind = r.Int(0, 99);
+    if (kind < 20) return std::string(start ? "-" : "+");
+    if (kind < 30) return std::string(start ? "+" : "-");
+    if (kind < 50) return "(" + id();
+    return id();
+  };
+  auto trim = [&](Command* cmd) {
+    if (r.Chance(0.5)) {
+      cmd->push_back(r.Chance(0.5) ? "MAXLEN" : "maxlen");
+      if (r.Chance(0.3)) cmd->push_back("=");
+      cmd->push_back(I(r.Int(r.Chance(0.03) ? -1 : 0, 12)));
+    } else {
+      cmd->push_back("MINID");
+      if (r.Chance(0.3)) cmd->push_back("=");
+      cmd->push_back(r.Chance(0.7) ? I(r.Int(std::max(0, top - 12), top)) : id());
+    }
+    if (r.Chance(0.03)) cmd->insert(cmd->end(), {"LIMIT", I(r.Int(0, 3))});
+  };
+  for (int n = 0; n < commands; ++n) {
+    int op = r.Int(0, 99);
+    const std::string key = pick_key();
+    if (op < 40) {
+      Command cmd = {"XADD", key};
+      if (r.Chance(0.1)) cmd.push_back("NOMKSTREAM");
+      if (r.Chance(0.2)) trim(&cmd);
+      cmd.push_back(new_id());
+      int pairs = r.Int(r.Chance(0.03) ? 0 : 1, 3);
+      for (int i = 0; i < pairs; ++i)
+        cmd.insert(cmd.end(), {"f" + I(r.Int(0, 3)), I(r.Int(0, 99))});
+      if (r.Chance(0.03)) cmd.push_back("odd");
+      d.Both(f, cmd);
+    } else if (op < 70) {
+      bool rev = r.Chance(0.4);
+      Command cmd = {rev ? "XREVRANGE" : "XRANGE", key, bound(!rev), bound(rev)};
+      if (r.Chance(0.4)) cmd.insert(cmd.end(), {"COUNT", I(r.Int(r.Chance(0.1) ? -1 : 0, 5))});
+      if (r.Chance(0.02)) cmd.push_back("COUNT");
+      d.Both(f, cmd);
+    } else if (op < 80) {
+      Command cmd = {"XDEL", key};
+      int ids = r.Int(1, 3);
+      for (int i = 0; i < ids; ++i) cmd.push_back(id());
+      d.Both(f, cmd);
+    } else if (op < 88) {
+      Command cmd = {"XTRIM", key};
+      trim(&cmd);
+      d.Both(f, cmd);
+    } else if (op < 94) {
+      d.Both(f, {"XLEN", key});
+    } else if (op < 97) {
+      d.Both(f, {"TYPE", key});
+    } else {
+      d.Both(f, {"EXISTS", key});
+    }
+  }
+}
+
 TEST_CASE("Differential: bitmaps, LCS, zset algebra and multi-key pops equal redis-server's",
           "[differential]") {
   std::string redis = ReferenceRedis::Binary();
@@ -438,9 +524,9 @@ TEST_CASE("Differential: bitmaps, LCS, zset algebra and multi-key pops equal red
     const char* name;
     void (*run)(Differ&, Rng&, int);
   };
-  for (const Family& family :
-       {Family{"bitmap", RunBitmap}, Family{"lcs", RunLcs}, Family{"zalgebra", RunZAlgebra},
-        Family{"multikey", RunMultiKey}, Family{"random", RunRandom}}) {
+  for (const Family& family : {Family{"bitmap", RunBitmap}, Family{"lcs", RunLcs},
+                               Family{"zalgebra", RunZAlgebra}, Family{"multikey", RunMultiKey},
+                               Family{"random", RunRandom}, Family{"stream", RunStream}}) {
     d.Both("setup", {"FLUSHALL"});
     Rng rng(seed ^ std::hash<std::string>{}(family.name));
     family.run(d, rng, commands);

@@ -147,6 +147,29 @@ TEST_CASE("SRANDMEMBER with a huge negative count is stopped at the output limit
   CHECK(Run(admin, {"HRANDFIELD", "nohash", "-100000000"}) == "[]");
 }
 
+TEST_CASE("XRANGE / XREVRANGE of a big stream are stopped at the output limit",
+          "[hostile][stream]") {
+  TestServer server;
+  Client admin(server.port());
+  // 2,000 entries of 4 KB: an 8 MB reply, over the 4 MB limit.
+  const std::string value(4096, 'v');
+  for (int i = 1; i <= 2000; ++i) {
+    REQUIRE(Run(admin, {"XADD", "s", std::to_string(i), "f", value}).rfind("bulk:", 0) == 0);
+  }
+  SetLowLimit(admin);
+  for (const char* cmd : {"XRANGE", "XREVRANGE"}) {
+    bool rev = std::string(cmd) == "XREVRANGE";
+    AttackResult r = RunAttack(server, cmd, [&] {
+      ExpectDisconnectedWithoutReply(server.port(),
+                                     Resp({cmd, "s", rev ? "+" : "-", rev ? "-" : "+"}));
+    });
+    CHECK(r.peak_kb - r.before_kb < kPeakGrowthBoundKb);
+    CHECK(!r.other_failed);
+  }
+  ExpectServerWorks(admin);
+  CHECK(Run(admin, {"XRANGE", "s", "-", "+", "COUNT", "1"}).rfind("[[bulk:1-0, [bulk:f, ", 0) == 0);
+}
+
 TEST_CASE("KEYS * over many keys is stopped at the output limit", "[hostile]") {
   TestServer server;
   Client admin(server.port());
