@@ -261,7 +261,8 @@ class RocksStore final : public Store {
   // ---- streams (store_stream.cc) ----
   StatusOr<std::optional<StreamId>> XAdd(
       std::string_view key, const XAddSpec& spec,
-      const std::vector<std::pair<std::string_view, std::string_view>>& fields) override;
+      const std::vector<std::pair<std::string_view, std::string_view>>& fields,
+      uint64_t* trimmed = nullptr) override;
   StatusOr<int64_t> XLen(std::string_view key) override;
   StatusOr<std::vector<StreamEntry>> XRange(std::string_view key, StreamId start, StreamId end,
                                             bool reverse, uint64_t count,

@@ -552,12 +552,14 @@ class Store {
   // ---- streams (store_stream.cc) ----
   // A stream may exist with no entries (after XDEL/XTRIM of all of them), as in Redis; it keeps
   // its last id.
-  // XADD: appends the entry and trims; returns its id, nullopt when `nomkstream` and the key is
-  // absent. Errors: "The ID specified in XADD is equal or smaller than the target stream top
-  // item", "The stream has exhausted the last possible ID, unable to add more items".
+  // XADD: appends the entry and trims (*trimmed: how many entries the trim removed); returns its
+  // id, nullopt when `nomkstream` and the key is absent. Errors: "The ID specified in XADD is equal
+  // or smaller than the target stream top item", "The stream has exhausted the last possible ID,
+  // unable to add more items".
   virtual StatusOr<std::optional<StreamId>> XAdd(
       std::string_view key, const XAddSpec& spec,
-      const std::vector<std::pair<std::string_view, std::string_view>>& fields) = 0;
+      const std::vector<std::pair<std::string_view, std::string_view>>& fields,
+      uint64_t* trimmed = nullptr) = 0;
   virtual StatusOr<int64_t> XLen(std::string_view key) = 0;
   // XRANGE (reverse: XREVRANGE): the entries with start <= id <= end, at most `count` (0 = all),
   // in id order (reverse: highest first). Reads only entries inside the range.

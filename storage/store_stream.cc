@@ -84,7 +84,7 @@ StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta, cons
 
 StatusOr<std::optional<StreamId>> RocksStore::XAdd(
     std::string_view key, const XAddSpec& spec,
-    const std::vector<std::pair<std::string_view, std::string_view>>& fields) {
+    const std::vector<std::pair<std::string_view, std::string_view>>& fields, uint64_t* trimmed) {
   using Result = std::optional<StreamId>;
   Hold hold;
   MetaLookup old;
@@ -128,11 +128,12 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
   if (meta.count == 0) meta.first_id = id;
   meta.count += 1;
   meta.last_id = meta.top_id = id;
-  auto trimmed = TrimStream(key, &meta, spec.trim, id, &batch);
-  if (!trimmed.ok()) return trimmed.status();
+  auto removed = TrimStream(key, &meta, spec.trim, id, &batch);
+  if (!removed.ok()) return removed.status();
   PutMeta(&batch, key, meta);
   if (Status s = Write(&batch); !s.ok()) return s;
   if (!old.present) AddKeyCount(1);
+  if (trimmed != nullptr) *trimmed = *removed;
   return Result(id);
 }
 

@@ -1,7 +1,8 @@
 // Stream commands: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM (no consumer groups, no XREAD).
 // Arguments are parsed and checked in the order Redis 7.0's t_stream.c does (ids with its
 // string2ull rules), so that a command with several faults reports the same error. Not cache
-// readers: the writes have their keys erased from the cache by the executor.
+// readers: the writes have their keys erased from the cache by the executor. Keyspace events
+// (class t) as Redis: xadd (then xtrim when it trimmed), xtrim, xdel.
 #include <strings.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -174,10 +176,13 @@ void XAdd(CommandContext& ctx, Args& argv, std::string* out) {
   std::vector<std::pair<std::string_view, std::string_view>> fields;
   fields.reserve(n / 2);
   for (size_t i = field_pos; i + 1 < argv.size(); i += 2) fields.emplace_back(argv[i], argv[i + 1]);
-  auto id = ctx.store->XAdd(argv[1], a.spec, fields);
+  uint64_t trimmed = 0;
+  auto id = ctx.store->XAdd(argv[1], a.spec, fields, &trimmed);
   if (!id.ok()) return AppendStatusError(out, id.status());
   if (!*id) return out->append(kReplyNullBulk), void();
   AppendBulk(out, (*id)->ToString());
+  NotifyKeyspaceEvent(ctx, kNotifyStream, "xadd", argv[1]);
+  if (trimmed > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xtrim", argv[1]);
 }
 
 void XTrim(CommandContext& ctx, Args& argv, std::string* out) {
@@ -186,6 +191,7 @@ void XTrim(CommandContext& ctx, Args& argv, std::string* out) {
   auto removed = ctx.store->XTrim(argv[1], a.spec.trim);
   if (!removed.ok()) return AppendStatusError(out, removed.status());
   AppendInteger(out, *removed);
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xtrim", argv[1]);
 }
 
 void XLen(CommandContext& ctx, Args& argv, std::string* out) {
@@ -252,6 +258,7 @@ void XDel(CommandContext& ctx, Args& argv, std::string* out) {
   auto removed = ctx.store->XDel(argv[1], ids);
   if (!removed.ok()) return AppendStatusError(out, removed.status());
   AppendInteger(out, *removed);
+  if (*removed > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xdel", argv[1]);
 }
 
 }  // namespace

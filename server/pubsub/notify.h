@@ -7,7 +7,7 @@
 //
 // Events rockcache never emits: `evicted` (cache eviction drops a cached copy, never a key: every
 // key stays in RocksDB until it is deleted or expires, so no key is ever deleted for memory),
-// `keymiss` (m) and the stream (t) and module (d) classes (no such commands). Their letters are
+// `keymiss` (m) and the module (d) class (no such commands). Their letters are
 // accepted and shown by CONFIG GET as Redis does.
 //
 // Any thread (workers mostly): Publish only queues messages to the subscribers' loops.

@@ -157,7 +157,8 @@ TEST_CASE("XDEL and XTRIM: counts, errors, trimming by MAXLEN and MINID", "[stre
   CHECK(Run(c, {"XDEL", "t", "3-*"}) == kInvalidId);
   CHECK(Run(c, {"XDEL", "t", "+"}) == kInvalidId);
   CHECK(Run(c, {"XDEL", "t", "1", "10", "5", "11"}) == "int:3");
-  CHECK(Run(c, {"XRANGE", "t", "-", "+", "COUNT", "1"}) == "[" + Entry("2-0", "bulk:f, bulk:2") + "]");
+  CHECK(Run(c, {"XRANGE", "t", "-", "+", "COUNT", "1"}) ==
+        "[" + Entry("2-0", "bulk:f, bulk:2") + "]");
   CHECK(Run(c, {"XREVRANGE", "t", "+", "-", "COUNT", "1"}) ==
         "[" + Entry("9-0", "bulk:f, bulk:9") + "]");
   CHECK(Run(c, {"XTRIM", "t", "MAXLEN", "~", "2", "LIMIT", "3"}) == "int:3");  // exact, <= LIMIT
@@ -223,4 +224,28 @@ TEST_CASE("streams survive a restart", "[stream]") {
   CHECK(Run(c, {"XRANGE", "k", "-", "+"}) ==
         "[" + Entry("2-1", "bulk:a, bulk:2") + ", " + Entry("3-1", "bulk:a, bulk:3") + "]");
   CHECK(Run(c, {"XADD", "k", "3-1", "a", "1"}) == kTooSmall);
+}
+
+TEST_CASE("stream keyspace events (class t): xadd, xtrim, xdel, as Redis 7.0", "[stream][notify]") {
+  TestServer server;
+  Client c(server.port());
+  CHECK(Run(c, {"CONFIG", "SET", "notify-keyspace-events", "Et"}) == "status:OK");
+  Client sub(server.port());
+  sub.Append({"PSUBSCRIBE", "__keyevent@0__:*"});
+  rockcache::testing::Reply r;
+  REQUIRE(sub.GetReply(&r));
+  CHECK(rockcache::testing::Describe(r) == "[bulk:psubscribe, bulk:__keyevent@0__:*, int:1]");
+  CHECK(Run(c, {"XADD", "k", "1-1", "a", "1"}) == "bulk:1-1");
+  CHECK(Run(c, {"XADD", "k", "MAXLEN", "1", "2-1", "a", "1"}) == "bulk:2-1");
+  CHECK(Run(c, {"XDEL", "k", "9-9"}) == "int:0");  // nothing deleted: no event
+  CHECK(Run(c, {"XDEL", "k", "2-1"}) == "int:1");
+  CHECK(Run(c, {"XTRIM", "k", "MAXLEN", "0"}) == "int:0");  // nothing trimmed: no event
+  CHECK(Run(c, {"XADD", "k", "3-1", "a", "1"}) == "bulk:3-1");
+  CHECK(Run(c, {"XTRIM", "k", "MAXLEN", "0"}) == "int:1");
+  for (const char* event : {"xadd", "xadd", "xtrim", "xdel", "xadd", "xtrim"}) {
+    REQUIRE(sub.GetReply(&r));
+    CHECK(rockcache::testing::Describe(r) == std::string("[bulk:pmessage, bulk:__keyevent@0__:*, "
+                                                         "bulk:__keyevent@0__:") +
+                                                 event + ", bulk:k]");
+  }
 }

@@ -107,7 +107,8 @@ TEST_CASE_METHOD(Fixture, "Get/Set basics and binary safety", "[storage][strings
   CHECK(DbSize() == 5);
   CHECK(KeyTypeName(KeyType::kZSet) == "zset"s);
   CHECK(ParseKeyTypeName("HaSh") == KeyType::kHash);
-  CHECK_FALSE(ParseKeyTypeName("stream").has_value());
+  CHECK(ParseKeyTypeName("stream") == KeyType::kStream);
+  CHECK_FALSE(ParseKeyTypeName("streams").has_value());
 }
 
 TEST_CASE_METHOD(Fixture, "Set NX / XX / GET / KEEPTTL / expiry", "[storage][strings]") {
