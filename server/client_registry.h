@@ -27,6 +27,7 @@ struct ClientInfo {
   std::atomic<int64_t> last_interaction_ms{0};
   std::atomic<uint64_t> pending_reply_bytes{0};  // omem
   std::atomic<uint64_t> query_buffer_bytes{0};   // qbuf
+  std::atomic<int> db{0};                        // the SELECTed database
   // Set by CLIENT KILL (any thread): from then on the client matches no other kill and its loop
   // closes it before running anything more.
   std::atomic<bool> killed{false};

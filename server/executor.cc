@@ -3,6 +3,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "server/server.h"
+#include "storage/store.h"
 
 namespace rockcache::server {
 
@@ -27,17 +28,23 @@ bool CacheReadFence::Validate(const Args& argv, size_t first) const {
 }
 
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
-                        std::string* out) {
+                        std::string* out, int db) {
   cache::Cache* cache = server.cache();
   if (spec.rtc == nullptr || cache == nullptr || !cache->enabled()) return false;
-  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server};
+  DbScope scope(server.store()->PhysicalDb(db));
+  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
   return spec.rtc(ctx, argv, out);
 }
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget) {
+                   bool rtc_missed, std::string* out, ReplyBudget* budget, int db) {
+  // The one place a command's database is applied: storage and cache calls below this point go
+  // to its physical database. Resolved under the command's key locks, so a SWAPDB (which holds
+  // all of them) never lands in the middle of a command.
+  DbScope scope(server.store()->PhysicalDb(db));
   CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
   ctx.reply_budget = budget;
+  ctx.db = db;
   cache::Cache* cache = server.cache();
   // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
   // race a fill that started just after CONFIG SET turned the cache back on.
@@ -53,7 +60,10 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       std::vector<uint32_t> all(locks.stripe_count());
       for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
       locks.BeginWrite(all);
-      cache->Clear();
+      // kCacheAware: the handler fixes the cache itself (FLUSHDB clears one database, SWAPDB
+      // needs nothing: the cache is keyed by physical database).
+      if (!(spec.flags & kCacheAware)) cache->Clear();
+      ctx.cache = cache;
       spec.handler(ctx, argv, out);
       locks.EndWrite(all);
       return;
@@ -71,7 +81,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   }
 
   if ((spec.flags & kCacheRead) && cache_on) {
-    RtcContext rtc{cache, now_ms, /*count_stats=*/!rtc_missed, &server};
+    RtcContext rtc{cache, now_ms, /*count_stats=*/!rtc_missed, &server, db};
     if (spec.rtc(rtc, argv, out)) {
       // After a miss in the network thread, a hit here means another worker filled the key
       // while this one waited for its lock: one RocksDB read served both.
@@ -87,14 +97,14 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
 }
 
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget) {
+                     bool rtc_missed, std::string* out, ReplyBudget* budget, int db) {
   cache::KeyLocks::Guard guard;
   if (spec.flags & kAllKeys) {
     guard = server.key_locks().LockAll();
   } else if (spec.first_key != 0) {
     guard = server.key_locks().Lock(CommandKeys(spec, argv));
   }
-  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget);
+  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget, db);
 }
 
 }  // namespace rockcache::server

@@ -60,7 +60,7 @@ class GroupTask : public pool::Task {
         PreparedCommand* barrier = order_[j];
         Budgeted(barrier, budget_of_[j], [&](ReplyBudget* budget) {
           ExecuteOnWorker(*server_, *barrier->spec, barrier->argv, NowUnixMs(), barrier->rtc_missed,
-                          &barrier->reply, budget);
+                          &barrier->reply, budget, barrier->db);
         });
         CommitPending();
       }
@@ -127,7 +127,7 @@ class GroupTask : public pool::Task {
     // its expiry just because an earlier command of the group was slow.
     Budgeted(command, batch, [&](ReplyBudget* budget) {
       ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
-                    &command->reply, budget);
+                    &command->reply, budget, command->db);
     });
     if (spec.flags & kWrite) {
       written_.insert(keys.begin(), keys.end());
@@ -159,6 +159,7 @@ class GroupTask : public pool::Task {
       if (cache == nullptr) continue;
       std::vector<std::string_view> keys = CommandKeys(*command->spec, command->argv);
       std::vector<uint32_t> stripes = locks.StripesOf(keys);
+      DbScope scope(server_->store()->PhysicalDb(command->db));
       locks.BeginWrite(stripes);
       for (auto key : keys) cache->Erase(key);
       locks.EndWrite(stripes);

@@ -77,7 +77,7 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
   for (auto k : keys) slices.emplace_back(k.data(), k.size());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  db_->MultiGet(rocksdb::ReadOptions(), meta_cf_, keys.size(), slices.data(), values.data(),
+  db_->MultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
                 statuses.data());
   int64_t now = NowMs();
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -129,7 +129,7 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
       meta.version = *v;
     }
     meta.value.assign(value.data(), value.size());
-    PutMeta(&batch, key, meta);
+    PutMeta(&batch, key, old, meta);
     if (!old.present) ++created;
   }
   if (Status s = Write(&batch); !s.ok()) return s;
@@ -145,12 +145,11 @@ StatusOr<bool> RocksStore::MSetNx(
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
-  std::vector<bool> present(unique.size());
+  std::vector<MetaLookup> olds(unique.size());
   for (size_t i = 0; i < unique.size(); ++i) {
-    MetaLookup old;
+    MetaLookup& old = olds[i];
     if (Status s = ReadMetaLocked(unique[i].first, &old); !s.ok()) return s;
     if (old.live) return false;
-    present[i] = old.present;
   }
   rocksdb::WriteBatch batch;
   int64_t created = 0;
@@ -161,8 +160,8 @@ StatusOr<bool> RocksStore::MSetNx(
     meta.type = MetaType::kString;
     meta.version = *v;
     meta.value.assign(unique[i].second.data(), unique[i].second.size());
-    PutMeta(&batch, unique[i].first, meta);
-    if (!present[i]) ++created;
+    PutMeta(&batch, unique[i].first, olds[i], meta);
+    if (!olds[i].present) ++created;
   }
   if (Status s = Write(&batch); !s.ok()) return s;
   AddKeyCount(created);

@@ -30,7 +30,7 @@ struct Table {
 
   Table() {
     for (const auto* group :
-         {&kServerCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
+         {&kServerCommands, &kDatabaseCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
           &kSortCommands}) {

@@ -1,5 +1,5 @@
-// Server and connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, CLIENT, INFO, TIME,
-// DBSIZE, FLUSHDB, FLUSHALL, DEBUG, SHUTDOWN. (CONFIG: config_cmd.cc; COMMAND: command_docs.cc;
+// Server and connection commands: PING, ECHO, QUIT, HELLO, AUTH, CLIENT, INFO, TIME,
+// DBSIZE, FLUSHALL, DEBUG, SHUTDOWN. (SELECT, FLUSHDB...: databases.cc; CONFIG: config_cmd.cc; COMMAND: command_docs.cc;
 // OBJECT, MEMORY, TOUCH: introspection.cc; SLOWLOG, LATENCY: observability.cc.)
 #include "server/server.h"
 
@@ -131,20 +131,14 @@ void Hello(CommandContext& ctx, Args& argv, std::string* out) {
   AppendArrayHeader(out, 0);
 }
 
-void Select(CommandContext&, Args& argv, std::string* out) {
-  int64_t index = 0;
-  if (!ParseInteger(argv[1], &index)) return out->append(kReplyNotInteger), void();
-  if (index != 0) return AppendError(out, "ERR DB index is out of range");
-  out->append(kReplyOk);
-}
-
 std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
   std::string line = "id=" + std::to_string(info.id) + " addr=" + info.addr +
                      " laddr=" + info.laddr + " fd=" + std::to_string(info.fd) +
                      " name=" + info.name() +
                      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
                      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-                     " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
+                     " flags=N db=" + std::to_string(info.db.load()) +
+                     " sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
                      std::to_string(info.query_buffer_bytes.load()) +
                      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
                      std::to_string(info.pending_reply_bytes.load()) +
@@ -332,13 +326,14 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
 // lines.
 void DebugCacheVerify(CommandContext& ctx, std::string* out) {
   cache::Cache* cache = ctx.server->cache();
-  std::vector<std::string> keys;
+  std::vector<std::pair<int, std::string>> keys;  // (physical database, key)
   cache->ForEachSnapshot(ctx.now_ms, [&keys](std::string_view key, const cache::Value&, int64_t) {
-    keys.emplace_back(key);
+    keys.emplace_back(CurrentDb(), key);  // ForEachSnapshot scopes each visit to its database
   });
   uint64_t checked = 0;
   std::vector<std::string> mismatched;
-  for (const auto& key : keys) {
+  for (const auto& [db, key] : keys) {
+    DbScope scope(db);  // the cache and storage reads below look in the entry's database
     auto guard = ctx.server->key_locks().Lock(key);
     int64_t now = NowUnixMs();
     std::optional<cache::Value> cached;
@@ -410,14 +405,12 @@ const std::vector<CommandSpec> kServerCommands = {
     {"quit", -1, kConnection | kNoAuth | kFast, 0, 0, 0, Quit},
     {"auth", -2, kConnection | kNoAuth | kFast, 0, 0, 0, Auth},
     {"hello", -1, kConnection | kNoAuth | kFast, 0, 0, 0, Hello},
-    {"select", 2, kConnection | kFast, 0, 0, 0, Select},
     {"client", -2, kConnection, 0, 0, 0, Client, nullptr,
      "id|getname|setname|setinfo|info|list|kill|help"},
     {"shutdown", -1, kConnection | kAdmin, 0, 0, 0, Shutdown},
     {"info", -1, 0, 0, 0, 0, Info},
     {"debug", -2, kAdmin, 0, 0, 0, Debug},
     {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize},
-    {"flushdb", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
     {"flushall", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
 };
 // clang-format on
