@@ -46,7 +46,8 @@ TEST_CASE("SELECT gives each connection its own database", "[databases]") {
   CHECK(Run(a, {"SELECT", "16"}) == "err:ERR DB index is out of range");
   CHECK(Run(a, {"SELECT", "-1"}) == "err:ERR DB index is out of range");
   CHECK(Run(a, {"SELECT", "one"}) == "err:ERR value is not an integer or out of range");
-  CHECK(Run(a, {"SELECT", "99999999999"}) == "err:ERR value is out of range");
+  CHECK(Run(a, {"SELECT", "99999999999"}) ==
+        "err:ERR value is out of range, value must between -2147483648 and 2147483647");
   CHECK(Run(a, {"SELECT"}) == "err:ERR wrong number of arguments for 'select' command");
   CHECK(Run(a, {"SELECT", "1"}) == "status:OK");
 
