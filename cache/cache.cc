@@ -67,8 +67,7 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Reject(key, hash, db, &garbage);
   } else {
-    internal::Entry* e =
-        internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db);
+    internal::Entry* e = internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db);
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
     installed = shard.Install(e, &garbage);

@@ -71,10 +71,10 @@
 #include <vector>
 
 #include "cache/hash.h"
-#include "config/current_db.h"
 #include "cache/options.h"
 #include "cache/shard.h"
 #include "cache/value.h"
+#include "config/current_db.h"
 
 namespace rockcache::cache {
 
@@ -203,9 +203,9 @@ class Cache {
 
   // DEBUG CACHE-VERIFY: calls visit(const std::string& key, const Value& value, int64_t
   // expire_at_ms) for every live entry, of every database, each inside a DbScope of the
-  // entry's database (so storage reads in `visit` read that database). Copies one shard's entries under its lock, then calls
-  // `visit` without any lock (so it may block, e.g. to read storage), shard after shard: not an
-  // atomic snapshot of the whole cache. Does not count or touch anything.
+  // entry's database (so storage reads in `visit` read that database). Copies one shard's entries
+  // under its lock, then calls `visit` without any lock (so it may block, e.g. to read storage),
+  // shard after shard: not an atomic snapshot of the whole cache. Does not count or touch anything.
   template <typename Visitor>
   void ForEachSnapshot(int64_t now_ms, Visitor&& visit) const;
 

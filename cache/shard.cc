@@ -103,8 +103,7 @@ void Shard::Init(Policy policy, uint64_t capacity, uint64_t seed) {
   rng_ = seed | 1;  // xorshift state must not be 0
 }
 
-Entry* Shard::Find(std::string_view key, uint64_t hash, int db, int64_t now_ms,
-                   Entry** garbage) {
+Entry* Shard::Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage) {
   Entry* e = table_.Lookup(key, hash, db);
   if (e == nullptr) return nullptr;
   if (e->ExpiredAt(now_ms)) {

@@ -72,8 +72,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
 // kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
 // on key locks and disk. REQUIRES: the calling thread holds no key lock.
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr,
-                     int db = 0);
+                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0);
 
 // Network thread: tries to answer a kCacheRead command from the cache alone. Never blocks.
 // True when the reply was appended.

@@ -62,8 +62,7 @@ class DataFilter : public rocksdb::CompactionFilter {
     live_versions_.clear();
     std::string value;
     for (rocksdb::ColumnFamilyHandle* cf : ctx_->meta_cfs) {
-      rocksdb::Status s =
-          db->Get(ro, cf, rocksdb::Slice(user_key.data(), user_key.size()), &value);
+      rocksdb::Status s = db->Get(ro, cf, rocksdb::Slice(user_key.data(), user_key.size()), &value);
       if (s.IsNotFound()) continue;
       Meta meta;
       if (!s.ok() || !DecodeMetaHeader(value, &meta)) {

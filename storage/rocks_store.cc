@@ -19,7 +19,6 @@ namespace {
 const char kPropsNextVersion[] = "next-version";
 // The logical -> physical database mapping: one u16 (big-endian) per logical database.
 
-
 // TTL figure changes noted by PutMeta/DeleteMeta, applied by the next successful Write (see
 // rocks_store.h). A method writes at most two databases (MOVE, COPY): four slots are plenty.
 struct PendingDeltas {
@@ -178,8 +177,8 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   int physical = options.databases;
   {
     std::vector<std::string> existing;
-    rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), options.dir,
-                                                         &existing);
+    rocksdb::Status ls =
+        rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), options.dir, &existing);
     if (ls.ok()) {
       for (const auto& name : existing) {
         if (name.size() > 2 && name.compare(0, 2, "db") == 0) {
@@ -240,7 +239,8 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
     std::vector<bool> seen(physical, false);
     const size_t n = stored.size() / 2;
     for (size_t db = 0; db < n && db < static_cast<size_t>(physical); ++db) {
-      int p = (static_cast<uint8_t>(stored[2 * db]) << 8) | static_cast<uint8_t>(stored[2 * db + 1]);
+      int p =
+          (static_cast<uint8_t>(stored[2 * db]) << 8) | static_cast<uint8_t>(stored[2 * db + 1]);
       if (p >= physical || seen[p]) return Status::Corruption("bad db-map in props");
       seen[p] = true;
       store->db_map_[db].store(p);
@@ -283,10 +283,10 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   for (int db = options.databases; db < physical; ++db) {
     int64_t keys = store->counters_[store->db_map_[db].load()].keys.load();
     if (keys > 0) {
-      return Status::InvalidArgument(
-          "database " + std::to_string(db) + " holds " + std::to_string(keys) +
-          " keys but databases is " + std::to_string(options.databases) +
-          ": start with databases " + std::to_string(db + 1) + " or more (and FLUSHDB it)");
+      return Status::InvalidArgument("database " + std::to_string(db) + " holds " +
+                                     std::to_string(keys) + " keys but databases is " +
+                                     std::to_string(options.databases) + ": start with databases " +
+                                     std::to_string(db + 1) + " or more (and FLUSHDB it)");
     }
   }
 
@@ -370,10 +370,14 @@ class RocksWriteGroup final : public WriteGroup {
     for (int i = 0; i < 4; ++i) rep_[8 + i] = static_cast<char>((count_ >> (8 * i)) & 0xff);
     rocksdb::WriteBatch batch(std::move(rep_));
     Status s = store_->WriteNow(&batch);
-    if (s.ok()) store_->ApplyDeltas(deltas_.data(), deltas_.size());
+    if (s.ok()) {
+      store_->ApplyDeltas(deltas_, static_cast<size_t>(ndeltas_));
+      if (!more_deltas_.empty()) store_->ApplyDeltas(more_deltas_.data(), more_deltas_.size());
+    }
     rep_.assign(kBatchHeader, '\0');
     count_ = 0;
-    deltas_.clear();
+    ndeltas_ = 0;
+    more_deltas_.clear();
     return s;
   }
   size_t pending() const override { return count_; }
@@ -389,7 +393,21 @@ class RocksWriteGroup final : public WriteGroup {
     rep_.append(data, kBatchHeader, std::string::npos);
     count_ += batch.Count();
   }
-  void AddDelta(const RocksStore::CounterDelta& d) { RocksStore::AddDelta(&deltas_, d); }
+  void AddDelta(const RocksStore::CounterDelta& d) {
+    for (int i = 0; i < ndeltas_; ++i) {
+      if (deltas_[i].db == d.db) {
+        deltas_[i].keys += d.keys;
+        deltas_[i].expires += d.expires;
+        deltas_[i].expire_sum += d.expire_sum;
+        return;
+      }
+    }
+    if (ndeltas_ < kInlineDeltas) {
+      deltas_[ndeltas_++] = d;
+      return;
+    }
+    RocksStore::AddDelta(&more_deltas_, d);
+  }
 
  private:
   static thread_local RocksWriteGroup* tls_group;
@@ -398,7 +416,12 @@ class RocksWriteGroup final : public WriteGroup {
   Status failed_;
   std::string rep_;
   uint32_t count_ = 0;
-  std::vector<RocksStore::CounterDelta> deltas_;  // applied at a successful Flush
+  // Counter changes, applied at a successful Flush: a few databases inline (no allocation on
+  // the common path), the rest in more_deltas_.
+  static constexpr int kInlineDeltas = 4;
+  RocksStore::CounterDelta deltas_[kInlineDeltas];
+  int ndeltas_ = 0;
+  std::vector<RocksStore::CounterDelta> more_deltas_;
 };
 
 thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;
@@ -505,8 +528,8 @@ void RocksStore::PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const
              EncodeMeta(meta));
 }
 
-void RocksStore::DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key,
-                            const MetaLookup& old, int db) {
+void RocksStore::DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+                            int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, nullptr);
   batch->Delete(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()));

@@ -484,11 +484,11 @@ class RocksStore final : public Store {
   std::shared_mutex lifecycle_;
   bool closed_ = false;  // GUARDED_BY(lifecycle_)
 
-  std::unique_ptr<DbCounters[]> counters_;            // by physical database
-  int physical_dbs_ = 1;                              // meta column families
-  std::unique_ptr<std::atomic<int>[]> db_map_;        // logical -> physical
-  std::mutex map_mu_;                                 // serializes SwapDb
-  int64_t ttl_base_ms_ = 0;                           // see DbCounters::expire_sum
+  std::unique_ptr<DbCounters[]> counters_;      // by physical database
+  int physical_dbs_ = 1;                        // meta column families
+  std::unique_ptr<std::atomic<int>[]> db_map_;  // logical -> physical
+  std::mutex map_mu_;                           // serializes SwapDb
+  int64_t ttl_base_ms_ = 0;                     // see DbCounters::expire_sum
 
   std::mutex version_mu_;
   uint64_t next_version_ = 1;      // GUARDED_BY(version_mu_)

@@ -344,8 +344,7 @@ class Store {
   // database `db` (-1 = the current one), keeping the TTL. False when src is absent, or dst
   // exists and !replace. Collections are copied under a new version (O(size)). REQUIRES the key
   // locks of src and dst; src != dst when in the same database.
-  virtual StatusOr<bool> Copy(std::string_view src, std::string_view dst, int db,
-                              bool replace) = 0;
+  virtual StatusOr<bool> Copy(std::string_view src, std::string_view dst, int db, bool replace) = 0;
   // Removes keys whose TTL passed; examines at most `max_keys` meta entries starting after the
   // previous call's position. Returns the number removed. For the periodic sweep. Each removal
   // re-checks and deletes inside `with_lock(key, ...)`, which must hold the caller's key lock of

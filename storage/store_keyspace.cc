@@ -296,7 +296,8 @@ StatusOr<bool> RocksStore::Move(std::string_view key, int db) {
   if (Status s = Enter(&hold); !s.ok()) return s;
   const int from_db = CurrentDb();
   const int to_db = PhysicalDb(db);
-  if (to_db == from_db) return Status::InvalidArgument("source and destination objects are the same");
+  if (to_db == from_db)
+    return Status::InvalidArgument("source and destination objects are the same");
   MetaLookup from, to;
   if (Status s = ReadMetaLocked(key, &from); !s.ok()) return s;
   if (!from.live) return false;
@@ -312,8 +313,7 @@ StatusOr<bool> RocksStore::Move(std::string_view key, int db) {
   return true;
 }
 
-StatusOr<bool> RocksStore::Copy(std::string_view src, std::string_view dst, int db,
-                                bool replace) {
+StatusOr<bool> RocksStore::Copy(std::string_view src, std::string_view dst, int db, bool replace) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   const int to_db = db < 0 ? CurrentDb() : PhysicalDb(db);

@@ -30,10 +30,10 @@ struct Table {
 
   Table() {
     for (const auto* group :
-         {&kServerCommands, &kDatabaseCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
+         {&kServerCommands, &kConfigCommands, &kCommandDocsCommands, &kObservabilityCommands,
           &kIntrospectionCommands, &kStringCommands, &kKeyspaceCommands, &kHashCommands,
           &kListCommands, &kSetCommands, &kZSetCommands, &kHyperLogLogCommands, &kGeoCommands,
-          &kSortCommands}) {
+          &kSortCommands, &kDatabaseCommands}) {
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
         all.push_back(&spec);

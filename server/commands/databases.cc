@@ -26,7 +26,11 @@ bool ParseDb(CommandContext& ctx, const std::string& arg, int* db, std::string* 
     return out->append(kReplyNotInteger), false;
   }
   if (value < INT_MIN || value > INT_MAX) {
-    return AppendError(out, not_integer != nullptr ? not_integer : "ERR value is out of range, value must between -2147483648 and 2147483647"),
+    return AppendError(
+               out,
+               not_integer != nullptr
+                   ? not_integer
+                   : "ERR value is out of range, value must between -2147483648 and 2147483647"),
            false;
   }
   if (value < 0 || value >= ctx.server->store()->databases()) {

@@ -1,6 +1,7 @@
 // Server and connection commands: PING, ECHO, QUIT, HELLO, AUTH, CLIENT, INFO, TIME,
-// DBSIZE, FLUSHALL, DEBUG, SHUTDOWN. (SELECT, FLUSHDB...: databases.cc; CONFIG: config_cmd.cc; COMMAND: command_docs.cc;
-// OBJECT, MEMORY, TOUCH: introspection.cc; SLOWLOG, LATENCY: observability.cc.)
+// DBSIZE, FLUSHALL, DEBUG, SHUTDOWN. (SELECT, FLUSHDB...: databases.cc; CONFIG: config_cmd.cc;
+// COMMAND: command_docs.cc; OBJECT, MEMORY, TOUCH: introspection.cc; SLOWLOG, LATENCY:
+// observability.cc.)
 #include "server/server.h"
 
 #include <algorithm>
@@ -137,13 +138,15 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
                      " name=" + info.name() +
                      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
                      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-                     " flags=N db=" + std::to_string(info.db.load()) +
-                     " sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
+                     " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
                      std::to_string(info.query_buffer_bytes.load()) +
                      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
                      std::to_string(info.pending_reply_bytes.load()) +
                      " tot-mem=0 events=r cmd=" + info.last_command() +
                      " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
+  // The SELECTed database (kept out of the template above, which other fields share).
+  const size_t db = line.find(" db=0 ");
+  if (db != std::string::npos) line.replace(db + 4, 1, std::to_string(info.db.load()));
   return line;
 }
 

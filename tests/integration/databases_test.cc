@@ -237,8 +237,7 @@ TEST_CASE("COPY copies every type, with its TTL, within and across databases", "
   CHECK(Run(c, {"COPY", "s", "t", "DB"}) == "err:ERR syntax error");
   CHECK(Run(c, {"COPY", "s", "t", "BOGUS"}) == "err:ERR syntax error");
   CHECK(Run(c, {"COPY", "s", "t", "DB", "99"}) == "err:ERR DB index is out of range");
-  CHECK(Run(c, {"COPY", "s", "t", "DB", "x"}) ==
-        "err:ERR value is not an integer or out of range");
+  CHECK(Run(c, {"COPY", "s", "t", "DB", "x"}) == "err:ERR value is not an integer or out of range");
   CHECK(Run(c, {"COPY", "s"}) == "err:ERR wrong number of arguments for 'copy' command");
   Reply verify = c.Command({"DEBUG", "CACHE-VERIFY"});
   CHECK(verify.str.find("mismatches:0") != std::string::npos);
@@ -256,7 +255,7 @@ TEST_CASE("SWAPDB swaps two databases at once, cached values included, and persi
     CHECK(Run(b, {"SET", "k", "one"}) == "status:OK");
     CHECK(Run(a, {"GET", "k"}) == "bulk:zero");  // cached
     CHECK(Run(b, {"GET", "k"}) == "bulk:one");
-    CHECK(Run(b, {"GET", "only0"}) == "nil");    // a negative entry in db 1
+    CHECK(Run(b, {"GET", "only0"}) == "nil");  // a negative entry in db 1
     CHECK(Run(a, {"SWAPDB", "0", "1"}) == "status:OK");
     // Connections keep their database number; the data changed places.
     CHECK(Run(a, {"GET", "k"}) == "bulk:one");
@@ -389,10 +388,10 @@ TEST_CASE("data in database 3 survives restarts; fewer databases than data refus
   CHECK(server.Stop() == 0);
   // databases 3 cannot reach database 3, which holds keys: the server says so and exits.
   int rc = 0;
-  std::string out = RunShell("timeout 60 " + ServerBinary() +
-                                 " --port " + std::to_string(rockcache::testing::FreePort()) + " --bind 127.0.0.1 --metrics-port 0 --databases 3 --dir " +
-                                 server.dir() + "/db 2>&1",
-                             &rc);
+  std::string out = RunShell(
+      "timeout 60 " + ServerBinary() + " --port " + std::to_string(rockcache::testing::FreePort()) +
+          " --bind 127.0.0.1 --metrics-port 0 --databases 3 --dir " + server.dir() + "/db 2>&1",
+      &rc);
   CHECK(rc != 0);
   CHECK(out.find("database 3 holds 2 keys but databases is 3") != std::string::npos);
   // With enough databases it opens again.

@@ -1,7 +1,7 @@
 // Differential test: the same seeded random command sequences (HyperLogLog, GEO, SORT,
 // databases) run against rockcache and against a real redis-server, and every reply must be the
-// same bytes of RESP. Skipped (with a warning, Catch2 v2 has no SKIP) when redis-server is not installed;
-// `make test` installs it. The reference server is started here on a free port with
+// same bytes of RESP. Skipped (with a warning, Catch2 v2 has no SKIP) when redis-server is not
+// installed; `make test` installs it. The reference server is started here on a free port with
 // `--save '' --port P` and stopped by its pid.
 //
 // The seed is printed; ROCKCACHE_DIFF_SEED=<n> replays one run, ROCKCACHE_DIFF_COMMANDS=<n>
@@ -491,9 +491,8 @@ TEST_CASE("Differential: HLL, GEO, SORT and databases replies equal redis-server
     const char* name;
     void (*run)(Differ&, Rng&, int);
   };
-  for (const Family& family :
-       {Family{"hll", RunHll}, Family{"geo", RunGeo}, Family{"sort", RunSort},
-        Family{"db", RunDatabases}}) {
+  for (const Family& family : {Family{"hll", RunHll}, Family{"geo", RunGeo},
+                               Family{"sort", RunSort}, Family{"db", RunDatabases}}) {
     d.Both("setup", {"FLUSHALL"});
     Rng rng(seed ^ std::hash<std::string>{}(family.name));
     family.run(d, rng, commands);

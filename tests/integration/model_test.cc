@@ -132,7 +132,8 @@ class Model {
     if (cmd == "SELECT") return current_ = std::stoi(a[1]), db_ = &dbs_[current_], "status:OK";
     if (cmd == "MOVE") return Move(a[1], std::stoi(a[2]));
     if (cmd == "COPY") return Copy(a);
-    if (cmd == "SWAPDB") return std::swap(dbs_[std::stoi(a[1])], dbs_[std::stoi(a[2])]), "status:OK";
+    if (cmd == "SWAPDB")
+      return std::swap(dbs_[std::stoi(a[1])], dbs_[std::stoi(a[2])]), "status:OK";
     if (cmd == "DBSIZE") return Int(static_cast<long long>(db_->size()));
     if (cmd == "FLUSHDB") return db_->clear(), "status:OK";
     if (cmd == "DEL") return Del(a);
@@ -214,7 +215,8 @@ class Model {
       if (a[i] == "REPLACE") replace = true;
       if (a[i] == "DB") db = std::stoi(a[++i]);
     }
-    if (db == current_ && a[1] == a[2]) return "err:ERR source and destination objects are the same";
+    if (db == current_ && a[1] == a[2])
+      return "err:ERR source and destination objects are the same";
     auto it = db_->find(a[1]);
     if (it == db_->end()) return Int(0);
     if (dbs_[db].count(a[2]) != 0 && !replace) return Int(0);
@@ -479,13 +481,13 @@ class Generator {
 
   Args Next() {
     static const std::vector<std::pair<const char*, int>> kWeights = {
-        {"SET", 4},    {"GET", 3},       {"DEL", 2},     {"INCR", 2},   {"APPEND", 2},
-        {"STRLEN", 1}, {"TYPE", 2},      {"EXISTS", 2},  {"RENAME", 1}, {"HSET", 6},
-        {"HDEL", 4},   {"HGET", 3},      {"HGETALL", 2}, {"HLEN", 2},   {"LPUSH", 5},
-        {"RPUSH", 5},  {"LPOP", 3},      {"RPOP", 3},    {"LRANGE", 3}, {"LLEN", 2},
-        {"LSET", 2},   {"LREM", 2},      {"SADD", 6},    {"SREM", 4},   {"SMEMBERS", 2},
-        {"SCARD", 2},  {"SISMEMBER", 2}, {"ZADD", 6},    {"ZREM", 3},   {"ZSCORE", 2},
-        {"ZRANGE", 3}, {"ZCARD", 2},     {"ZINCRBY", 3}, {"SELECT", 3}, {"MOVE", 2},
+        {"SET", 4},    {"GET", 3},       {"DEL", 2},     {"INCR", 2},    {"APPEND", 2},
+        {"STRLEN", 1}, {"TYPE", 2},      {"EXISTS", 2},  {"RENAME", 1},  {"HSET", 6},
+        {"HDEL", 4},   {"HGET", 3},      {"HGETALL", 2}, {"HLEN", 2},    {"LPUSH", 5},
+        {"RPUSH", 5},  {"LPOP", 3},      {"RPOP", 3},    {"LRANGE", 3},  {"LLEN", 2},
+        {"LSET", 2},   {"LREM", 2},      {"SADD", 6},    {"SREM", 4},    {"SMEMBERS", 2},
+        {"SCARD", 2},  {"SISMEMBER", 2}, {"ZADD", 6},    {"ZREM", 3},    {"ZSCORE", 2},
+        {"ZRANGE", 3}, {"ZCARD", 2},     {"ZINCRBY", 3}, {"SELECT", 3},  {"MOVE", 2},
         {"COPY", 3},   {"SWAPDB", 1},    {"DBSIZE", 1},  {"FLUSHDB", 1},
     };
     static const int total = [] {

@@ -78,9 +78,10 @@ TEST_CASE("MOVE keeps a collection's entries, and compaction keeps them too",
   CHECK(Ok(s.SMembers("set")) == std::vector<std::string>{"x"});
 }
 
-TEST_CASE("SWAPDB's mapping survives reopening; a smaller databases is refused while it holds "
-          "keys",
-          "[storage][databases]") {
+TEST_CASE(
+    "SWAPDB's mapping survives reopening; a smaller databases is refused while it holds "
+    "keys",
+    "[storage][databases]") {
   TempDir dir;
   Options o;
   o.dir = dir.path();
