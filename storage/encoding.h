@@ -8,7 +8,11 @@
 //   "list"             DataKey(key, version, BE64(index))      -> element
 //   "zset"             DataKey(key, version, member)           -> EncodeScore(score) (8 bytes)
 //   "zscore"           DataKey(key, version, EncodeScore(score) + member) -> "" (the score index)
-//   "props"            internal figures ("next-version" reservation); never user data.
+//   "props"            internal figures ("next-version" reservation, "db-map"); never user data.
+//   "db1".."dbN"       the meta column families of physical databases 1..N, as "default" is
+//                      physical database 0's (store.h "Databases"). "db-map" in "props": the
+//                      physical database of each logical one, u16 big-endian each (absent =
+//                      identity).
 //
 // Meta record (all integers big-endian):
 //   [type u8][version u64][expire-at ms i64, 0 = none][element count u64]
@@ -57,6 +61,7 @@ namespace rockcache::storage {
 enum class MetaType : uint8_t { kString = 1, kHash = 2, kList = 3, kSet = 4, kZSet = 5 };
 
 inline constexpr uint64_t kListInitialIndex = 1ull << 63;
+inline constexpr char kPropsDbMapKey[] = "db-map";
 inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
 
 struct Meta {
