@@ -53,7 +53,8 @@ size_t Cache::Charge(std::string_view key, const Value& value) {
 
 bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms) {
   assert(value.IsWellFormed());
-  const uint64_t hash = HashKey(key);
+  const int db = CurrentDb();
+  const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
   internal::Entry* garbage = nullptr;
   bool installed = false;
@@ -64,9 +65,9 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
   // capacity, read under its lock, decides.
   if (!cacheable || charge > max_memory() / shard_count_) {
     std::lock_guard<std::mutex> lock(shard.mu());
-    shard.Reject(key, hash, &garbage);
+    shard.Reject(key, hash, db, &garbage);
   } else {
-    internal::Entry* e = internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge);
+    internal::Entry* e = internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db);
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
     installed = shard.Install(e, &garbage);
@@ -76,14 +77,26 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
 }
 
 void Cache::Erase(std::string_view key) {
-  const uint64_t hash = HashKey(key);
+  const int db = CurrentDb();
+  const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
   internal::Entry* garbage = nullptr;
   {
     std::lock_guard<std::mutex> lock(shard.mu());
-    shard.Erase(key, hash, &garbage);
+    shard.Erase(key, hash, db, &garbage);
   }
   internal::DeleteChain(garbage);
+}
+
+void Cache::ClearDb(int db) {
+  for (size_t i = 0; i < shard_count_; ++i) {
+    internal::Entry* garbage = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(shards_[i].mu());
+      shards_[i].ClearDb(db, &garbage);
+    }
+    internal::DeleteChain(garbage);
+  }
 }
 
 void Cache::Clear() {
@@ -144,11 +157,12 @@ void Cache::SetPolicy(Policy policy) {
 
 std::optional<int> Cache::LfuFrequency(std::string_view key, int64_t now_ms) const {
   if (policy() != Policy::kAllKeysLfu) return std::nullopt;
-  const uint64_t hash = HashKey(key);
+  const int db = CurrentDb();
+  const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
   std::lock_guard<std::mutex> lock(shard.mu());
   shard.Observe(now_ms);
-  const internal::Entry* e = shard.Lookup(key, hash);
+  const internal::Entry* e = shard.Lookup(key, hash, db);
   if (e == nullptr || e->ExpiredAt(now_ms)) return std::nullopt;
   return shard.LfuFrequency(e);
 }
@@ -171,7 +185,7 @@ void Cache::CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* 
   std::lock_guard<std::mutex> lock(shards_[index].mu());
   for (const internal::Entry* e : shards_[index].entries()) {
     if (e->ExpiredAt(now_ms)) continue;
-    out->push_back(SnapshotEntry{std::string(e->key()), e->value(), e->expire_at_ms});
+    out->push_back(SnapshotEntry{std::string(e->key()), e->value(), e->expire_at_ms, e->db});
   }
 }
 

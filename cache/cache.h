@@ -74,6 +74,7 @@
 #include "cache/options.h"
 #include "cache/shard.h"
 #include "cache/value.h"
+#include "config/current_db.h"
 
 namespace rockcache::cache {
 
@@ -165,7 +166,9 @@ class Cache {
   void Erase(std::string_view key);
 
   // --- Admin --------------------------------------------------------------------------------
-  // Removes every entry (FLUSHALL/FLUSHDB) and returns the shards' table memory. Counters are
+  // Removes every entry of database `db` (FLUSHDB): O(entries of the whole cache).
+  void ClearDb(int db);
+  // Removes every entry (FLUSHALL) and returns the shards' table memory. Counters are
   // kept. Takes each shard lock in turn: a Put racing with Clear may survive it, so the server
   // holds its usual stripes or accepts that (FLUSHALL also flushes storage first).
   void Clear();
@@ -180,7 +183,7 @@ class Cache {
   void SetPolicy(Policy policy);
   size_t shard_count() const { return shard_count_; }
   size_t max_hash_fields() const { return max_hash_fields_; }
-  size_t ShardOf(std::string_view key) const { return ShardIndex(HashKey(key)); }
+  size_t ShardOf(std::string_view key) const { return ShardIndex(HashKey(key, CurrentDb())); }
 
   // Merged over the shards (INFO cache) / one Stats per shard (INFO cache-shards). Each shard is
   // read under its lock, one after another: the sums are not one atomic snapshot.
@@ -199,9 +202,10 @@ class Cache {
   size_t RemoveExpired(int64_t now_ms, size_t samples_per_shard);
 
   // DEBUG CACHE-VERIFY: calls visit(const std::string& key, const Value& value, int64_t
-  // expire_at_ms) for every live entry. Copies one shard's entries under its lock, then calls
-  // `visit` without any lock (so it may block, e.g. to read storage), shard after shard: not an
-  // atomic snapshot of the whole cache. Does not count or touch anything.
+  // expire_at_ms) for every live entry, of every database, each inside a DbScope of the
+  // entry's database (so storage reads in `visit` read that database). Copies one shard's entries
+  // under its lock, then calls `visit` without any lock (so it may block, e.g. to read storage),
+  // shard after shard: not an atomic snapshot of the whole cache. Does not count or touch anything.
   template <typename Visitor>
   void ForEachSnapshot(int64_t now_ms, Visitor&& visit) const;
 
@@ -210,6 +214,7 @@ class Cache {
     std::string key;
     Value value;
     int64_t expire_at_ms;
+    int db;
   };
 
   size_t ShardIndex(uint64_t hash) const {
@@ -235,14 +240,15 @@ class Cache {
 
 template <typename Visitor>
 Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& visit) {
-  const uint64_t hash = HashKey(key);
+  const int db = CurrentDb();
+  const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
   internal::Entry* garbage = nullptr;
   Lookup result = Lookup::kMiss;
   {
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
-    internal::Entry* e = shard.Find(key, hash, now_ms, &garbage);
+    internal::Entry* e = shard.Find(key, hash, db, now_ms, &garbage);
     if (e != nullptr && e->value().is_absent()) {
       shard.Touch(e);
       result = Lookup::kAbsent;
@@ -265,14 +271,15 @@ Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& vi
 
 template <typename Mutator>
 bool Cache::Update(std::string_view key, int64_t now_ms, Mutator&& mutate) {
-  const uint64_t hash = HashKey(key);
+  const int db = CurrentDb();
+  const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
   internal::Entry* garbage = nullptr;
   bool found = false;
   {
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
-    internal::Entry* e = shard.Find(key, hash, now_ms, &garbage);
+    internal::Entry* e = shard.Find(key, hash, db, now_ms, &garbage);
     if (e != nullptr && e->value().is_absent()) {
       // A write reached a key the cache knew absent: the negative entry is wrong from now on,
       // and the mutator cannot build the new value from nothing. Drop it.
@@ -300,7 +307,10 @@ void Cache::ForEachSnapshot(int64_t now_ms, Visitor&& visit) const {
   for (size_t i = 0; i < shard_count_; ++i) {
     copy.clear();
     CopyShard(i, now_ms, &copy);
-    for (const SnapshotEntry& s : copy) visit(s.key, s.value, s.expire_at_ms);
+    for (const SnapshotEntry& s : copy) {
+      DbScope scope(s.db);
+      visit(s.key, s.value, s.expire_at_ms);
+    }
   }
 }
 

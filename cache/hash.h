@@ -68,4 +68,12 @@ inline uint64_t HashKey(std::string_view key) {
   return internal::Fold(h ^ kMixB, kGolden);
 }
 
+// The hash of `key` in database `db` (config/current_db.h): HashKey(key) for database 0, so the
+// common case costs nothing more; other databases mix their number in.
+inline uint64_t HashKey(std::string_view key, int db) {
+  const uint64_t h = HashKey(key);
+  if (db == 0) return h;
+  return internal::Fold(h ^ static_cast<uint64_t>(db), 0x94d049bb133111ebull);
+}
+
 }  // namespace rockcache::cache

@@ -8,7 +8,7 @@
 namespace rockcache::cache::internal {
 
 Entry* NewEntry(std::string_view key, uint64_t hash, Value&& value, int64_t expire_at_ms,
-                uint64_t charge) {
+                uint64_t charge, int db) {
   assert(key.size() <= UINT32_MAX);
   char* block = static_cast<char*>(::operator new(Entry::BlockSize(key.size())));
   auto* e = new (block) Entry();
@@ -17,6 +17,7 @@ Entry* NewEntry(std::string_view key, uint64_t hash, Value&& value, int64_t expi
   e->charge = charge;
   e->key_size = static_cast<uint32_t>(key.size());
   e->lfu_counter = Shard::kLfuInitVal;
+  e->db = static_cast<uint8_t>(db);
   if (!key.empty()) std::memcpy(block + sizeof(Entry), key.data(), key.size());
   new (block + Entry::ValueOffset(key.size())) Value(std::move(value));
   return e;
@@ -102,8 +103,8 @@ void Shard::Init(Policy policy, uint64_t capacity, uint64_t seed) {
   rng_ = seed | 1;  // xorshift state must not be 0
 }
 
-Entry* Shard::Find(std::string_view key, uint64_t hash, int64_t now_ms, Entry** garbage) {
-  Entry* e = table_.Lookup(key, hash);
+Entry* Shard::Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage) {
+  Entry* e = table_.Lookup(key, hash, db);
   if (e == nullptr) return nullptr;
   if (e->ExpiredAt(now_ms)) {
     Unlink(e);
@@ -127,7 +128,7 @@ void Shard::Touch(Entry* e) {
 }
 
 bool Shard::Install(Entry* e, Entry** garbage) {
-  Entry* old = table_.Lookup(e->key(), e->hash);
+  Entry* old = table_.Lookup(e->key(), e->hash, e->db);
   if (old != nullptr) {
     // A write to a hot key keeps it hot (Redis does the same on overwrite).
     if (policy_ == Policy::kAllKeysLfu) e->lfu_counter = DecayedCounter(old);
@@ -149,8 +150,8 @@ bool Shard::Install(Entry* e, Entry** garbage) {
   return true;
 }
 
-bool Shard::Erase(std::string_view key, uint64_t hash, Entry** garbage) {
-  Entry* e = table_.Lookup(key, hash);
+bool Shard::Erase(std::string_view key, uint64_t hash, int db, Entry** garbage) {
+  Entry* e = table_.Lookup(key, hash, db);
   if (e == nullptr) return false;
   Unlink(e);
   e->next_hash = *garbage;
@@ -159,9 +160,25 @@ bool Shard::Erase(std::string_view key, uint64_t hash, Entry** garbage) {
   return true;
 }
 
-void Shard::Reject(std::string_view key, uint64_t hash, Entry** garbage) {
-  Erase(key, hash, garbage);
+void Shard::Reject(std::string_view key, uint64_t hash, int db, Entry** garbage) {
+  Erase(key, hash, db, garbage);
   ++stats_.rejected;
+}
+
+size_t Shard::ClearDb(int db, Entry** garbage) {
+  size_t removed = 0;
+  for (size_t i = 0; i < entries_.size();) {
+    Entry* e = entries_[i];
+    if (e->db != db) {
+      ++i;
+      continue;
+    }
+    Unlink(e);  // swaps the last entry into slot i
+    e->next_hash = *garbage;
+    *garbage = e;
+    ++removed;
+  }
+  return removed;
 }
 
 bool Shard::FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new_charge,

@@ -47,6 +47,7 @@ struct Entry : LruLink {
   uint32_t slot = 0;         // index in Shard::entries_
   uint16_t lfu_minutes = 0;  // kAllKeysLfu: minute clock (mod 2^16) of the last access
   uint8_t lfu_counter = 0;   // kAllKeysLfu: logarithmic access counter
+  uint8_t db = 0;            // the physical database of the key (config/current_db.h)
   uint32_t lru_stamp = 0;    // kAllKeysLru: Shard::lru_clock_ when last moved to the newest end
 
   static size_t ValueOffset(size_t key_size) {
@@ -67,7 +68,7 @@ static_assert(alignof(Value) <= 8, "Value sits at an 8-aligned offset");
 
 // Allocates one block for the header and the key. Thread-safe (no shard state).
 Entry* NewEntry(std::string_view key, uint64_t hash, Value&& value, int64_t expire_at_ms,
-                uint64_t charge);
+                uint64_t charge, int db = 0);
 // Frees `chain` and every entry linked after it through next_hash. Call without any shard lock.
 void DeleteChain(Entry* chain);
 
@@ -81,9 +82,9 @@ class EntryTable {
   EntryTable(const EntryTable&) = delete;
   EntryTable& operator=(const EntryTable&) = delete;
 
-  Entry* Lookup(std::string_view key, uint64_t hash) const {
+  Entry* Lookup(std::string_view key, uint64_t hash, int db) const {
     Entry* e = buckets_[Bucket(hash)];
-    while (e != nullptr && (e->hash != hash || e->key() != key)) e = e->next_hash;
+    while (e != nullptr && (e->hash != hash || e->db != db || e->key() != key)) e = e->next_hash;
     return e;
   }
   // REQUIRES: no entry with e's key is present.
@@ -127,12 +128,12 @@ class alignas(64) Shard {
     if (now_ms > clock_ms_) clock_ms_ = now_ms;
   }
   // The entry for key, expired or not, or nullptr. No side effect.
-  const Entry* Lookup(std::string_view key, uint64_t hash) const {
-    return table_.Lookup(key, hash);
+  const Entry* Lookup(std::string_view key, uint64_t hash, int db) const {
+    return table_.Lookup(key, hash, db);
   }
   // The live entry for key, or nullptr. An expired entry is unlinked, counted in `expired` and
   // chained onto *garbage. Does not touch recency; call Touch for that.
-  Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms, Entry** garbage);
+  Entry* Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage);
   // An access. LRU moves e to the newest end, unless e already is among the newest quarter of
   // the list (fewer than size/4 moves happened since its own): such an entry is safe from
   // eviction for at least 3/4 of the shard's turnover anyway, and skipping the move spares the
@@ -145,9 +146,11 @@ class alignas(64) Shard {
   // false.
   bool Install(Entry* e, Entry** garbage);
   // Removes key's entry and counts it in `erases`, if there is one (expired or not).
-  bool Erase(std::string_view key, uint64_t hash, Entry** garbage);
+  bool Erase(std::string_view key, uint64_t hash, int db, Entry** garbage);
   // For a Put that will not install (e.g. too many fields): removes any old entry, counts it.
-  void Reject(std::string_view key, uint64_t hash, Entry** garbage);
+  void Reject(std::string_view key, uint64_t hash, int db, Entry** garbage);
+  // Removes every entry of database `db` onto *garbage (FLUSHDB).
+  size_t ClearDb(int db, Entry** garbage);
   // After an Update mutator ran on e: with keep == false, or with an expire-at already reached,
   // removes e; otherwise recharges it to new_charge (removing it if over the budget), records
   // the new expire-at and evicts others back under the budget. Returns whether e stays.

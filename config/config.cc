@@ -120,6 +120,8 @@ const std::vector<OptionSpec> kOptionTable = {
    "SST block compression; zstd is smallest, lz4 fastest."},
   {"rocksdb-max-background-jobs", T::kInt, "2", 1, 64, nullptr, false,
    "RocksDB flush and compaction threads."},
+  {"databases", T::kInt, "16", 1, 256, nullptr, false,
+   "Databases clients may SELECT (0..N-1); each is a RocksDB column family. At most 256."},
 };
 // clang-format on
 

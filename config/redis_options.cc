@@ -37,8 +37,6 @@ const std::vector<OptionSpec> kRedisRows = {
   {"save", T::kSave, "", 0, 0, nullptr, true,
    "There are no snapshots to schedule: the WAL makes every write durable.",
    kReported},
-  {"databases", T::kInt, "1", 1, INT_MAX, nullptr, false,
-   "rockcache has one database (SELECT 0).", kReported},
   {"cluster-enabled", T::kBool, "no", 0, 0, nullptr, false,
    "rockcache runs standalone.", kReported},
   {"replicaof", T::kString, "", 0, 0, nullptr, true,

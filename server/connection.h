@@ -103,6 +103,7 @@ struct Connection {
   bool in_flight = false;  // a batch is with the worker pool (or parked, waiting for it)
   bool parked = false;     // the batch waits in parked_batch for room in the pool
   bool authenticated = false;
+  int db = 0;  // SELECTed database (logical); every command of this connection runs in it
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
   bool reading_paused = false;     // input backlog too large while in flight, or parked
   bool write_pending = false;      // EV_WRITE armed

@@ -4,6 +4,7 @@
 #include "cache/key_locks.h"
 #include "server/blocking/serve.h"
 #include "server/server.h"
+#include "storage/store.h"
 
 namespace rockcache::server {
 
@@ -36,18 +37,24 @@ bool ShouldServe(Server& server, const std::shared_ptr<Waiter>* waiter) {
 }  // namespace
 
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
-                        std::string* out) {
+                        std::string* out, int db) {
   cache::Cache* cache = server.cache();
   if (spec.rtc == nullptr || cache == nullptr || !cache->enabled()) return false;
-  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server};
+  DbScope scope(server.store()->PhysicalDb(db));
+  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
   return spec.rtc(ctx, argv, out);
 }
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget,
+                   bool rtc_missed, std::string* out, ReplyBudget* budget, int db,
                    const std::shared_ptr<Waiter>* waiter) {
+  // The one place a command's database is applied: storage and cache calls below this point go
+  // to its physical database. Resolved under the command's key locks, so a SWAPDB (which holds
+  // all of them) never lands in the middle of a command.
+  DbScope scope(server.store()->PhysicalDb(db));
   CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
   ctx.reply_budget = budget;
+  ctx.db = db;
   ctx.waiter = waiter;
   cache::Cache* cache = server.cache();
   // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
@@ -68,7 +75,10 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       std::vector<uint32_t> all(locks.stripe_count());
       for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
       locks.BeginWrite(all);
-      cache->Clear();
+      // kCacheAware: the handler fixes the cache itself (FLUSHDB clears one database, SWAPDB
+      // needs nothing: the cache is keyed by physical database).
+      if (!(spec.flags & kCacheAware)) cache->Clear();
+      ctx.cache = cache;
       spec.handler(ctx, argv, out);
       NoteWriteForWatch(watches, spec, argv, *out, reply_start);
       locks.EndWrite(all);
@@ -89,7 +99,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   }
 
   if ((spec.flags & kCacheRead) && cache_on) {
-    RtcContext rtc{cache, now_ms, /*count_stats=*/!rtc_missed, &server};
+    RtcContext rtc{cache, now_ms, /*count_stats=*/!rtc_missed, &server, db};
     if (spec.rtc(rtc, argv, out)) {
       // After a miss in the network thread, a hit here means another worker filled the key
       // while this one waited for its lock: one RocksDB read served both.
@@ -105,14 +115,14 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
 }
 
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget) {
+                     bool rtc_missed, std::string* out, ReplyBudget* budget, int db) {
   cache::KeyLocks::Guard guard;
   if (spec.flags & kAllKeys) {
     guard = server.key_locks().LockAll();
   } else if (spec.first_key != 0 || spec.find_keys != nullptr) {
     guard = server.key_locks().Lock(CommandKeys(spec, argv));
   }
-  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget);
+  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget, db);
 }
 
 }  // namespace rockcache::server

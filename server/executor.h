@@ -66,19 +66,21 @@ class CacheReadFence {
 // After a write it serves the clients blocked on the command's keys (server/blocking/serve.h),
 // still under the locks; one relaxed load when nobody is blocked.
 // REQUIRES: the caller holds the key-stripe locks of CommandKeys(spec, argv).
+// `db`: the connection's SELECTed database (CommandContext::db); the command's storage and
+// cache calls go to it (config/current_db.h).
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr,
+                   bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0,
                    const std::shared_ptr<Waiter>* waiter = nullptr);
 
 // Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
 // kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
 // on key locks and disk. REQUIRES: the calling thread holds no key lock.
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr);
+                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0);
 
 // Network thread: tries to answer a kCacheRead command from the cache alone. Never blocks.
 // True when the reply was appended.
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
-                        std::string* out);
+                        std::string* out, int db = 0);
 
 }  // namespace rockcache::server

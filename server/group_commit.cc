@@ -84,7 +84,7 @@ class GroupTask : public pool::Task {
             return;
           }
           ExecuteOnWorker(*server_, *barrier->spec, barrier->argv, NowUnixMs(), barrier->rtc_missed,
-                          &barrier->reply, budget);
+                          &barrier->reply, budget, barrier->db);
         });
         CommitPending();
       }
@@ -157,7 +157,8 @@ class GroupTask : public pool::Task {
         return;
       }
       ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
-                    &command->reply, budget, command->waiter ? &command->waiter : nullptr);
+                    &command->reply, budget, command->db,
+                    command->waiter ? &command->waiter : nullptr);
     });
     if (spec.flags & kWrite) {
       written_.insert(keys.begin(), keys.end());
@@ -189,6 +190,7 @@ class GroupTask : public pool::Task {
       if (cache == nullptr) continue;
       std::vector<std::string_view> keys = CommandKeys(*command->spec, command->argv);
       std::vector<uint32_t> stripes = locks.StripesOf(keys);
+      DbScope scope(server_->store()->PhysicalDb(command->db));
       locks.BeginWrite(stripes);
       for (auto key : keys) cache->Erase(key);
       locks.EndWrite(stripes);

@@ -99,9 +99,10 @@ bool ResolveAddress(const std::string& host, int port, sockaddr_storage* out, in
 }
 
 // A command for a worker batch; takes the arguments out of *argv.
-PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_missed) {
+PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_missed, int db) {
   PreparedCommand command;
   command.spec = spec;
+  command.db = db;
   command.command_id = id;
   command.argv = std::move(*argv);
   command.rtc_missed = rtc_missed;
@@ -474,7 +475,7 @@ void NetLoop::ProcessInput(Connection* conn) {
       // Run to completion: a read the cache holds is answered here, with no thread hop.
       if (now_ms == 0) now_ms = NowUnixMs();
       size_t reply_start = conn->output.size();
-      if (TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output)) {
+      if (TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db)) {
         ++rtc_answers;
         uint64_t end = timed ? Clock::Now() : 0;
         RecordInLoop(conn, id, argv, true, conn->output.data() + reply_start,
@@ -482,11 +483,12 @@ void NetLoop::ProcessInput(Connection* conn) {
         start = end;
         continue;
       }
-      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/true));
+      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db));
       continue;
     }
     if ((spec->flags & kAnywhere) && batch.empty()) {
       CommandContext ctx{&server, nullptr, nullptr};
+      ctx.db = conn->db;
       size_t reply_start = conn->output.size();
       spec->handler(ctx, argv, &conn->output);
       uint64_t end = timed ? Clock::Now() : 0;
@@ -502,11 +504,11 @@ void NetLoop::ProcessInput(Connection* conn) {
         --commands;
         break;
       }
-      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
+      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
       BeginWait(conn, &batch.back());
       break;
     }
-    batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false));
+    batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
   }
   LoopCounters::Add(&counters_->commands, commands);
   if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
@@ -692,6 +694,7 @@ void NetLoop::WaitTimedOut(Connection* conn) {
 
 void NetLoop::RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv) {
   CommandContext ctx{server_, nullptr, conn};
+  ctx.db = conn->db;
   spec.handler(ctx, argv, &conn->output);
 }
 

@@ -245,6 +245,7 @@ Status Server::Start() {
   store_options.compression = config_->GetString("rocksdb-compression");
   store_options.max_background_jobs =
       static_cast<int>(config_->GetInt("rocksdb-max-background-jobs"));
+  store_options.databases = static_cast<int>(config_->GetInt("databases"));
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();

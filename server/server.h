@@ -127,6 +127,7 @@ struct PreparedCommand {
   bool rtc_missed = false;         // the network thread looked it up in the cache and missed
   std::shared_ptr<Waiter> waiter;  // kMayBlock commands: stands for the client while it waits
   int command_id = -1;             // index in AllCommands()
+  int db = 0;                      // the database the connection had SELECTed (CommandContext::db)
   // Filled by the worker (Clock ticks; 0 when latency tracking is off).
   uint64_t exec_start = 0;
   uint64_t exec_end = 0;

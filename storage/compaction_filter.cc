@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace rockcache::storage {
 namespace {
@@ -42,7 +43,10 @@ class DataFilter : public rocksdb::CompactionFilter {
     if (!cached_ || user_key != cached_key_) {
       if (!LookUp(user_key)) return false;
     }
-    return !(live_ && version == live_version_);
+    for (uint64_t live : live_versions_) {
+      if (live == version) return false;
+    }
+    return true;
   }
   const char* Name() const override { return "rockcache.DataFilter"; }
 
@@ -50,27 +54,23 @@ class DataFilter : public rocksdb::CompactionFilter {
   // Fills the cache for user_key; false when the meta could not be read (keep the entry).
   bool LookUp(std::string_view user_key) const {
     rocksdb::DB* db = ctx_->db.load(std::memory_order_acquire);
-    rocksdb::ColumnFamilyHandle* cf = ctx_->meta_cf.load(std::memory_order_acquire);
-    if (db == nullptr || cf == nullptr) return false;
+    if (db == nullptr) return false;
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
-    std::string value;
-    rocksdb::Status s = db->Get(ro, cf, rocksdb::Slice(user_key.data(), user_key.size()), &value);
     cached_key_.assign(user_key.data(), user_key.size());
     cached_ = true;
-    live_ = false;
-    if (s.IsNotFound()) return true;
-    if (!s.ok()) {
-      cached_ = false;
-      return false;
+    live_versions_.clear();
+    std::string value;
+    for (rocksdb::ColumnFamilyHandle* cf : ctx_->meta_cfs) {
+      rocksdb::Status s = db->Get(ro, cf, rocksdb::Slice(user_key.data(), user_key.size()), &value);
+      if (s.IsNotFound()) continue;
+      Meta meta;
+      if (!s.ok() || !DecodeMetaHeader(value, &meta)) {
+        cached_ = false;
+        return false;
+      }
+      if (meta.type == type_ && !meta.ExpiredAt(now_ms_)) live_versions_.push_back(meta.version);
     }
-    Meta meta;
-    if (!DecodeMetaHeader(value, &meta)) {
-      cached_ = false;
-      return false;
-    }
-    live_ = meta.type == type_ && !meta.ExpiredAt(now_ms_);
-    live_version_ = meta.version;
     return true;
   }
 
@@ -79,8 +79,7 @@ class DataFilter : public rocksdb::CompactionFilter {
   int64_t now_ms_ = WallNowMs();
   mutable bool cached_ = false;
   mutable std::string cached_key_;
-  mutable bool live_ = false;
-  mutable uint64_t live_version_ = 0;
+  mutable std::vector<uint64_t> live_versions_;  // of cached_key_, one per database holding it
 };
 
 }  // namespace

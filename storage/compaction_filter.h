@@ -20,16 +20,20 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "storage/encoding.h"
 
 namespace rockcache::storage {
 
-// What filters need from the open database. The store publishes db/meta_cf after Open and clears
-// them at the start of Close, before it waits for background work to stop.
+// What filters need from the open database. The store fills meta_cfs (every physical
+// database's meta column family, store.h "Databases") and then publishes db after Open; it
+// clears db at the start of Close, before it waits for background work to stop (and only then
+// destroys the handles). A data entry is live when the meta of its key *in any database* has its
+// version: versions are unique store-wide, and MOVE keeps a collection's version.
 struct FilterContext {
   std::atomic<rocksdb::DB*> db{nullptr};
-  std::atomic<rocksdb::ColumnFamilyHandle*> meta_cf{nullptr};
+  std::vector<rocksdb::ColumnFamilyHandle*> meta_cfs;  // written before db is published
 };
 
 class MetaFilterFactory : public rocksdb::CompactionFilterFactory {

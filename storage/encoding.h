@@ -9,7 +9,11 @@
 //   "zset"             DataKey(key, version, member)           -> EncodeScore(score) (8 bytes)
 //   "zscore"           DataKey(key, version, EncodeScore(score) + member) -> "" (the score index)
 //   "stream"           DataKey(key, version, EncodeStreamId(id)) -> EncodeStreamFields(fields)
-//   "props"            internal figures ("next-version" reservation); never user data.
+//   "props"            internal figures ("next-version" reservation, "db-map"); never user data.
+//   "db1".."dbN"       the meta column families of physical databases 1..N, as "default" is
+//                      physical database 0's (store.h "Databases"). "db-map" in "props": the
+//                      physical database of each logical one, u16 big-endian each (absent =
+//                      identity).
 //
 // Meta record (all integers big-endian):
 //   [type u8][version u64][expire-at ms i64, 0 = none][element count u64]
@@ -75,6 +79,7 @@ enum class MetaType : uint8_t {
 };
 
 inline constexpr uint64_t kListInitialIndex = 1ull << 63;
+inline constexpr char kPropsDbMapKey[] = "db-map";
 inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
 
 struct Meta {

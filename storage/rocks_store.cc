@@ -19,6 +19,32 @@ namespace rockcache::storage {
 namespace {
 
 const char kPropsNextVersion[] = "next-version";
+// The logical -> physical database mapping: one u16 (big-endian) per logical database.
+
+// TTL figure changes noted by PutMeta/DeleteMeta, applied by the next successful Write (see
+// rocks_store.h). A method writes at most two databases (MOVE, COPY): four slots are plenty.
+struct PendingDeltas {
+  RocksStore::CounterDelta slots[4];
+  int n = 0;
+  bool empty() const { return n == 0; }
+  void clear() { n = 0; }
+  void Add(const RocksStore::CounterDelta& d) {
+    for (int i = 0; i < n; ++i) {
+      if (slots[i].db == d.db) {
+        slots[i].expires += d.expires;
+        slots[i].expire_sum += d.expire_sum;
+        return;
+      }
+    }
+    if (n < 4) slots[n++] = d;
+  }
+};
+thread_local PendingDeltas tls_pending;
+
+// The meta column family of physical database `db`.
+std::string MetaCfName(int db) {
+  return db == 0 ? rocksdb::kDefaultColumnFamilyName : "db" + std::to_string(db);
+}
 // Versions reserved per synced write to "props": one fsync per 65536 new keys/collections.
 constexpr uint64_t kVersionChunk = 1ull << 16;
 
@@ -147,6 +173,26 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   auto data = [&](MetaType t) {
     return cf_options(std::make_shared<DataFilterFactory>(store->filter_ctx_, t));
   };
+  if (options.databases < 1 || options.databases > kMaxDatabases) {
+    return Status::InvalidArgument("databases must be between 1 and " +
+                                   std::to_string(kMaxDatabases));
+  }
+  // Physical databases: as many as `databases`, or more when an earlier run had more.
+  int physical = options.databases;
+  {
+    std::vector<std::string> existing;
+    rocksdb::Status ls =
+        rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), options.dir, &existing);
+    if (ls.ok()) {
+      for (const auto& name : existing) {
+        if (name.size() > 2 && name.compare(0, 2, "db") == 0) {
+          int n = std::atoi(name.c_str() + 2);
+          if (n > 0 && n < kMaxDatabases && n + 1 > physical) physical = n + 1;
+        }
+      }
+    }
+  }
+  store->physical_dbs_ = physical;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
       {rocksdb::kDefaultColumnFamilyName, cf_options(std::make_shared<MetaFilterFactory>())},
       {"props", cf_options(nullptr)},
@@ -157,6 +203,9 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
       {"zscore", data(MetaType::kZSet)},
       {"stream", data(MetaType::kStream)},
   };
+  for (int db = 1; db < physical; ++db) {
+    cfs.push_back({MetaCfName(db), cf_options(std::make_shared<MetaFilterFactory>())});
+  }
 
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
@@ -167,7 +216,8 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   rocksdb::Status s =
       rocksdb::DB::Open(db_options, options.dir, cfs, &store->handles_, &store->db_);
   if (!s.ok()) return FromRocks(s);
-  store->meta_cf_ = store->handles_[0];
+  store->meta_cfs_.push_back(store->handles_[0]);
+  for (int db = 1; db < physical; ++db) store->meta_cfs_.push_back(store->handles_[7 + db]);
   store->props_cf_ = store->handles_[1];
   store->hash_cf_ = store->handles_[2];
   store->set_cf_ = store->handles_[3];
@@ -187,18 +237,66 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   }
   store->reserved_version_ = store->next_version_;
 
-  // Key counter: one pass over the meta column family.
-  {
-    rocksdb::ReadOptions ro;
-    ro.fill_cache = false;
-    std::unique_ptr<rocksdb::Iterator> it(store->db_->NewIterator(ro, store->meta_cf_));
-    int64_t n = 0;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
-    if (!it->status().ok()) return FromRocks(it->status());
-    store->key_count_.store(n);
+  // Database mapping: identity unless SWAPDB changed it.
+  store->db_map_.reset(new std::atomic<int>[physical]);
+  for (int db = 0; db < physical; ++db) store->db_map_[db].store(db);
+  s = store->db_->Get(rocksdb::ReadOptions(), store->props_cf_, kPropsDbMapKey, &stored);
+  if (s.ok()) {
+    std::vector<bool> seen(physical, false);
+    const size_t n = stored.size() / 2;
+    for (size_t db = 0; db < n && db < static_cast<size_t>(physical); ++db) {
+      int p =
+          (static_cast<uint8_t>(stored[2 * db]) << 8) | static_cast<uint8_t>(stored[2 * db + 1]);
+      if (p >= physical || seen[p]) return Status::Corruption("bad db-map in props");
+      seen[p] = true;
+      store->db_map_[db].store(p);
+    }
+    // Logical databases added since (databases raised): the physical ones nobody maps yet.
+    for (size_t db = n; db < static_cast<size_t>(physical); ++db) {
+      int p = 0;
+      while (seen[p]) ++p;
+      seen[p] = true;
+      store->db_map_[db].store(p);
+    }
+  } else if (!s.IsNotFound()) {
+    return FromRocks(s);
   }
 
-  store->filter_ctx_->meta_cf.store(store->meta_cf_, std::memory_order_release);
+  // Key counters: one pass over every meta column family.
+  store->ttl_base_ms_ = NowMs();
+  store->counters_.reset(new DbCounters[physical]);
+  for (int db = 0; db < physical; ++db) {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(store->db_->NewIterator(ro, store->meta_cfs_[db]));
+    int64_t n = 0, expires = 0;
+    uint64_t sum = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ++n;
+      Meta meta;
+      if (DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) &&
+          meta.expire_at_ms != 0) {
+        ++expires;
+        sum += static_cast<uint64_t>(meta.expire_at_ms - store->ttl_base_ms_);
+      }
+    }
+    if (!it->status().ok()) return FromRocks(it->status());
+    store->counters_[db].keys.store(n);
+    store->counters_[db].expires.store(expires);
+    store->counters_[db].expire_sum.store(sum);
+  }
+  // A logical database beyond `databases` that holds keys would be unreachable: refuse.
+  for (int db = options.databases; db < physical; ++db) {
+    int64_t keys = store->counters_[store->db_map_[db].load()].keys.load();
+    if (keys > 0) {
+      return Status::InvalidArgument("database " + std::to_string(db) + " holds " +
+                                     std::to_string(keys) + " keys but databases is " +
+                                     std::to_string(options.databases) + ": start with databases " +
+                                     std::to_string(db + 1) + " or more (and FLUSHDB it)");
+    }
+  }
+
+  store->filter_ctx_->meta_cfs = store->meta_cfs_;
   store->filter_ctx_->db.store(store->db_, std::memory_order_release);
   return std::unique_ptr<Store>(std::move(store));
 }
@@ -216,7 +314,6 @@ Status RocksStore::Close() {
   fo.wait = true;
   rocksdb::Status flush = db_->Flush(fo, handles_);
   filter_ctx_->db.store(nullptr, std::memory_order_release);
-  filter_ctx_->meta_cf.store(nullptr, std::memory_order_release);
   rocksdb::CancelAllBackgroundWork(db_, /*wait=*/true);
   for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
   handles_.clear();
@@ -229,6 +326,7 @@ Status RocksStore::Close() {
 
 Status RocksStore::Enter(Hold* hold) {
   QuietPerfCounting();
+  if (!tls_pending.empty()) tls_pending.clear();  // left by a method that failed before Write
   *hold = Hold(lifecycle_);
   if (closed_) {
     hold->unlock();
@@ -296,10 +394,9 @@ class RocksWriteGroup final : public WriteGroup {
     }
     applied_.append(rep_, kBatchHeader, std::string::npos);
     applied_count_ += count_;
-    if (key_delta_ != 0) store_->key_count_.fetch_add(key_delta_, std::memory_order_relaxed);
+    ApplyPendingDeltas();
     rep_.assign(kBatchHeader, '\0');
     count_ = 0;
-    key_delta_ = 0;
     return s;
   }
 
@@ -322,13 +419,22 @@ class RocksWriteGroup final : public WriteGroup {
     SetCount(&rep_, count_);
     rocksdb::WriteBatch batch(std::move(rep_));
     Status s = store_->WriteNow(&batch);
-    if (s.ok() && key_delta_ != 0) {
-      store_->key_count_.fetch_add(key_delta_, std::memory_order_relaxed);
+    if (s.ok()) {
+      ApplyPendingDeltas();
+    } else {
+      ndeltas_ = 0;
+      more_deltas_.clear();
     }
     rep_.assign(kBatchHeader, '\0');
     count_ = 0;
-    key_delta_ = 0;
     return s;
+  }
+  // The counter changes of the records written (or applied) since the last call.
+  void ApplyPendingDeltas() {
+    store_->ApplyDeltas(deltas_, static_cast<size_t>(ndeltas_));
+    if (!more_deltas_.empty()) store_->ApplyDeltas(more_deltas_.data(), more_deltas_.size());
+    ndeltas_ = 0;
+    more_deltas_.clear();
   }
   size_t pending() const override { return count_; }
 
@@ -343,7 +449,21 @@ class RocksWriteGroup final : public WriteGroup {
     rep_.append(data, kBatchHeader, std::string::npos);
     count_ += batch.Count();
   }
-  void AddKeyDelta(int64_t delta) { key_delta_ += delta; }
+  void AddDelta(const RocksStore::CounterDelta& d) {
+    for (int i = 0; i < ndeltas_; ++i) {
+      if (deltas_[i].db == d.db) {
+        deltas_[i].keys += d.keys;
+        deltas_[i].expires += d.expires;
+        deltas_[i].expire_sum += d.expire_sum;
+        return;
+      }
+    }
+    if (ndeltas_ < kInlineDeltas) {
+      deltas_[ndeltas_++] = d;
+      return;
+    }
+    RocksStore::AddDelta(&more_deltas_, d);
+  }
 
  private:
   static thread_local RocksWriteGroup* tls_group;
@@ -355,7 +475,12 @@ class RocksWriteGroup final : public WriteGroup {
   bool atomic_ = false;  // between BeginAtomic() and Commit()
   std::string applied_;  // atomic mode: records applied to the memtables only (header first)
   uint32_t applied_count_ = 0;
-  int64_t key_delta_ = 0;
+  // Counter changes, applied at a successful Flush: a few databases inline (no allocation on
+  // the common path), the rest in more_deltas_.
+  static constexpr int kInlineDeltas = 4;
+  RocksStore::CounterDelta deltas_[kInlineDeltas];
+  int ndeltas_ = 0;
+  std::vector<RocksStore::CounterDelta> more_deltas_;
 };
 
 thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;
@@ -369,12 +494,51 @@ Status RocksStore::FlushThreadWriteGroup() {
   return group == nullptr ? Status::OK() : group->FlushEarly();
 }
 
-void RocksStore::AddKeyCount(int64_t delta) {
+void RocksStore::AddDelta(std::vector<CounterDelta>* deltas, const CounterDelta& d) {
+  for (CounterDelta& x : *deltas) {
+    if (x.db == d.db) {
+      x.keys += d.keys;
+      x.expires += d.expires;
+      x.expire_sum += d.expire_sum;
+      return;
+    }
+  }
+  deltas->push_back(d);
+}
+
+void RocksStore::ApplyDeltas(const CounterDelta* deltas, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const CounterDelta& d = deltas[i];
+    DbCounters& c = counters_[static_cast<size_t>(d.db)];
+    if (d.keys != 0) c.keys.fetch_add(d.keys, std::memory_order_relaxed);
+    if (d.expires != 0) c.expires.fetch_add(d.expires, std::memory_order_relaxed);
+    if (d.expire_sum != 0) c.expire_sum.fetch_add(d.expire_sum, std::memory_order_relaxed);
+  }
+}
+
+void RocksStore::AddKeyCount(int64_t delta, int db) {
+  if (db < 0) db = CurrentDb();
   if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
-    group->AddKeyDelta(delta);
+    if (delta != 0) group->AddDelta(CounterDelta{db, delta, 0, 0});
     return;
   }
-  key_count_.fetch_add(delta, std::memory_order_relaxed);
+  counters_[static_cast<size_t>(db)].keys.fetch_add(delta, std::memory_order_relaxed);
+}
+
+void RocksStore::NoteTtlChange(int db, const MetaLookup& old, const Meta* new_meta) {
+  const bool had = old.present && old.meta.expire_at_ms != 0;
+  const bool has = new_meta != nullptr && new_meta->expire_at_ms != 0;
+  if (!had && !has) return;  // the common case: no TTL before or after
+  CounterDelta d{db, 0, 0, 0};
+  if (had) {
+    d.expires -= 1;
+    d.expire_sum -= static_cast<uint64_t>(old.meta.expire_at_ms - ttl_base_ms_);
+  }
+  if (has) {
+    d.expires += 1;
+    d.expire_sum += static_cast<uint64_t>(new_meta->expire_at_ms - ttl_base_ms_);
+  }
+  tls_pending.Add(d);
 }
 
 Status RocksStore::BeginWrite(std::string_view key, MetaType type, Hold* hold, MetaLookup* old,
@@ -390,11 +554,16 @@ Status RocksStore::BeginWrite(std::string_view key, Hold* hold, MetaLookup* old)
 
 // ---- meta helpers ----
 
+Status RocksStore::ReadMetaIn(int db, std::string_view key, MetaLookup* out) {
+  DbScope scope(db);
+  return ReadMeta(rocksdb::ReadOptions(), key, out);
+}
+
 Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key, MetaLookup* out,
                             bool full) {
   *out = MetaLookup();
   rocksdb::PinnableSlice value;
-  rocksdb::Status s = db_->Get(ro, meta_cf_, rocksdb::Slice(key.data(), key.size()), &value);
+  rocksdb::Status s = db_->Get(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &value);
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return FromRocks(s);
   std::string_view bytes(value.data(), value.size());
@@ -411,20 +580,36 @@ Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key
   return Status::OK();
 }
 
-void RocksStore::PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const Meta& meta) {
-  batch->Put(meta_cf_, rocksdb::Slice(key.data(), key.size()), EncodeMeta(meta));
+void RocksStore::PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+                         const Meta& meta, int db) {
+  if (db < 0) db = CurrentDb();
+  NoteTtlChange(db, old, &meta);
+  batch->Put(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()),
+             EncodeMeta(meta));
 }
 
-void RocksStore::DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key) {
-  batch->Delete(meta_cf_, rocksdb::Slice(key.data(), key.size()));
+void RocksStore::DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+                            int db) {
+  if (db < 0) db = CurrentDb();
+  NoteTtlChange(db, old, nullptr);
+  batch->Delete(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()));
 }
 
 Status RocksStore::Write(rocksdb::WriteBatch* batch) {
   if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
     group->Append(*batch);
+    if (!tls_pending.empty()) {
+      for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
+      tls_pending.clear();
+    }
     return Status::OK();
   }
-  return WriteNow(batch);
+  Status s = WriteNow(batch);
+  if (!tls_pending.empty()) {
+    if (s.ok()) ApplyDeltas(tls_pending.slots, static_cast<size_t>(tls_pending.n));
+    tls_pending.clear();
+  }
+  return s;
 }
 
 Status RocksStore::WriteNow(rocksdb::WriteBatch* batch) {
@@ -460,7 +645,7 @@ Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std:
   meta.expire_at_ms = expire_at_ms;
   meta.value = std::move(value);
   rocksdb::WriteBatch batch;
-  PutMeta(&batch, key, meta);
+  PutMeta(&batch, key, old, meta);
   Status s = Write(&batch);
   if (s.ok() && !old.present) AddKeyCount(1);
   return s;
@@ -468,7 +653,7 @@ Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std:
 
 Status RocksStore::DeleteKey(std::string_view key, const MetaLookup& old) {
   rocksdb::WriteBatch batch;
-  DeleteMeta(&batch, key);
+  DeleteMeta(&batch, key, old);
   Status s = Write(&batch);
   if (s.ok() && old.present) AddKeyCount(-1);
   return s;
@@ -513,7 +698,7 @@ std::string RocksStore::InfoRocksDb() {
   line("rocksdb_block_cache_capacity", block_cache_ ? block_cache_->GetCapacity() : 0);
   auto db_wide = [&](const std::string& property) {
     uint64_t v = 0;
-    db_->GetIntProperty(meta_cf_, property, &v);
+    db_->GetIntProperty(meta_cfs_[0], property, &v);
     return v;
   };
   line("rocksdb_num_running_compactions", db_wide(rocksdb::DB::Properties::kNumRunningCompactions));

@@ -13,7 +13,13 @@
 //   appends a method's batch to it (byte append of the batch's records; WriteBatch's rep is
 //   "seq fixed64, count fixed32, records", stable since LevelDB) and AddKeyCount() defers the
 //   counter change to the group's successful Commit().
-// - key_count_: atomic, adjusted after each successful write that creates or removes a meta.
+// - counters_[physical db]: atomics, adjusted after each successful write that creates or removes
+//   a meta (keys) or changes whether a key has a TTL (expires, expire_sum): PutMeta/DeleteMeta
+//   note the TTL change on a thread-local list that the next successful Write applies (or hands
+//   to the write group, applied at its Commit); Enter drops what a failed method left there.
+// - Databases (store.h): meta_cfs_[physical] is the meta column family of each physical
+//   database; MetaCf() the one of the calling thread's (config/current_db.h). db_map_ is the
+//   logical -> physical mapping (atomics: read by any thread; changed by SwapDb under map_mu_).
 #pragma once
 
 #include <rocksdb/cache.h>
@@ -32,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/current_db.h"
 #include "storage/compaction_filter.h"
 #include "storage/encoding.h"
 #include "storage/scan_cursor.h"
@@ -134,7 +141,22 @@ class RocksStore final : public Store {
                             std::optional<KeyType> type,
                             uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> DbSize() override;
+  KeyStats GetKeyStats() override;
   Status FlushAll() override;
+  Status FlushDb() override;
+  int databases() const override { return options_.databases; }
+  int PhysicalDb(int db) const override {
+    return db_map_[static_cast<size_t>(db)].load(std::memory_order_acquire);
+  }
+  Status SwapDb(int a, int b) override;
+  StatusOr<bool> Move(std::string_view key, int db) override;
+  StatusOr<bool> Copy(std::string_view src, std::string_view dst, int db, bool replace) override;
+  int LogicalDb(int physical) const override {
+    for (int db = 0; db < options_.databases; ++db) {
+      if (db_map_[static_cast<size_t>(db)].load(std::memory_order_acquire) == physical) return db;
+    }
+    return physical;
+  }
   StatusOr<int64_t> SweepExpired(
       uint64_t max_keys, const WithKeyLock& with_lock,
       const std::function<void(std::string_view key)>& on_removed = nullptr) override;
@@ -301,8 +323,18 @@ class RocksStore final : public Store {
   Status ReadMetaLocked(std::string_view key, MetaLookup* out) {
     return ReadMeta(rocksdb::ReadOptions(), key, out);
   }
-  void PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const Meta& meta);
-  void DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key);
+  // Puts / deletes the meta of `key` (whose state before the write is `old`) in the current
+  // database, or in physical database `db`. Notes the change of the TTL figures (see top).
+  void PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+               const Meta& meta, int db = -1);
+  void DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+                  int db = -1);
+  // The meta column family of the calling thread's database.
+  rocksdb::ColumnFamilyHandle* MetaCf() const {
+    return meta_cfs_[static_cast<size_t>(CurrentDb())];
+  }
+  // Reads the meta of `key` in physical database `db` (stripe held).
+  Status ReadMetaIn(int db, std::string_view key, MetaLookup* out);
   // Writes `batch` now, or appends it to the write group open on this thread (see top).
   Status Write(rocksdb::WriteBatch* batch);
   // Writes `batch` now, whatever group is open.
@@ -315,14 +347,41 @@ class RocksStore final : public Store {
                      int64_t expire_at_ms);
   // SET of a key whose meta the caller knows present (SetOptions::known_present), without reading
   // it. REQUIRES: the lifecycle hold and the key's stripe.
-  StatusOr<SetResult> BlindSet(std::string_view key, std::string_view value, const Expiry& expiry);
+  StatusOr<SetResult> BlindSet(std::string_view key, std::string_view value, const Expiry& expiry,
+                               int64_t old_expire_at_ms);
   // Deletes `key` (stripe held, `old.present`): meta only, O(1) for any type.
   Status DeleteKey(std::string_view key, const MetaLookup& old);
   // Reads the live string at key (stripe held or not): nullopt when absent, WrongType otherwise.
   StatusOr<std::optional<std::string>> ReadString(const rocksdb::ReadOptions& ro,
                                                   std::string_view key, MetaLookup* lookup);
-  // Adjusts the key counter after a write, or, inside a write group, at its successful Commit.
-  void AddKeyCount(int64_t delta);
+  // Adjusts the key counter of the current database (or physical `db`) after a write, or,
+  // inside a write group, at its successful Commit.
+  void AddKeyCount(int64_t delta, int db = -1);
+  // Per physical database figures.
+  struct DbCounters {
+    std::atomic<int64_t> keys{0};
+    std::atomic<int64_t> expires{0};
+    // Sum over keys with a TTL of (expire-at - ttl_base_ms_), modulo 2^64 (exact once summed).
+    std::atomic<uint64_t> expire_sum{0};
+  };
+
+ public:
+  // A pending change of DbCounters (see top).
+  struct CounterDelta {
+    int db = 0;
+    int64_t keys = 0;
+    int64_t expires = 0;
+    uint64_t expire_sum = 0;
+  };
+
+ private:
+  void ApplyDeltas(const CounterDelta* deltas, size_t n);
+  // FLUSHDB / FLUSHALL helpers (store_keyspace.cc).
+  Status DeleteAllMetas(int db, rocksdb::WriteBatch* batch);
+  void ResetCounters(int db);
+  static void AddDelta(std::vector<CounterDelta>* deltas, const CounterDelta& d);
+  // Notes the TTL change of a meta write (old -> new; new_meta nullptr = deleted).
+  void NoteTtlChange(int db, const MetaLookup& old, const Meta* new_meta);
 
   // ---- collection helpers (store_collections.cc) ----
   // The data column family of a collection type (zset: member -> score; the score index is
@@ -446,7 +505,7 @@ class RocksStore final : public Store {
   std::string compression_note_;
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
-  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> meta_cfs_;  // by physical database
   rocksdb::ColumnFamilyHandle* props_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* hash_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* set_cf_ = nullptr;
@@ -461,7 +520,11 @@ class RocksStore final : public Store {
   std::shared_mutex lifecycle_;
   bool closed_ = false;  // GUARDED_BY(lifecycle_)
 
-  std::atomic<int64_t> key_count_{0};
+  std::unique_ptr<DbCounters[]> counters_;      // by physical database
+  int physical_dbs_ = 1;                        // meta column families
+  std::unique_ptr<std::atomic<int>[]> db_map_;  // logical -> physical
+  std::mutex map_mu_;                           // serializes SwapDb
+  int64_t ttl_base_ms_ = 0;                     // see DbCounters::expire_sum
 
   std::mutex version_mu_;
   uint64_t next_version_ = 1;      // GUARDED_BY(version_mu_)
@@ -470,6 +533,7 @@ class RocksStore final : public Store {
   ResumeTable cursors_;
 
   std::mutex sweep_mu_;
+  int sweep_db_ = 0;       // GUARDED_BY(sweep_mu_): the physical database being swept
   std::string sweep_pos_;  // GUARDED_BY(sweep_mu_): last meta key the sweep examined
   bool sweep_has_pos_ = false;
 };

@@ -25,6 +25,16 @@
 // user key + version + sub-key).
 //
 // Times are Unix milliseconds (wall clock), as Redis's PEXPIREAT.
+//
+// Databases (SELECT, MOVE, SWAPDB, FLUSHDB). Options::databases logical databases, numbered as
+// clients SELECT them, each a *physical* database: its own meta column family ("default" for
+// physical 0, "db<N>" for physical N; data column families are shared, their entries being
+// told apart by the store-wide version). Every method that names keys works in the physical
+// database of the calling thread, config/current_db.h (set by the server once per command:
+// DbScope(PhysicalDb(selected))); methods taking a database number as an argument take the
+// logical one. The logical -> physical mapping is persisted ("db-map" in "props") and is what
+// SWAPDB swaps: O(1), nothing is copied. Data written before databases existed is physical
+// database 0, logical 0: it opens as it is, no migration.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +59,14 @@ struct Options {
   uint64_t write_buffer_bytes = 64ull << 20;
   std::string compression = "lz4";  // none | snappy | lz4 | zstd
   int max_background_jobs = 2;
+  int databases = 16;  // logical databases, 1..kMaxDatabases (config/current_db.h)
+};
+
+// A database's key figures, for INFO keyspace (as counted by the store; see DbSize).
+struct KeyStats {
+  int64_t keys = 0;
+  int64_t expires = 0;     // keys with a TTL
+  int64_t avg_ttl_ms = 0;  // average remaining TTL of those keys, 0 when none
 };
 
 enum class KeyType { kNone, kString, kHash, kList, kSet, kZSet, kStream };
@@ -79,6 +97,9 @@ struct SetOptions {
   // of the old meta, the key counter stays as it is (overwrite), and a collection it replaces
   // becomes unreachable through the new version like on any type change. Ignored otherwise.
   bool known_present = false;
+  // With known_present: the key's TTL as the caller knows it (0 = none), so the per-database
+  // expires= counters stay exact without the read.
+  int64_t known_expire_at_ms = 0;
 };
 
 struct SetResult {
@@ -336,10 +357,40 @@ class Store {
   virtual StatusOr<ScanResult> Scan(uint64_t cursor, std::string_view pattern, uint64_t count,
                                     std::optional<KeyType> type,
                                     uint64_t max_bytes = kNoByteLimit) = 0;
-  // Number of keys (may include expired keys not yet swept, as Redis DBSIZE does).
+  // Number of keys of the current database (may include expired keys not yet swept, as Redis
+  // DBSIZE does). Never blocks (a counter): any thread.
   virtual StatusOr<int64_t> DbSize() = 0;
-  // Removes every key. Blocking until durable.
+  // DbSize with the keys having a TTL and their average remaining TTL, for the current database.
+  // Never blocks: any thread.
+  virtual KeyStats GetKeyStats() = 0;
+  // Removes every key of every database. Blocking until durable.
   virtual Status FlushAll() = 0;
+  // Removes every key of the current database (FLUSHDB). O(1) writes (a range deletion);
+  // collection entries are left to the compaction filter. REQUIRES every key lock. Blocking
+  // until durable.
+  virtual Status FlushDb() = 0;
+
+  // ---- databases (see the top of this file) ----
+  // Options::databases.
+  virtual int databases() const = 0;
+  // The physical database of logical database `db` (REQUIRES 0 <= db < databases()). Never
+  // blocks: any thread, the network threads included.
+  virtual int PhysicalDb(int db) const = 0;
+  // The logical database that physical database `physical` currently stands for (the inverse of
+  // PhysicalDb; what __keyspace@<db>__ names for a key found by a storage-side scan).
+  virtual int LogicalDb(int physical) const = 0;
+  // SWAPDB a b (logical): swaps the mapping and persists it (fsynced). O(1). REQUIRES every key
+  // lock (no command may run in either database meanwhile).
+  virtual Status SwapDb(int a, int b) = 0;
+  // MOVE key db: moves `key` of the current database to logical database `db`, keeping its TTL
+  // (O(1): collections keep their version and entries). False when the key is absent here or
+  // exists there. REQUIRES db's physical database is not the current one, and the key lock.
+  virtual StatusOr<bool> Move(std::string_view key, int db) = 0;
+  // COPY src dst [DB db] [REPLACE]: copies src of the current database to dst in logical
+  // database `db` (-1 = the current one), keeping the TTL. False when src is absent, or dst
+  // exists and !replace. Collections are copied under a new version (O(size)). REQUIRES the key
+  // locks of src and dst; src != dst when in the same database.
+  virtual StatusOr<bool> Copy(std::string_view src, std::string_view dst, int db, bool replace) = 0;
   // Removes keys whose TTL passed; examines at most `max_keys` meta entries starting after the
   // previous call's position. Returns the number removed. For the periodic sweep. Each removal
   // re-checks and deletes inside `with_lock(key, ...)`, which must hold the caller's key lock of

@@ -172,11 +172,11 @@ Status RocksStore::Commit(rocksdb::WriteBatch* batch, std::string_view key, cons
   int64_t delta = 0;
   if (meta.count == 0) {
     if (old.present) {
-      DeleteMeta(batch, key);
+      DeleteMeta(batch, key, old);
       delta = -1;
     }
   } else {
-    PutMeta(batch, key, meta);
+    PutMeta(batch, key, old, meta);
     if (!old.present) delta = 1;
   }
   if (batch->Count() == 0) return Status::OK();
@@ -527,8 +527,8 @@ StatusOr<bool> RocksStore::Rename(std::string_view src, std::string_view dst, bo
       return s;
     }
   }
-  PutMeta(&batch, dst, meta);
-  DeleteMeta(&batch, src);
+  PutMeta(&batch, dst, to, meta);
+  DeleteMeta(&batch, src, from);
   if (Status s = Write(&batch); !s.ok()) return s;
   AddKeyCount(to.present ? -1 : 0);
   return true;
@@ -537,7 +537,7 @@ StatusOr<bool> RocksStore::Rename(std::string_view src, std::string_view dst, bo
 StatusOr<std::optional<std::string>> RocksStore::RandomKey() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), MetaCf()));
   int64_t now = NowMs();
   auto live_here = [&]() {
     Meta meta;

@@ -43,7 +43,7 @@ StatusOr<int64_t> RocksStore::Del(const std::vector<std::string_view>& keys) {
     MetaLookup old;
     if (Status s = ReadMetaLocked(key, &old); !s.ok()) return s;
     if (!old.present) continue;
-    DeleteMeta(&batch, key);
+    DeleteMeta(&batch, key, old);
     ++present;
     if (old.live) ++removed;
   }
@@ -95,7 +95,7 @@ StatusOr<bool> RocksStore::ExpireAt(std::string_view key, int64_t at_ms, ExpireC
     Meta meta = old.meta;
     meta.expire_at_ms = at_ms;
     rocksdb::WriteBatch batch;
-    PutMeta(&batch, key, meta);
+    PutMeta(&batch, key, old, meta);
     if (Status s = Write(&batch); !s.ok()) return s;
   }
   return true;
@@ -129,7 +129,7 @@ StatusOr<bool> RocksStore::Persist(std::string_view key) {
   Meta meta = old.meta;
   meta.expire_at_ms = 0;
   rocksdb::WriteBatch batch;
-  PutMeta(&batch, key, meta);
+  PutMeta(&batch, key, old, meta);
   if (Status s = Write(&batch); !s.ok()) return s;
   return true;
 }
@@ -150,7 +150,7 @@ StatusOr<std::vector<std::string>> RocksStore::Keys(std::string_view pattern, ui
   int64_t now = NowMs();
   std::vector<std::string> out;
   ResultBytes bytes(max_bytes);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), MetaCf()));
   for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
     std::string_view key(it->key().data(), it->key().size());
     Meta meta;
@@ -172,12 +172,14 @@ StatusOr<ScanResult> RocksStore::Scan(uint64_t cursor, std::string_view pattern,
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   bool match_all = pattern.empty() || pattern == "*";
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), MetaCf()));
   ScanResult result;
   int64_t now = NowMs();
   bool over = false;
+  // Cursors of different databases never share a resume-table entry.
+  const std::string scope = CurrentDb() == 0 ? std::string() : "db" + std::to_string(CurrentDb());
   Status s = ScanStep(
-      it.get(), "", "", cursor, count,
+      it.get(), "", scope, cursor, count,
       [&](std::string_view key, std::string_view value) {
         Meta meta;
         if (!DecodeMetaHeader(value, &meta) || meta.ExpiredAt(now)) return;
@@ -198,25 +200,51 @@ StatusOr<ScanResult> RocksStore::Scan(uint64_t cursor, std::string_view pattern,
 StatusOr<int64_t> RocksStore::DbSize() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  return std::max<int64_t>(0, key_count_.load(std::memory_order_relaxed));
+  return std::max<int64_t>(0, counters_[CurrentDb()].keys.load(std::memory_order_relaxed));
+}
+
+KeyStats RocksStore::GetKeyStats() {
+  const DbCounters& c = counters_[CurrentDb()];
+  KeyStats out;
+  out.keys = std::max<int64_t>(0, c.keys.load(std::memory_order_relaxed));
+  out.expires = std::max<int64_t>(0, c.expires.load(std::memory_order_relaxed));
+  if (out.expires > 0) {
+    const auto sum = static_cast<int64_t>(c.expire_sum.load(std::memory_order_relaxed));
+    const int64_t avg_expire_at = ttl_base_ms_ + sum / out.expires;
+    out.avg_ttl_ms = std::max<int64_t>(0, avg_expire_at - NowMs());
+  }
+  return out;
+}
+
+// Deletes every meta of physical database `db` into `batch` (one range deletion).
+Status RocksStore::DeleteAllMetas(int db, rocksdb::WriteBatch* batch) {
+  rocksdb::ColumnFamilyHandle* cf = meta_cfs_[static_cast<size_t>(db)];
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+  it->SeekToFirst();
+  if (it->Valid()) {
+    std::string first = it->key().ToString();
+    it->SeekToLast();
+    if (!it->Valid()) return FromRocks(it->status());
+    std::string last = it->key().ToString();
+    if (first != last) batch->DeleteRange(cf, first, last);
+    batch->Delete(cf, last);
+  }
+  return FromRocks(it->status());
+}
+
+void RocksStore::ResetCounters(int db) {
+  DbCounters& c = counters_[static_cast<size_t>(db)];
+  c.keys.store(0);
+  c.expires.store(0);
+  c.expire_sum.store(0);
 }
 
 Status RocksStore::FlushAll() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   rocksdb::WriteBatch batch;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_cf_));
-    it->SeekToFirst();
-    if (it->Valid()) {
-      std::string first = it->key().ToString();
-      it->SeekToLast();
-      if (!it->Valid()) return FromRocks(it->status());
-      std::string last = it->key().ToString();
-      if (first != last) batch.DeleteRange(meta_cf_, first, last);
-      batch.Delete(meta_cf_, last);
-    }
-    if (!it->status().ok()) return FromRocks(it->status());
+  for (int db = 0; db < physical_dbs_; ++db) {
+    if (Status s = DeleteAllMetas(db, &batch); !s.ok()) return s;
   }
   // Every data key starts with a 4-byte length < 0xffffffff.
   const std::string data_end(5, '\xff');
@@ -226,7 +254,7 @@ Status RocksStore::FlushAll() {
   rocksdb::WriteOptions wo = write_options_;
   wo.sync = true;
   if (Status s = FromRocks(db_->Write(wo, &batch)); !s.ok()) return s;
-  key_count_.store(0);
+  for (int db = 0; db < physical_dbs_; ++db) ResetCounters(db);
   return Status::OK();
 }
 
@@ -240,6 +268,87 @@ StatusOr<bool> RocksStore::DeleteIfExpired(std::string_view key) {
   return true;
 }
 
+Status RocksStore::FlushDb() {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  const int db = CurrentDb();
+  rocksdb::WriteBatch batch;
+  if (Status s = DeleteAllMetas(db, &batch); !s.ok()) return s;
+  rocksdb::WriteOptions wo = write_options_;
+  wo.sync = true;
+  if (Status s = FromRocks(db_->Write(wo, &batch)); !s.ok()) return s;
+  ResetCounters(db);
+  return Status::OK();
+}
+
+Status RocksStore::SwapDb(int a, int b) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(map_mu_);
+  std::vector<int> map(static_cast<size_t>(physical_dbs_));
+  for (int db = 0; db < physical_dbs_; ++db) map[db] = db_map_[db].load();
+  std::swap(map[a], map[b]);
+  std::string bytes;
+  for (int p : map) {
+    bytes.push_back(static_cast<char>((p >> 8) & 0xff));
+    bytes.push_back(static_cast<char>(p & 0xff));
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (Status s = FromRocks(db_->Put(wo, props_cf_, kPropsDbMapKey, bytes)); !s.ok()) return s;
+  db_map_[a].store(map[a], std::memory_order_release);
+  db_map_[b].store(map[b], std::memory_order_release);
+  return Status::OK();
+}
+
+StatusOr<bool> RocksStore::Move(std::string_view key, int db) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  const int from_db = CurrentDb();
+  const int to_db = PhysicalDb(db);
+  if (to_db == from_db)
+    return Status::InvalidArgument("source and destination objects are the same");
+  MetaLookup from, to;
+  if (Status s = ReadMetaLocked(key, &from); !s.ok()) return s;
+  if (!from.live) return false;
+  if (Status s = ReadMetaIn(to_db, key, &to); !s.ok()) return s;
+  if (to.live) return false;
+  rocksdb::WriteBatch batch;
+  // The collection keeps its version, so its entries stay where they are (see FilterContext).
+  PutMeta(&batch, key, to, from.meta, to_db);
+  DeleteMeta(&batch, key, from, from_db);
+  if (Status s = Write(&batch); !s.ok()) return s;
+  AddKeyCount(-1, from_db);
+  if (!to.present) AddKeyCount(1, to_db);
+  return true;
+}
+
+StatusOr<bool> RocksStore::Copy(std::string_view src, std::string_view dst, int db, bool replace) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  const int to_db = db < 0 ? CurrentDb() : PhysicalDb(db);
+  MetaLookup from, to;
+  if (Status s = ReadMetaLocked(src, &from); !s.ok()) return s;
+  if (!from.live) return false;
+  if (Status s = ReadMetaIn(to_db, dst, &to); !s.ok()) return s;
+  if (to.live && !replace) return false;
+  rocksdb::WriteBatch batch;
+  Meta meta = from.meta;
+  auto v = NewVersion();
+  if (!v.ok()) return v.status();
+  meta.version = *v;
+  if (meta.type != MetaType::kString) {
+    SnapshotRead snap(db_);
+    if (Status s = CopyEntries(snap.options, src, from.meta, dst, meta.version, &batch); !s.ok()) {
+      return s;
+    }
+  }
+  PutMeta(&batch, dst, to, meta, to_db);
+  if (Status s = Write(&batch); !s.ok()) return s;
+  if (!to.present) AddKeyCount(1, to_db);
+  return true;
+}
+
 StatusOr<int64_t> RocksStore::SweepExpired(
     uint64_t max_keys, const WithKeyLock& with_lock,
     const std::function<void(std::string_view key)>& on_removed) {
@@ -248,39 +357,52 @@ StatusOr<int64_t> RocksStore::SweepExpired(
   std::lock_guard<std::mutex> sweep(sweep_mu_);
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_cf_));
-  if (sweep_has_pos_) {
-    it->Seek(sweep_pos_);
-    if (it->Valid() && it->key() == rocksdb::Slice(sweep_pos_)) it->Next();
-  } else {
-    it->SeekToFirst();
-  }
   int64_t removed = 0;
   int64_t now = NowMs();
-  for (uint64_t examined = 0; it->Valid() && examined < max_keys; ++examined, it->Next()) {
-    std::string_view key(it->key().data(), it->key().size());
-    sweep_pos_.assign(key);
-    sweep_has_pos_ = true;
-    Meta meta;
-    if (!DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) ||
-        !meta.ExpiredAt(now)) {
+  uint64_t examined = 0;
+  // One physical database after the other, resuming where the previous call stopped.
+  for (int visited = 0; visited < physical_dbs_ && examined < max_keys; ++visited) {
+    if (sweep_db_ >= physical_dbs_) sweep_db_ = 0;
+    if (counters_[sweep_db_].keys.load(std::memory_order_relaxed) <= 0) {
+      sweep_has_pos_ = false;
+      ++sweep_db_;
       continue;
     }
-    // Re-check under the key's lock: a writer may have replaced it since the iterator's view.
-    Status status;
-    with_lock(key, [&] {
-      MetaLookup current;
-      status = ReadMetaLocked(key, &current);
-      if (!status.ok() || !current.present || current.live) return;
-      status = DeleteKey(key, current);
-      if (!status.ok()) return;
-      ++removed;
-      if (on_removed) on_removed(key);
-    });
-    if (!status.ok()) return status;
+    DbScope scope(sweep_db_);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, MetaCf()));
+    if (sweep_has_pos_) {
+      it->Seek(sweep_pos_);
+      if (it->Valid() && it->key() == rocksdb::Slice(sweep_pos_)) it->Next();
+    } else {
+      it->SeekToFirst();
+    }
+    for (; it->Valid() && examined < max_keys; ++examined, it->Next()) {
+      std::string_view key(it->key().data(), it->key().size());
+      sweep_pos_.assign(key);
+      sweep_has_pos_ = true;
+      Meta meta;
+      if (!DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) ||
+          !meta.ExpiredAt(now)) {
+        continue;
+      }
+      // Re-check under the key's lock: a writer may have replaced it since the iterator's view.
+      Status status;
+      with_lock(key, [&] {
+        MetaLookup current;
+        status = ReadMetaLocked(key, &current);
+        if (!status.ok() || !current.present || current.live) return;
+        status = DeleteKey(key, current);
+        if (!status.ok()) return;
+        ++removed;
+        if (on_removed) on_removed(key);  // inside the DbScope: CurrentDb() is the key's
+      });
+      if (!status.ok()) return status;
+    }
+    if (!it->status().ok()) return FromRocks(it->status());
+    if (it->Valid()) break;  // out of budget inside this database: resume here next time
+    sweep_has_pos_ = false;  // this database is done: the next one
+    ++sweep_db_;
   }
-  if (!it->status().ok()) return FromRocks(it->status());
-  if (!it->Valid()) sweep_has_pos_ = false;  // wrapped: the next call starts over
   return removed;
 }
 

@@ -399,12 +399,12 @@ StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src, std
   // Two metas in one batch: Commit's batch write covers both; count the keys by hand.
   int64_t delta = 0;
   if (src_meta.count == 0) {
-    DeleteMeta(&batch, src);
+    DeleteMeta(&batch, src, src_old);
     delta -= 1;
   } else {
-    PutMeta(&batch, src, src_meta);
+    PutMeta(&batch, src, src_old, src_meta);
   }
-  PutMeta(&batch, dst, dst_meta);
+  PutMeta(&batch, dst, dst_old, dst_meta);
   if (!dst_old.present) delta += 1;
   if (Status s = Write(&batch); !s.ok()) return s;
   AddKeyCount(delta);

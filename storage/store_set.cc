@@ -271,16 +271,16 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
   int64_t delta = 0;
   batch.Delete(set_cf_, DataKey(src, src_meta.version, member));
   if (--src_meta.count == 0) {
-    DeleteMeta(&batch, src);
+    DeleteMeta(&batch, src, src_old);
     delta -= 1;
   } else {
-    PutMeta(&batch, src, src_meta);
+    PutMeta(&batch, src, src_old, src_meta);
   }
   if (!in_dst) {
     batch.Put(set_cf_, DataKey(dst, dst_meta.version, member), "");
     dst_meta.CoverInHint(member);
     dst_meta.count += 1;
-    PutMeta(&batch, dst, dst_meta);
+    PutMeta(&batch, dst, dst_old, dst_meta);
     if (!dst_old.present) delta += 1;
   }
   if (Status s = Write(&batch); !s.ok()) return s;

@@ -34,7 +34,7 @@ StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value
   if (options.known_present && options.condition == SetOptions::Condition::kAlways &&
       !options.return_old && options.expiry.mode != Expiry::Mode::kKeep) {
     if (Status s = Enter(&hold); !s.ok()) return s;
-    return BlindSet(key, value, options.expiry);
+    return BlindSet(key, value, options.expiry, options.known_expire_at_ms);
   }
   MetaLookup old;
   if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
@@ -72,10 +72,11 @@ StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value
 }
 
 StatusOr<SetResult> RocksStore::BlindSet(std::string_view key, std::string_view value,
-                                         const Expiry& expiry) {
+                                         const Expiry& expiry, int64_t old_expire_at_ms) {
   // The key is known present: an overwrite never changes the key count, a delete lowers it.
   MetaLookup present;
   present.present = true;
+  present.meta.expire_at_ms = old_expire_at_ms;  // for the expires= counters
   SetResult result;
   result.written = true;
   if (expiry.mode == Expiry::Mode::kAt && expiry.at_ms <= NowMs()) {
@@ -100,7 +101,7 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
   for (auto k : keys) slices.emplace_back(k.data(), k.size());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  db_->MultiGet(rocksdb::ReadOptions(), meta_cf_, keys.size(), slices.data(), values.data(),
+  db_->MultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
                 statuses.data());
   int64_t now = NowMs();
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -144,7 +145,7 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   for (auto k : keys) slices.emplace_back(k.data(), k.size());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  db_->MultiGet(rocksdb::ReadOptions(), meta_cf_, keys.size(), slices.data(), values.data(),
+  db_->MultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
                 statuses.data());
   const int64_t now = NowMs();
   rocksdb::WriteBatch batch;
@@ -170,7 +171,7 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
       meta.version = *v;
     }
     meta.value.assign(value.data(), value.size());
-    PutMeta(&batch, key, meta);
+    PutMeta(&batch, key, old, meta);
     if (!old.present) ++created;
   }
   if (Status s = Write(&batch); !s.ok()) return s;
@@ -186,12 +187,11 @@ StatusOr<bool> RocksStore::MSetNx(
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
-  std::vector<bool> present(unique.size());
+  std::vector<MetaLookup> olds(unique.size());
   for (size_t i = 0; i < unique.size(); ++i) {
-    MetaLookup old;
+    MetaLookup& old = olds[i];
     if (Status s = ReadMetaLocked(unique[i].first, &old); !s.ok()) return s;
     if (old.live) return false;
-    present[i] = old.present;
   }
   rocksdb::WriteBatch batch;
   int64_t created = 0;
@@ -202,8 +202,8 @@ StatusOr<bool> RocksStore::MSetNx(
     meta.type = MetaType::kString;
     meta.version = *v;
     meta.value.assign(unique[i].second.data(), unique[i].second.size());
-    PutMeta(&batch, unique[i].first, meta);
-    if (!present[i]) ++created;
+    PutMeta(&batch, unique[i].first, olds[i], meta);
+    if (!olds[i].present) ++created;
   }
   if (Status s = Write(&batch); !s.ok()) return s;
   AddKeyCount(created);

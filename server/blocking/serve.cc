@@ -156,8 +156,10 @@ class Serving {
 // its BLMOVE waiters (taken in ascending order, like any command).
 class ServeTask : public pool::Task {
  public:
-  ServeTask(Server* server, std::string key) : server_(server), key_(std::move(key)) {}
+  ServeTask(Server* server, std::string key, int db)
+      : server_(server), key_(std::move(key)), db_(db) {}
   void Run() override {
+    DbScope scope(db_);
     std::vector<std::string_view> keys{key_};
     auto waiters = server_->blocking().WaitersOn(WaitDb(), key_);
     for (const auto& waiter : waiters) {
@@ -170,10 +172,11 @@ class ServeTask : public pool::Task {
  private:
   Server* const server_;
   const std::string key_;
+  const int db_;  // physical database of key_
 };
 
 void Serving::ScheduleServe(Server& server, std::string key) {
-  server.worker_pool()->Submit(std::make_unique<ServeTask>(&server, std::move(key)));
+  server.worker_pool()->Submit(std::make_unique<ServeTask>(&server, std::move(key), WaitDb()));
 }
 
 }  // namespace

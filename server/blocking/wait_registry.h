@@ -35,6 +35,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/current_db.h"
 #include "server/client_registry.h"
 
 namespace rockcache::server {
@@ -83,8 +84,10 @@ struct Waiter {
   }
 };
 
-// The database of the current command. One accessor so that the databases work can rewire it.
-inline int WaitDb() { return 0; }
+// The database waiters are registered under: the physical database of the command running on
+// this thread (config/current_db.h; the executor sets it from the connection's SELECTed one).
+// A client blocked before a SWAPDB keeps waiting on the same data, now under the other number.
+inline int WaitDb() { return CurrentDb(); }
 
 class WaitRegistry {
  public:

@@ -76,6 +76,11 @@ struct CommandContext {
   // with what is there or as if its timeout elapsed (Redis's behaviour inside MULTI).
   const std::shared_ptr<Waiter>* waiter = nullptr;
   bool no_block = false;
+  // The database the command runs in: the number the connection SELECTed (logical; what
+  // __keyspace@<db>__ and per-database registries use). Handlers need not pass it anywhere:
+  // `store` and `cache` already work in it (config/current_db.h; the server sets the calling
+  // thread's physical database before running the handler).
+  int db = 0;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
@@ -86,6 +91,7 @@ struct RtcContext {
   int64_t now_ms = 0;
   bool count_stats = true;  // false for a worker's re-check (a coalesced miss, not a new lookup)
   Server* server = nullptr;
+  int db = 0;  // as CommandContext::db; `cache` already looks in it
 };
 
 // Answers from the cache alone. Returns true and appends the whole reply when the cache holds
@@ -140,6 +146,7 @@ void AppendArityError(std::string* out, std::string_view name);
 // Row groups, defined beside their handlers (server/commands/<type>.cc) and joined in
 // command_table.cc.
 extern const std::vector<CommandSpec> kServerCommands;
+extern const std::vector<CommandSpec> kDatabaseCommands;       // databases.cc
 extern const std::vector<CommandSpec> kConfigCommands;         // config_cmd.cc
 extern const std::vector<CommandSpec> kCommandDocsCommands;    // command_docs.cc
 extern const std::vector<CommandSpec> kObservabilityCommands;  // observability.cc

@@ -1,6 +1,7 @@
-// Server and connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, CLIENT, INFO, TIME,
-// DBSIZE, FLUSHDB, FLUSHALL, DEBUG, SHUTDOWN. (CONFIG: config_cmd.cc; COMMAND: command_docs.cc;
-// OBJECT, MEMORY, TOUCH: introspection.cc; SLOWLOG, LATENCY: observability.cc.)
+// Server and connection commands: PING, ECHO, QUIT, HELLO, AUTH, CLIENT, INFO, TIME,
+// DBSIZE, FLUSHALL, DEBUG, SHUTDOWN. (SELECT, FLUSHDB...: databases.cc; CONFIG: config_cmd.cc;
+// COMMAND: command_docs.cc; OBJECT, MEMORY, TOUCH: introspection.cc; SLOWLOG, LATENCY:
+// observability.cc.)
 #include "server/server.h"
 
 #include <algorithm>
@@ -132,13 +133,6 @@ void Hello(CommandContext& ctx, Args& argv, std::string* out) {
   AppendArrayHeader(out, 0);
 }
 
-void Select(CommandContext&, Args& argv, std::string* out) {
-  int64_t index = 0;
-  if (!ParseInteger(argv[1], &index)) return out->append(kReplyNotInteger), void();
-  if (index != 0) return AppendError(out, "ERR DB index is out of range");
-  out->append(kReplyOk);
-}
-
 // A client's CLIENT LIST / CLIENT KILL TYPE class: pubsub while it subscribes to anything.
 bool IsPubSubClient(const ClientInfo& info) {
   return info.subscriptions.load(std::memory_order_relaxed) +
@@ -158,18 +152,19 @@ std::string ClientFlags(const ClientInfo& info) {
 std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
   const uint32_t sub = info.subscriptions.load(std::memory_order_relaxed);
   const uint32_t psub = info.pattern_subscriptions.load(std::memory_order_relaxed);
-  std::string line =
-      "id=" + std::to_string(info.id) + " addr=" + info.addr + " laddr=" + info.laddr +
-      " fd=" + std::to_string(info.fd) + " name=" + info.name() +
-      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
-      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-      " flags=" + ClientFlags(info) + " db=0 sub=" + std::to_string(sub) +
-      " psub=" + std::to_string(psub) + " ssub=0 multi=" + std::to_string(info.multi.load()) +
-      " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
-      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-      std::to_string(info.pending_reply_bytes.load()) +
-      " tot-mem=0 events=r cmd=" + info.last_command() +
-      " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
+  std::string line = "id=" + std::to_string(info.id) + " addr=" + info.addr +
+                     " laddr=" + info.laddr + " fd=" + std::to_string(info.fd) +
+                     " name=" + info.name() +
+                     " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
+                     " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
+                     " flags=" + ClientFlags(info) + " db=" + std::to_string(info.db.load()) +
+                     " sub=" + std::to_string(sub) + " psub=" + std::to_string(psub) +
+                     " ssub=0 multi=" + std::to_string(info.multi.load()) +
+                     " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
+                     " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
+                     std::to_string(info.pending_reply_bytes.load()) +
+                     " tot-mem=0 events=r cmd=" + info.last_command() +
+                     " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
   return line;
 }
 
@@ -395,13 +390,14 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
 // lines.
 void DebugCacheVerify(CommandContext& ctx, std::string* out) {
   cache::Cache* cache = ctx.server->cache();
-  std::vector<std::string> keys;
+  std::vector<std::pair<int, std::string>> keys;  // (physical database, key)
   cache->ForEachSnapshot(ctx.now_ms, [&keys](std::string_view key, const cache::Value&, int64_t) {
-    keys.emplace_back(key);
+    keys.emplace_back(CurrentDb(), key);  // ForEachSnapshot scopes each visit to its database
   });
   uint64_t checked = 0;
   std::vector<std::string> mismatched;
-  for (const auto& key : keys) {
+  for (const auto& [db, key] : keys) {
+    DbScope scope(db);  // the cache and storage reads below look in the entry's database
     auto guard = ctx.server->key_locks().Lock(key);
     int64_t now = NowUnixMs();
     std::optional<cache::Value> cached;
@@ -473,14 +469,12 @@ const std::vector<CommandSpec> kServerCommands = {
     {"quit", -1, kConnection | kNoAuth | kFast, 0, 0, 0, Quit},
     {"auth", -2, kConnection | kNoAuth | kFast, 0, 0, 0, Auth},
     {"hello", -1, kConnection | kNoAuth | kFast, 0, 0, 0, Hello},
-    {"select", 2, kConnection | kFast, 0, 0, 0, Select},
     {"client", -2, kConnection, 0, 0, 0, Client, nullptr,
      "id|getname|setname|setinfo|info|list|kill|unblock|help"},
     {"shutdown", -1, kConnection | kAdmin, 0, 0, 0, Shutdown},
     {"info", -1, 0, 0, 0, 0, Info},
     {"debug", -2, kAdmin, 0, 0, 0, Debug},
     {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize},
-    {"flushdb", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
     {"flushall", -1, kWrite | kAllKeys, 0, 0, 0, Flush},
 };
 // clang-format on

@@ -181,8 +181,10 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
   // reading its old meta first (storage::SetOptions::known_present).
   if (ctx.cache != nullptr && condition.empty() && !options.return_old &&
       options.expiry.mode != Expiry::Mode::kKeep) {
-    options.known_present = ctx.cache->Peek(argv[1], ctx.now_ms, [](const cache::Value&, int64_t) {
-    }) == cache::Lookup::kHit;
+    options.known_present =
+        ctx.cache->Peek(argv[1], ctx.now_ms, [&options](const cache::Value&, int64_t expire_at) {
+          options.known_expire_at_ms = expire_at;
+        }) == cache::Lookup::kHit;
   }
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());

@@ -254,10 +254,17 @@ void RocksDbSection(Server& server, std::string* out) {
   out->append(server.store()->InfoRocksDb());
 }
 
+// One "dbN:keys=..,expires=..,avg_ttl=.." line per database holding keys, as Redis.
 void KeyspaceSection(Server& server, std::string* out) {
-  auto keys = server.store()->DbSize();
-  if (keys.ok() && *keys > 0) {
-    Field(out, "db0", "keys=" + std::to_string(*keys) + ",expires=0,avg_ttl=0");
+  storage::Store* store = server.store();
+  for (int db = 0; db < store->databases(); ++db) {
+    DbScope scope(store->PhysicalDb(db));
+    storage::KeyStats stats = store->GetKeyStats();
+    if (stats.keys <= 0) continue;
+    std::string name = "db" + std::to_string(db);
+    Field(out, name.c_str(),
+          "keys=" + std::to_string(stats.keys) + ",expires=" + std::to_string(stats.expires) +
+              ",avg_ttl=" + std::to_string(stats.avg_ttl_ms));
   }
 }
 

@@ -45,11 +45,8 @@ enum NotifyClass : uint32_t {
 // (the config validated the value already).
 uint32_t ParseNotifyFlags(std::string_view letters);
 
-// The database a handler's keys live in. rockcache has one database today; this is the one
-// place that says so for notifications.
-inline int NotifyDb(const CommandContext& /*ctx*/) { return 0; }
-// The database of the keys the expiry sweep removes (the same single database).
-inline constexpr int kExpiryDb = 0;
+// The database a handler's keys live in: the one the connection SELECTed.
+inline int NotifyDb(const CommandContext& ctx) { return ctx.db; }
 
 // Publishes the keyspace and/or keyevent message of one event. Any thread.
 void PublishKeyspaceEvent(Server& server, uint32_t flags, uint32_t type, std::string_view event,

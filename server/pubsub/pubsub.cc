@@ -7,6 +7,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "config/config.h"
+#include "config/current_db.h"
 #include "config/glob.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
@@ -163,20 +164,21 @@ void PubSub::WatchExpiries(storage::Store* store) {
       return;
     }
     std::lock_guard<std::mutex> lock(expired_mu_);
-    if (expired_seen_.size() < kMaxExpiredSeen) expired_seen_.emplace_back(key);
+    if (expired_seen_.size() < kMaxExpiredSeen) expired_seen_.emplace_back(CurrentDb(), key);
   });
 }
 
 int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
-  std::vector<std::string> keys;
+  std::vector<std::pair<int, std::string>> keys;
   {
     std::lock_guard<std::mutex> lock(expired_mu_);
     keys.swap(expired_seen_);
   }
   int64_t removed = 0;
   SweepScope sweeping;
-  for (const auto& key : keys) {
+  for (const auto& [physical_db, key] : keys) {
     auto guard = locks.Lock(key);
+    DbScope scope(physical_db);
     auto deleted = store->DeleteIfExpired(key);
     if (!deleted.ok() || !*deleted) continue;
     ++removed;
@@ -188,7 +190,9 @@ int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
 void PubSub::NotifyExpired(std::string_view key) {
   const uint32_t flags = notify_flags();
   if (flags & kNotifyExpired) {
-    PublishKeyspaceEvent(*server_, flags, kNotifyExpired, "expired", key, kExpiryDb);
+    // Called inside the DbScope of the key's physical database (sweep or ReapExpired).
+    PublishKeyspaceEvent(*server_, flags, kNotifyExpired, "expired", key,
+                         server_->store()->LogicalDb(CurrentDb()));
   }
 }
 

@@ -128,7 +128,8 @@ class PubSub {
   std::atomic<uint32_t> notify_flags_{0};
   static constexpr size_t kMaxExpiredSeen = 1024;
   std::mutex expired_mu_;
-  std::vector<std::string> expired_seen_;  // GUARDED_BY(expired_mu_)
+  // (physical database, key) pairs. GUARDED_BY(expired_mu_)
+  std::vector<std::pair<int, std::string>> expired_seen_;
 };
 
 }  // namespace rockcache::server

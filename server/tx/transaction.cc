@@ -5,6 +5,7 @@
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "config/current_db.h"
 #include "server/blocking/serve.h"
 #include "server/commands/reply_budget.h"
 #include "server/connection.h"
@@ -45,8 +46,9 @@ TxState& StateOf(Connection* conn) {
 }
 
 void PushToBatch(const CommandSpec* spec, int id, Args* argv, std::shared_ptr<TxPayload> payload,
-                 std::vector<PreparedCommand>* batch) {
+                 std::vector<PreparedCommand>* batch, int db) {
   PreparedCommand command;
+  command.db = db;
   command.spec = spec;
   command.command_id = id;
   command.argv = std::move(*argv);
@@ -72,13 +74,16 @@ void Exec(Server& server, Connection* conn, TxState& state, const CommandSpec* s
   payload->answered.assign(payload->commands.size(), false);
   for (size_t i = 0; i < payload->commands.size(); ++i) {
     PreparedCommand& command = payload->commands[i];
+    // In queue order, so a queued SELECT moves the commands after it to its database.
+    command.db = conn->db;
     if (!(command.spec->flags & kConnection)) continue;
     CommandContext ctx{&server, nullptr, conn};
+    ctx.db = conn->db;
     ctx.in_exec = true;
     command.spec->handler(ctx, command.argv, &command.reply);
     payload->answered[i] = true;
   }
-  PushToBatch(spec, id, &argv, std::move(payload), batch);
+  PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db);
 }
 
 }  // namespace
@@ -96,7 +101,7 @@ TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* 
     if (state.watcher == nullptr) state.watcher = std::make_shared<Watcher>(&server.watches());
     auto payload = std::make_shared<TxPayload>();
     payload->watcher = state.watcher;
-    PushToBatch(spec, id, &argv, std::move(payload), batch);
+    PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db);
     return TxInLoop::kHandled;
   }
   TxState& state = *conn->tx;
@@ -187,20 +192,24 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
 
   std::vector<uint32_t> stripes = guard.stripes();
   cache::Cache* cache = server.cache();
+  storage::Store* store = server.store();
   locks.BeginWrite(stripes);
   if (cache != nullptr) {
     if (all) {
       cache->Clear();
     } else {
-      for (auto key : keys) cache->Erase(key);
+      for (const auto& command : payload.commands) {  // each in its own database
+        DbScope scope(store->PhysicalDb(command.db));
+        for (auto key : CommandKeys(*command.spec, command.argv)) cache->Erase(key);
+      }
     }
   }
 
-  storage::Store* store = server.store();
   group->BeginAtomic();
   AppendArrayHeader(out, payload.commands.size());
   std::unordered_set<std::string_view> written;
-  std::vector<std::string_view> written_all;  // every key a write touched, for blocked clients
+  // Every key a write touched, with its physical database, for blocked clients.
+  std::vector<std::pair<int, std::string_view>> written_all;
   bool wrote = false;
   for (size_t i = 0; i < payload.commands.size(); ++i) {
     PreparedCommand& command = payload.commands[i];
@@ -233,8 +242,10 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
         }
       }
     }
+    DbScope scope(store->PhysicalDb(command.db));
     CommandContext ctx{&server, store, nullptr, nullptr, NowUnixMs()};
     ctx.reply_budget = budget;
+    ctx.db = command.db;
     ctx.in_exec = true;
     const size_t reply_start = out->size();
     spec.handler(ctx, command.argv, out);
@@ -242,7 +253,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     if (spec.flags & kWrite) {
       NoteWriteForWatch(watches, spec, command.argv, *out, reply_start);
       written.insert(command_keys.begin(), command_keys.end());
-      written_all.insert(written_all.end(), command_keys.begin(), command_keys.end());
+      for (auto key : command_keys) written_all.emplace_back(CurrentDb(), key);
       wrote = true;
     }
   }
@@ -257,7 +268,10 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   // Clients blocked on keys the transaction pushed to are served after the whole transaction
   // (as Redis), still under its locks, so nobody else takes the elements first.
   if (s.ok() && !written_all.empty() && server.blocking().any()) {
-    ServeBlockedOn(server, written_all, stripes, /*in_write_window=*/false);
+    for (const auto& [db, key] : written_all) {
+      DbScope scope(db);
+      ServeBlockedOn(server, {key}, stripes, /*in_write_window=*/false);
+    }
   }
 }
 
@@ -267,6 +281,7 @@ void RunTxCommand(Server& server, storage::WriteGroup* group, PreparedCommand* c
                   ReplyBudget* budget) {
   TxPayload& payload = *command->tx;
   if (std::string_view(command->spec->name) == "watch") {
+    DbScope scope(server.store()->PhysicalDb(command->db));
     RunWatch(server, payload, command->argv, &command->reply);
     return;
   }

@@ -6,11 +6,10 @@
 // (sometimes case-mangled, sometimes an unknown one), an arity around the command's own, and
 // arguments that are either random bytes, one of a few shared key names (so types collide) or
 // a number-like token (so counts, ranges and scores reach their edge cases). The commands go as
-// one pipelined RESP write over a loopback connection, followed by UNSUBSCRIBE, PUNSUBSCRIBE and
-// an ECHO of a sentinel; the
-// target reads until the sentinel comes back (or the server closed the connection, e.g. after
-// QUIT or CLIENT KILL). A crash, a sanitizer report, a leak or a server that stops answering
-// (no sentinel within 60 s) is a finding.
+// one pipelined RESP write over a loopback connection, followed by RESET and an ECHO of a
+// sentinel (blocking pops get a 10 ms timeout); the target reads until the sentinel comes back (or
+// the server closed the connection, e.g. after QUIT or CLIENT KILL). A crash, a sanitizer report, a
+// leak or a server that stops answering (no sentinel within 60 s) is a finding.
 //
 // Left out: SHUTDOWN and DEBUG (they end or stall the process by design), and CONFIG SET (it
 // could set requirepass and lock every later input out); CONFIG GET and RESETSTAT stay.
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/blocking/timeout.h"
 #include "server/commands/command.h"
 #include "server/server.h"
 
@@ -207,6 +207,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (in.ConsumeIntegralInRange<int>(0, 7) == 0) want += in.ConsumeIntegralInRange<int>(-2, 2);
     for (int i = 1; i < want; ++i) args.push_back(Argument(in));
     if (Excluded(spec->name, args)) continue;
+    // A blocking pop with timeout 0 would wait forever for a push that never comes: 10 ms.
+    if ((spec->flags & rockcache::server::kMayBlock) && args.size() > 1) {
+      args[rockcache::server::BlockTimeoutIndex(args[0], args.size())] = "0.01";
+    }
     AppendResp(args, &request);
     ++count;
   }
@@ -214,9 +218,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool print = std::getenv("DISPATCHER_FUZZ_PRINT") != nullptr;
   if (print) std::fprintf(stderr, "request:\n%s\n", request.c_str());
   const std::string sentinel = "fuzz-sentinel-" + std::to_string(++round);
-  // Leave subscribed mode (SUBSCRIBE may have been fuzzed), where ECHO would be refused.
-  AppendResp({"UNSUBSCRIBE"}, &request);
-  AppendResp({"PUNSUBSCRIBE"}, &request);
+  // RESET leaves subscribed mode (where ECHO would be refused) and MULTI (where it would be
+  // queued), whatever the fuzzed commands left the connection in.
+  AppendResp({"RESET"}, &request);
   AppendResp({"ECHO", sentinel}, &request);
 
   int fd = Connect(harness->port);

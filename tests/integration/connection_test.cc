@@ -160,11 +160,12 @@ TEST_CASE("HELLO answers the RESP2 handshake", "[connection]") {
   CHECK(Run(c, {"PING"}) == "status:PONG");
 }
 
-TEST_CASE("SELECT accepts only database 0", "[connection]") {
-  TestServer server;
+TEST_CASE("SELECT accepts the configured databases", "[connection]") {
+  TestServer server({"--databases", "2"});
   Client c(server.port());
+  CHECK(Run(c, {"SELECT", "1"}) == "status:OK");
   CHECK(Run(c, {"SELECT", "0"}) == "status:OK");
-  CHECK(Run(c, {"SELECT", "1"}) == "err:ERR DB index is out of range");
+  CHECK(Run(c, {"SELECT", "2"}) == "err:ERR DB index is out of range");
   CHECK(Run(c, {"SELECT", "-1"}) == "err:ERR DB index is out of range");
   CHECK(Run(c, {"SELECT", "abc"}) == "err:ERR value is not an integer or out of range");
   CHECK(Run(c, {"SELECT"}) == "err:ERR wrong number of arguments for 'select' command");

@@ -1,7 +1,7 @@
-// Differential test: the same seeded random command sequences (HyperLogLog, GEO, SORT) run
-// against rockcache and against a real redis-server, and every reply must be the same bytes of
-// RESP. Skipped (with a warning, Catch2 v2 has no SKIP) when redis-server is not installed;
-// `make test` installs it. The reference server is started here on a free port with
+// Differential test: the same seeded random command sequences (HyperLogLog, GEO, SORT,
+// databases) run against rockcache and against a real redis-server, and every reply must be the
+// same bytes of RESP. Skipped (with a warning, Catch2 v2 has no SKIP) when redis-server is not
+// installed; `make test` installs it. The reference server is started here on a free port with
 // `--save '' --port P` and stopped by its pid.
 //
 // The seed is printed; ROCKCACHE_DIFF_SEED=<n> replays one run, ROCKCACHE_DIFF_COMMANDS=<n>
@@ -303,9 +303,80 @@ void RunSort(Differ& d, Rng& r, int commands) {
   }
 }
 
+// ---- databases: SELECT, MOVE, COPY ... DB, SWAPDB, FLUSHDB, DBSIZE ----
+void RunDatabases(Differ& d, Rng& r, int commands) {
+  const std::string f = "db";
+  const std::vector<std::string> keys = {"k0", "k1", "k2", "k3"};
+  const std::vector<std::string> dbs = {"0", "1", "2", "3", "3", "15", "16", "-1", "x"};
+  auto key = [&] { return r.Pick(keys); };
+  auto db = [&] { return r.Int(0, 9) == 0 ? r.Pick(dbs) : std::to_string(r.Int(0, 3)); };
+  for (int n = 0; n < commands; ++n) {
+    switch (r.Int(0, 13)) {
+      case 0:
+        d.Both(f, {"SELECT", db()});
+        break;
+      case 1:
+        d.Both(f, {"MOVE", key(), db()});
+        break;
+      case 2: {
+        Command cmd = {"COPY", key(), key()};
+        if (r.Chance(0.6)) {
+          cmd.push_back("DB");
+          cmd.push_back(db());
+        }
+        if (r.Chance(0.4)) cmd.push_back("REPLACE");
+        if (r.Chance(0.03)) cmd.push_back("DB");  // missing value: syntax error
+        d.Both(f, cmd);
+        break;
+      }
+      case 3:
+        d.Both(f, {"SWAPDB", db(), db()});
+        break;
+      case 4:
+        d.Both(f, {"DBSIZE"});
+        break;
+      case 5:
+        d.Both(f, {r.Chance(0.1) ? "FLUSHDB" : "DBSIZE"});
+        break;
+      case 6:
+        d.Both(f, {"SET", key(), std::to_string(r.Int(0, 99))});
+        break;
+      case 7:
+        d.Both(f, {"GET", key()});
+        break;
+      case 8:
+        d.Both(f, {"RPUSH", key(), std::to_string(r.Int(0, 9))});
+        break;
+      case 9:
+        d.Both(f, {"LRANGE", key(), "0", "-1"});
+        break;
+      case 10:
+        d.Both(f, {"ZADD", key(), std::to_string(r.Int(0, 9)), "m" + std::to_string(r.Int(0, 3))});
+        break;
+      case 11:
+        d.Both(f, {"ZRANGE", key(), "0", "-1", "WITHSCORES"});
+        break;
+      case 12:
+        d.Both(f, {"HSET", key(), "f", std::to_string(r.Int(0, 9))});
+        d.Both(f, {"HGET", key(), "f"});
+        break;
+      default:
+        d.Both(f, {"TYPE", key()});
+        d.Both(f, {"EXISTS", key(), key()});
+        break;
+    }
+  }
+  for (int i = 0; i < 4; ++i) {  // the end state of every database
+    d.Both(f, {"SELECT", std::to_string(i)});
+    d.Both(f, {"DBSIZE"});
+    for (const auto& k : keys) d.Both(f, {"TYPE", k});
+  }
+  d.Both(f, {"SELECT", "0"});
+}
+
 }  // namespace
 
-TEST_CASE("Differential: HLL, GEO and SORT replies equal redis-server's byte for byte",
+TEST_CASE("Differential: HLL, GEO, SORT and databases replies equal redis-server's byte for byte",
           "[differential]") {
   std::string redis = ReferenceRedis::Binary();
   if (redis.empty()) {
@@ -326,8 +397,8 @@ TEST_CASE("Differential: HLL, GEO and SORT replies equal redis-server's byte for
     const char* name;
     void (*run)(Differ&, Rng&, int);
   };
-  for (const Family& family :
-       {Family{"hll", RunHll}, Family{"geo", RunGeo}, Family{"sort", RunSort}}) {
+  for (const Family& family : {Family{"hll", RunHll}, Family{"geo", RunGeo},
+                               Family{"sort", RunSort}, Family{"db", RunDatabases}}) {
     d.Both("setup", {"FLUSHALL"});
     Rng rng(seed ^ std::hash<std::string>{}(family.name));
     family.run(d, rng, commands);

@@ -8,6 +8,8 @@
 //                           starting rockcache (to validate the model itself against a real
 //                           redis-server). That server is FLUSHALLed first.
 //
+// Commands run in 4 databases (SELECT, MOVE, COPY ... DB, SWAPDB, FLUSHDB, DBSIZE).
+//
 // Scores are multiples of 0.5 (and +-inf) so that every Redis 7 version writes them the same way.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -126,7 +128,14 @@ class Model {
   // Applies `args` and returns the reply Redis would give.
   std::string Apply(const Args& a) {
     const std::string& cmd = a[0];
-    if (cmd == "SET") return db_[a[1]] = StringValue(a[2]), "status:OK";
+    if (cmd == "SET") return (*db_)[a[1]] = StringValue(a[2]), "status:OK";
+    if (cmd == "SELECT") return current_ = std::stoi(a[1]), db_ = &dbs_[current_], "status:OK";
+    if (cmd == "MOVE") return Move(a[1], std::stoi(a[2]));
+    if (cmd == "COPY") return Copy(a);
+    if (cmd == "SWAPDB")
+      return std::swap(dbs_[std::stoi(a[1])], dbs_[std::stoi(a[2])]), "status:OK";
+    if (cmd == "DBSIZE") return Int(static_cast<long long>(db_->size()));
+    if (cmd == "FLUSHDB") return db_->clear(), "status:OK";
     if (cmd == "DEL") return Del(a);
     if (cmd == "EXISTS") return Exists(a);
     if (cmd == "TYPE") return Type(a[1]);
@@ -171,50 +180,77 @@ class Model {
   // The value at `key` when it has type `t`; nullptr when absent. *wrong when another type.
   Value* Find(const std::string& key, Kind t, bool* wrong) {
     *wrong = false;
-    auto it = db_.find(key);
-    if (it == db_.end()) return nullptr;
+    auto it = db_->find(key);
+    if (it == db_->end()) return nullptr;
     if (it->second.type != t) *wrong = true;
     return &it->second;
   }
 
   Value& Create(const std::string& key, Kind t) {
-    Value& v = db_[key];
+    Value& v = (*db_)[key];
     v = Value();
     v.type = t;
     return v;
   }
 
   void DropIfEmpty(const std::string& key) {
-    auto it = db_.find(key);
-    if (it != db_.end() && it->second.empty()) db_.erase(it);
+    auto it = db_->find(key);
+    if (it != db_->end() && it->second.empty()) db_->erase(it);
+  }
+
+  std::string Move(const std::string& key, int db) {
+    if (db == current_) return "err:ERR source and destination objects are the same";
+    auto it = db_->find(key);
+    if (it == db_->end() || dbs_[db].count(key) != 0) return Int(0);
+    dbs_[db][key] = std::move(it->second);
+    db_->erase(it);
+    return Int(1);
+  }
+
+  // COPY src dst [DB n] [REPLACE]
+  std::string Copy(const Args& a) {
+    int db = current_;
+    bool replace = false;
+    for (size_t i = 3; i < a.size(); ++i) {
+      if (a[i] == "REPLACE") replace = true;
+      if (a[i] == "DB") db = std::stoi(a[++i]);
+    }
+    if (db == current_ && a[1] == a[2])
+      return "err:ERR source and destination objects are the same";
+    auto it = db_->find(a[1]);
+    if (it == db_->end()) return Int(0);
+    if (dbs_[db].count(a[2]) != 0 && !replace) return Int(0);
+    Value copy = it->second;
+    dbs_[db][a[2]] = std::move(copy);
+    return Int(1);
   }
 
   std::string Del(const Args& a) {
     long long n = 0;
-    for (size_t i = 1; i < a.size(); ++i) n += static_cast<long long>(db_.erase(a[i]));
+    for (size_t i = 1; i < a.size(); ++i) n += static_cast<long long>(db_->erase(a[i]));
     return Int(n);
   }
 
   std::string Exists(const Args& a) {
     long long n = 0;
-    for (size_t i = 1; i < a.size(); ++i) n += static_cast<long long>(db_.count(a[i]));
+    for (size_t i = 1; i < a.size(); ++i) n += static_cast<long long>(db_->count(a[i]));
     return Int(n);
   }
 
   std::string Type(const std::string& key) {
-    auto it = db_.find(key);
-    if (it == db_.end()) return "status:none";
+    auto it = db_->find(key);
+    if (it == db_->end()) return "status:none";
     static const char* names[] = {"string", "hash", "list", "set", "zset"};
     return std::string("status:") + names[static_cast<int>(it->second.type)];
   }
 
   std::string Rename(const std::string& src, const std::string& dst) {
-    auto it = db_.find(src);
-    if (it == db_.end()) return Err("ERR no such key");
+    auto it = db_->find(src);
+    if (it == db_->end()) return Err("ERR no such key");
     if (src == dst) return "status:OK";
     Value v = std::move(it->second);
-    db_.erase(it);
-    db_[dst] = std::move(v);
+    db_->erase(it);
+    (*db_)[dst] = std::move(v);
     return "status:OK";
   }
 
@@ -432,7 +468,10 @@ class Model {
     return Array(items);
   }
 
-  std::map<std::string, Value> db_;
+  static constexpr int kDbs = 4;  // databases the generator SELECTs among
+  std::map<std::string, Value> dbs_[kDbs];
+  int current_ = 0;
+  std::map<std::string, Value>* db_ = &dbs_[0];  // the SELECTed one
 };
 
 // Draws random commands over 20 keys, a few fields/members and a few values.
@@ -442,13 +481,14 @@ class Generator {
 
   Args Next() {
     static const std::vector<std::pair<const char*, int>> kWeights = {
-        {"SET", 4},    {"GET", 3},       {"DEL", 2},     {"INCR", 2},   {"APPEND", 2},
-        {"STRLEN", 1}, {"TYPE", 2},      {"EXISTS", 2},  {"RENAME", 1}, {"HSET", 6},
-        {"HDEL", 4},   {"HGET", 3},      {"HGETALL", 2}, {"HLEN", 2},   {"LPUSH", 5},
-        {"RPUSH", 5},  {"LPOP", 3},      {"RPOP", 3},    {"LRANGE", 3}, {"LLEN", 2},
-        {"LSET", 2},   {"LREM", 2},      {"SADD", 6},    {"SREM", 4},   {"SMEMBERS", 2},
-        {"SCARD", 2},  {"SISMEMBER", 2}, {"ZADD", 6},    {"ZREM", 3},   {"ZSCORE", 2},
-        {"ZRANGE", 3}, {"ZCARD", 2},     {"ZINCRBY", 3},
+        {"SET", 4},    {"GET", 3},       {"DEL", 2},     {"INCR", 2},    {"APPEND", 2},
+        {"STRLEN", 1}, {"TYPE", 2},      {"EXISTS", 2},  {"RENAME", 1},  {"HSET", 6},
+        {"HDEL", 4},   {"HGET", 3},      {"HGETALL", 2}, {"HLEN", 2},    {"LPUSH", 5},
+        {"RPUSH", 5},  {"LPOP", 3},      {"RPOP", 3},    {"LRANGE", 3},  {"LLEN", 2},
+        {"LSET", 2},   {"LREM", 2},      {"SADD", 6},    {"SREM", 4},    {"SMEMBERS", 2},
+        {"SCARD", 2},  {"SISMEMBER", 2}, {"ZADD", 6},    {"ZREM", 3},    {"ZSCORE", 2},
+        {"ZRANGE", 3}, {"ZCARD", 2},     {"ZINCRBY", 3}, {"SELECT", 3},  {"MOVE", 2},
+        {"COPY", 3},   {"SWAPDB", 1},    {"DBSIZE", 1},  {"FLUSHDB", 1},
     };
     static const int total = [] {
       int sum = 0;
@@ -464,8 +504,21 @@ class Generator {
       }
       pick -= weight;
     }
+    if (cmd == "SELECT") return {cmd, Db()};
+    if (cmd == "SWAPDB") return {cmd, Db(), Db()};
+    // FLUSHDB empties a whole database: rarer than its weight, or little would survive.
+    if (cmd == "DBSIZE" || cmd == "FLUSHDB") return {Uniform(0, 3) == 0 ? cmd : "DBSIZE"};
     Args a = {cmd, Key()};
-    if (cmd == "SET") {
+    if (cmd == "MOVE") {
+      a.push_back(Db());
+    } else if (cmd == "COPY") {
+      a.push_back(Key());
+      if (Uniform(0, 1) == 0) {
+        a.push_back("DB");
+        a.push_back(Db());
+      }
+      if (Uniform(0, 1) == 0) a.push_back("REPLACE");
+    } else if (cmd == "SET") {
       a.push_back(StringValue());
     } else if (cmd == "DEL" || cmd == "EXISTS") {
       for (int i = Uniform(0, 2); i > 0; --i) a.push_back(Key());
@@ -518,6 +571,7 @@ class Generator {
     return options[static_cast<size_t>(Uniform(0, static_cast<int>(options.size()) - 1))];
   }
   std::string Key() { return "key:" + std::to_string(Uniform(0, 19)); }
+  std::string Db() { return std::to_string(Uniform(0, 3)); }
   std::string Member(const char* prefix) { return prefix + std::to_string(Uniform(0, 7)); }
   std::string StringValue() {
     return Pick({"0", "1", "-5", "42", "abc", "", "9223372036854775806", "3.5", "007", "v"});
@@ -557,7 +611,10 @@ TEST_CASE("randomized model test: replies match a model of Redis semantics", "[m
   std::unique_ptr<TestServer> server;
   if (external_port == 0) server = std::make_unique<TestServer>();
   Client c(external_port ? external_port : server->port());
-  if (external_port) REQUIRE(Describe(c.Command({"FLUSHALL"})) == "status:OK");
+  if (external_port) {
+    REQUIRE(Describe(c.Command({"FLUSHALL"})) == "status:OK");
+    REQUIRE(Describe(c.Command({"SELECT", "0"})) == "status:OK");
+  }
 
   Model model;
   Generator gen(seed);
@@ -635,9 +692,15 @@ TEST_CASE("randomized model test: replies match a model of Redis semantics", "[m
     CHECK(errors_seen["err:ERR index out of range"] > 0);
     CHECK(errors_seen["err:ERR value is not an integer or out of range"] > 0);
   }
-  // Finally the whole key space, key by key.
-  for (int k = 0; k < 20; ++k) {
-    std::string key = "key:" + std::to_string(k);
-    CHECK(Model::Canonical("TYPE", c.Command({"TYPE", key})) == model.Apply({"TYPE", key}));
+  // Finally the whole key space of every database, key by key.
+  for (int db = 0; db < 4; ++db) {
+    Args select = {"SELECT", std::to_string(db)};
+    REQUIRE(Describe(c.Command(select)) == model.Apply(select));
+    for (int k = 0; k < 20; ++k) {
+      std::string key = "key:" + std::to_string(k);
+      CHECK(Model::Canonical("TYPE", c.Command({"TYPE", key})) == model.Apply({"TYPE", key}));
+      CHECK(Model::Canonical("GET", c.Command({"GET", key})) == model.Apply({"GET", key}));
+    }
+    CHECK(Describe(c.Command({"DBSIZE"})) == model.Apply({"DBSIZE"}));
   }
 }

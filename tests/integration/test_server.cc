@@ -216,9 +216,24 @@ bool Client::TryCommand(const std::vector<std::string>& args, Reply* reply) {
   return GetReply(reply);
 }
 
+namespace {
+// Catch2's assertion and INFO machinery is not thread-safe: a REQUIRE or INFO on a helper
+// thread races the main thread's and corrupts the heap. Static initialisation runs on the main
+// thread, so this is its id.
+const std::thread::id kMainThread = std::this_thread::get_id();
+}  // namespace
+
 Reply Client::Command(const std::vector<std::string>& args) {
   Reply reply;
   bool ok = TryCommand(args, &reply);
+  if (std::this_thread::get_id() != kMainThread) {
+    if (!ok) {  // no Catch here: an error reply the thread's own checks will report
+      reply = Reply();
+      reply.type = REDIS_REPLY_ERROR;
+      reply.str = std::string("I/O error: ") + (ctx_ ? ctx_->errstr : "no connection");
+    }
+    return reply;
+  }
   INFO("command " << (args.empty() ? "" : args[0]) << ": " << (ctx_ ? ctx_->errstr : "no ctx"));
   REQUIRE(ok);
   return reply;

@@ -76,7 +76,8 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   bool connected() const;
-  // Runs one command (binary-safe arguments). REQUIREs a reply (no I/O error).
+  // Runs one command (binary-safe arguments). REQUIREs a reply (no I/O error); on a thread other
+  // than the test's main one (Catch is not thread-safe) an I/O error becomes an error reply.
   Reply Command(const std::vector<std::string>& args);
   // Same, but returns false instead of failing on an I/O error (e.g. connection closed).
   bool TryCommand(const std::vector<std::string>& args, Reply* reply);
