@@ -130,7 +130,7 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
   meta.last_id = meta.top_id = id;
   auto removed = TrimStream(key, &meta, spec.trim, id, &batch);
   if (!removed.ok()) return removed.status();
-  PutMeta(&batch, key, meta);
+  PutMeta(&batch, key, old, meta);
   if (Status s = Write(&batch); !s.ok()) return s;
   if (!old.present) AddKeyCount(1);
   if (trimmed != nullptr) *trimmed = *removed;
@@ -235,7 +235,7 @@ StatusOr<int64_t> RocksStore::XDel(std::string_view key, const std::vector<Strea
       if (!s.ok()) return s;
     }
   }
-  PutMeta(&batch, key, meta);
+  PutMeta(&batch, key, old, meta);
   if (Status s = Write(&batch); !s.ok()) return s;
   return static_cast<int64_t>(gone.size());
 }
@@ -250,7 +250,7 @@ StatusOr<int64_t> RocksStore::XTrim(std::string_view key, const StreamTrim& trim
   auto removed = TrimStream(key, &meta, trim, std::nullopt, &batch);
   if (!removed.ok()) return removed.status();
   if (*removed == 0) return int64_t{0};
-  PutMeta(&batch, key, meta);
+  PutMeta(&batch, key, old, meta);
   if (Status s = Write(&batch); !s.ok()) return s;
   return static_cast<int64_t>(*removed);
 }
