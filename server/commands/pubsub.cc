@@ -124,6 +124,9 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
   }
   if (Is(sub, "NUMPAT") && argv.size() == 2) return AppendInteger(out, pubsub.PatternCount());
   if (Is(sub, "HELP") && argv.size() == 2) {
+    const char* shard_channels_help =
+        "    Return the currently active shard level channels matching a <pattern> "
+        "(default: '*').";
     return AppendHelp(
         out,
         {"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "CHANNELS [<pattern>]",
@@ -131,9 +134,7 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
          "    Return number of subscriptions to patterns.", "NUMSUB [<channel> ...]",
          "    Return the number of subscribers for the specified channels, excluding",
          "    pattern subscriptions(default: no channels).", "SHARDCHANNELS [<pattern>]",
-         "    Return the currently active shard level channels matching a <pattern> "
-         "(default: '*').",
-         "SHARDNUMSUB [<shardchannel> ...]",
+         shard_channels_help, "SHARDNUMSUB [<shardchannel> ...]",
          "    Return the number of subscribers for the specified shard level channel(s)", "HELP",
          "    Prints this help."});
   }

@@ -22,7 +22,11 @@ std::string FullName(const CommandSpec& spec, const Args& argv) {
   while (!list.empty()) {
     size_t bar = list.find('|');
     std::string_view item = list.substr(0, bar);
-    if (item == sub) return name + "|" + sub;
+    if (item == sub) {
+      std::string full = name;
+      full.append("|").append(sub);
+      return full;
+    }
     if (bar == std::string_view::npos) break;
     list.remove_prefix(bar + 1);
   }

@@ -190,7 +190,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     }
   }
 
-  std::vector<uint32_t> stripes = guard.stripes();
+  const std::vector<uint32_t>& stripes = guard.stripes();
   cache::Cache* cache = server.cache();
   storage::Store* store = server.store();
   locks.BeginWrite(stripes);
