@@ -33,7 +33,7 @@ class Cache;
 namespace rockcache::server {
 
 class Server;
-class Connection;
+struct Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
 

@@ -114,15 +114,13 @@ std::vector<const CommandMeta*> Subcommands(const CommandSpec& spec) {
   return out;
 }
 
-// The key spec of keys after numkeys (Redis's begin_search index + find_keys keynum).
-void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
+// A key spec up to its find_keys spec map: flags, begin_search by `index`, find_keys of
+// `find_type` ("range" or "keynum"); the caller appends the spec map's 6 elements.
+void AppendKeySpecHead(std::string* out, const std::vector<std::string_view>& flags, int index,
+                       const char* find_type) {
   AppendArrayHeader(out, 6);
   AppendBulk(out, "flags");
-  if (e.write && e.numkeys_index == 1) {  // LMPOP, ZMPOP
-    AppendSimpleArray(out, {"RW", "access", "delete"});
-  } else {
-    AppendSimpleArray(out, {"RO", "access"});
-  }
+  AppendSimpleArray(out, flags);
   AppendBulk(out, "begin_search");
   AppendArrayHeader(out, 4);
   AppendBulk(out, "type");
@@ -130,12 +128,21 @@ void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
   AppendBulk(out, "spec");
   AppendArrayHeader(out, 2);
   AppendBulk(out, "index");
-  AppendInteger(out, e.numkeys_index);
+  AppendInteger(out, index);
   AppendBulk(out, "find_keys");
   AppendArrayHeader(out, 4);
   AppendBulk(out, "type");
-  AppendBulk(out, "keynum");
+  AppendBulk(out, find_type);
   AppendBulk(out, "spec");
+}
+
+// The key spec of keys after numkeys (Redis's begin_search index + find_keys keynum).
+void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
+  if (e.write && e.numkeys_index == 1) {  // LMPOP, ZMPOP
+    AppendKeySpecHead(out, {"RW", "access", "delete"}, e.numkeys_index, "keynum");
+  } else {
+    AppendKeySpecHead(out, {"RO", "access"}, e.numkeys_index, "keynum");
+  }
   AppendArrayHeader(out, 6);
   AppendBulk(out, "keynumidx");
   AppendInteger(out, 0);
@@ -154,28 +161,13 @@ void AppendKeySpecs(std::string* out, const InfoEntry& e) {
     if (e.numkeys_index > 0) AppendKeyNumSpec(out, e);
     return;
   }
-  AppendArrayHeader(out, 6);
-  AppendBulk(out, "flags");
   if (e.numkeys_index == 2) {  // the destination of ZUNIONSTORE...
-    AppendSimpleArray(out, {"OW", "update"});
+    AppendKeySpecHead(out, {"OW", "update"}, e.first_key, "range");
   } else if (e.write) {
-    AppendSimpleArray(out, {"RW", "update"});
+    AppendKeySpecHead(out, {"RW", "update"}, e.first_key, "range");
   } else {
-    AppendSimpleArray(out, {"RO", "access"});
+    AppendKeySpecHead(out, {"RO", "access"}, e.first_key, "range");
   }
-  AppendBulk(out, "begin_search");
-  AppendArrayHeader(out, 4);
-  AppendBulk(out, "type");
-  AppendBulk(out, "index");
-  AppendBulk(out, "spec");
-  AppendArrayHeader(out, 2);
-  AppendBulk(out, "index");
-  AppendInteger(out, e.first_key);
-  AppendBulk(out, "find_keys");
-  AppendArrayHeader(out, 4);
-  AppendBulk(out, "type");
-  AppendBulk(out, "range");
-  AppendBulk(out, "spec");
   AppendArrayHeader(out, 6);
   AppendBulk(out, "lastkey");
   AppendInteger(out, e.last_key < 0 ? e.last_key : e.last_key - e.first_key);

@@ -19,6 +19,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -167,6 +168,25 @@ bool Excluded(const std::string& name, const std::vector<std::string>& args) {
   return false;
 }
 
+// The last requests sent, oldest first: a stall's cause is usually in an earlier input.
+std::vector<std::string>& History() {
+  static auto* history = new std::vector<std::string>;  // process lifetime
+  return *history;
+}
+
+// A stall is a finding only if it can be read: every thread's stack (gdb, when installed) goes to
+// stderr, and the last requests to dispatcher-stall-history.txt, before the abort.
+void DumpThreads() {
+  if (FILE* f = std::fopen("dispatcher-stall-history.txt", "w")) {
+    for (const auto& request : History()) std::fprintf(f, "---- request\n%s\n", request.c_str());
+    std::fclose(f);
+  }
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  const std::string command = "gdb -p " + std::to_string(getpid()) +
+                              " -batch -nx -ex 'thread apply all bt' 1>&2 2>/dev/null";
+  if (std::system(command.c_str()) != 0) std::fprintf(stderr, "(no gdb: no thread dump)\n");
+}
+
 // Reads until `sentinel` arrives or the server closes; aborts after 60 s without either.
 void AwaitSentinel(int fd, const std::string& sentinel) {
   std::string tail;
@@ -175,6 +195,7 @@ void AwaitSentinel(int fd, const std::string& sentinel) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 60000) <= 0) {
       std::fprintf(stderr, "dispatcher fuzz: no answer within 60 s: the server stalled\n");
+      DumpThreads();
       std::abort();
     }
     ssize_t n = recv(fd, buf, sizeof(buf), 0);
@@ -222,6 +243,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // queued), whatever the fuzzed commands left the connection in.
   AppendResp({"RESET"}, &request);
   AppendResp({"ECHO", sentinel}, &request);
+
+  if (History().size() == 64) History().erase(History().begin());
+  History().push_back(request);
 
   int fd = Connect(harness->port);
   size_t sent = 0;
