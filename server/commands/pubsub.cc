@@ -153,6 +153,8 @@ void Reset(CommandContext& ctx, Args&, std::string* out) {
     conn->info->multi.store(-1, std::memory_order_relaxed);
   }
   conn->info->set_name("");
+  conn->db = 0;  // as Redis: RESET selects database 0
+  conn->info->db.store(0, std::memory_order_relaxed);
   conn->authenticated = !ctx.server->settings().auth_required.load(std::memory_order_relaxed);
   AppendSimple(out, "RESET");
 }

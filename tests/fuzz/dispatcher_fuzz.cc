@@ -25,6 +25,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,16 +170,46 @@ bool Excluded(const std::string& name, const std::vector<std::string>& args) {
 }
 
 // The last requests sent, oldest first: a stall's cause is usually in an earlier input.
-std::vector<std::string>& History() {
-  static auto* history = new std::vector<std::string>;  // process lifetime
+constexpr size_t kHistory = 4096;
+std::deque<std::string>& History() {
+  static auto* history = new std::deque<std::string>;  // process lifetime
   return *history;
+}
+
+int Connect(int port);
+
+// On a stall: whether the server still answers a new connection, and what it says about itself.
+void DumpServerView(int port) {
+  int fd = Connect(port);
+  const std::string request =
+      "*2\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n*3\r\n$4\r\nINFO\r\n$7\r\nclients\r\n$5\r\nstats\r\n";
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) return;
+  std::string reply;
+  char buf[65536];
+  pollfd p{fd, POLLIN, 0};
+  while (poll(&p, 1, 5000) > 0) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+    if (reply.find("# Stats") != std::string::npos &&
+        reply.find("parked_batches") != std::string::npos) {
+      break;
+    }
+  }
+  std::fprintf(stderr, "CLIENT LIST and INFO from a new connection (%zu bytes):\n%s\n",
+               reply.size(), reply.c_str());
+  close(fd);
 }
 
 // A stall is a finding only if it can be read: every thread's stack (gdb, when installed) goes to
 // stderr, and the last requests to dispatcher-stall-history.txt, before the abort.
 void DumpThreads() {
   if (FILE* f = std::fopen("dispatcher-stall-history.txt", "w")) {
-    for (const auto& request : History()) std::fprintf(f, "---- request\n%s\n", request.c_str());
+    for (const auto& request : History()) {  // binary-safe: "---- request <bytes>\n" + bytes
+      std::fprintf(f, "---- request %zu\n", request.size());
+      std::fwrite(request.data(), 1, request.size(), f);
+      std::fputc('\n', f);
+    }
     std::fclose(f);
   }
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -188,13 +219,14 @@ void DumpThreads() {
 }
 
 // Reads until `sentinel` arrives or the server closes; aborts after 60 s without either.
-void AwaitSentinel(int fd, const std::string& sentinel) {
+void AwaitSentinel(int fd, const std::string& sentinel, int port) {
   std::string tail;
   char buf[65536];
   for (;;) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 60000) <= 0) {
       std::fprintf(stderr, "dispatcher fuzz: no answer within 60 s: the server stalled\n");
+      DumpServerView(port);
       DumpThreads();
       std::abort();
     }
@@ -244,7 +276,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   AppendResp({"RESET"}, &request);
   AppendResp({"ECHO", sentinel}, &request);
 
-  if (History().size() == 64) History().erase(History().begin());
+  if (History().size() == kHistory) History().erase(History().begin());
   History().push_back(request);
 
   int fd = Connect(harness->port);
@@ -254,7 +286,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (n <= 0) break;  // closed early (QUIT in the middle)
     sent += static_cast<size_t>(n);
   }
-  AwaitSentinel(fd, sentinel);
+  AwaitSentinel(fd, sentinel, harness->port);
   close(fd);
   return 0;
 }

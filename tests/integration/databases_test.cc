@@ -83,6 +83,11 @@ TEST_CASE("SELECT gives each connection its own database", "[databases]") {
   // CLIENT LIST and CLIENT INFO show each connection's database.
   CHECK(a.Command({"CLIENT", "INFO"}).str.find(" db=1 ") != std::string::npos);
   CHECK(b.Command({"CLIENT", "INFO"}).str.find(" db=0 ") != std::string::npos);
+  // RESET selects database 0 again (as Redis).
+  CHECK(Run(a, {"RESET"}) == "status:RESET");
+  CHECK(Run(a, {"TYPE", "k"}) == "status:hash");
+  CHECK(a.Command({"CLIENT", "INFO"}).str.find(" db=0 ") != std::string::npos);
+  CHECK(Run(a, {"SELECT", "1"}) == "status:OK");
   CHECK(Run(a, {"CONFIG", "GET", "databases"}) == "[bulk:databases, bulk:16]");
   CHECK(Run(a, {"CONFIG", "SET", "databases", "4"}).rfind("err:ERR CONFIG SET failed", 0) == 0);
 }
