@@ -69,7 +69,8 @@ void NetLoop::PostCompletions(std::vector<Completion> completions) {
 
 void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
   if (pending_group_.empty()) event_active(submit_event_, 0, 0);
-  pending_group_.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn)});
+  pending_group_.push_back(
+      ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
 }
 
 void NetLoop::OnSubmitGroup(int, short, void* arg) {
@@ -316,6 +317,9 @@ void NetLoop::DrainCompletions() {
     auto it = connections_.find(completion.conn_id);
     if (it == connections_.end()) continue;  // closed while its batch was in flight
     Connection* conn = it->second.get();
+    if (completion.slice_bytes > 0) {
+      conn->info->slice_queued_bytes.fetch_sub(completion.slice_bytes, std::memory_order_relaxed);
+    }
     if (completion.kind == Completion::Kind::kKill) {
       if (conn->in_flight && conn->waiter == nullptr) {
         conn->close_after_reply = true;  // closes when the batch returns
@@ -333,6 +337,24 @@ void NetLoop::DrainCompletions() {
       continue;
     }
     conn->output += completion.replies;
+    if (completion.more) {  // a chunk of a sliced read: still in flight, parse nothing more
+      if (!completion.commands.empty()) {
+        RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
+      }
+      Flush(conn);  // applies the output-buffer limits to what is pending
+      continue;
+    }
+    if (!completion.rest.empty() &&
+        !conn->close_after_reply) {  // the batch's commands after a sliced read
+      if (!completion.commands.empty()) {
+        RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
+      }
+      BatchTimes times;
+      times.parsed = completion.times.parsed;
+      SubmitOrPark(conn, std::move(completion.rest), times);
+      Flush(conn);
+      continue;
+    }
     conn->in_flight = false;
     if (conn->waiter != nullptr) EndWait(conn);
     if (!completion.commands.empty()) {

@@ -49,6 +49,13 @@ struct Completion {
   bool close_client = false;  // kReplies: the batch passed the client's output-buffer limit
   std::vector<PreparedCommand> commands;  // kReplies: the batch, with the worker's timestamps
   BatchTimes times;
+  // Sliced reads (server/slicing/): `more` = a chunk of a reply still being produced (the
+  // connection stays in flight); `slice_bytes` = bytes of it counted in
+  // ClientInfo::slice_queued_bytes; `rest` = on the last chunk, the batch's commands after the
+  // sliced one, not run yet (the loop submits them as a new batch).
+  bool more = false;
+  uint64_t slice_bytes = 0;
+  std::vector<PreparedCommand> rest;
 };
 
 class NetLoop {

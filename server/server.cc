@@ -375,9 +375,9 @@ void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group) {
 }
 
 void Server::ResetStats() {
-  for (auto* counter : {&stats_.total_connections_received, &stats_.rejected_connections,
-                        &stats_.expired_keys, &stats_.coalesced_misses, &stats_.sliced_commands,
-                        &stats_.command_slices}) {
+  for (auto* counter :
+       {&stats_.total_connections_received, &stats_.rejected_connections, &stats_.expired_keys,
+        &stats_.coalesced_misses, &stats_.sliced_commands, &stats_.command_slices}) {
     counter->store(0, std::memory_order_relaxed);
   }
   stats_.ResetLoopCounters();

@@ -157,6 +157,9 @@ struct ConnBatch {
   std::vector<PreparedCommand> commands;
   BatchTimes times;
   uint64_t reply_budget = UINT64_MAX;  // reply bytes allowed (server/commands/reply_budget.h)
+  // The connection's shared info; set by the loops (QueueBatch). A batch without it runs its
+  // big reads whole (no slicing: a continuation needs it to see the connection close).
+  std::shared_ptr<ClientInfo> info;
 };
 
 class Server {

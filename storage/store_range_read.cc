@@ -15,10 +15,7 @@ namespace rockcache::storage {
 class RocksRangeRead final : public RangeRead {
  public:
   RocksRangeRead(RocksStore* store, const RangeQuery& query)
-      : store_(store),
-        db_(CurrentDb()),
-        query_(query),
-        now_(NowMs()) {}
+      : store_(store), db_(CurrentDb()), query_(query), now_(NowMs()) {}
   ~RocksRangeRead() override {
     if (snap_ != nullptr) store_->db_->ReleaseSnapshot(snap_);
   }
