@@ -320,6 +320,10 @@ void NetLoop::DrainCompletions() {
     if (completion.slice_bytes > 0) {
       conn->info->slice_queued_bytes.fetch_sub(completion.slice_bytes, std::memory_order_relaxed);
     }
+    if (completion.kind == Completion::Kind::kClose) {
+      CloseConnection(conn);
+      continue;
+    }
     if (completion.kind == Completion::Kind::kKill) {
       if (conn->in_flight && conn->waiter == nullptr) {
         conn->close_after_reply = true;  // closes when the batch returns

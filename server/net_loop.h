@@ -42,7 +42,9 @@ class Server;
 
 // A message to a loop about one of its connections.
 struct Completion {
-  enum class Kind { kReplies, kKill };
+  // kClose: close the connection now, with nothing more sent (a sliced reply that cannot be
+  // finished: storage error, pool shutdown).
+  enum class Kind { kReplies, kKill, kClose };
   Kind kind = Kind::kReplies;
   uint64_t conn_id = 0;
   std::string replies;        // kReplies: the batch's reply bytes, in order

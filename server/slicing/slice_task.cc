@@ -23,7 +23,7 @@ class SliceTask : public pool::Task {
     if (hard > 0 && info.pending_reply_bytes.load(std::memory_order_relaxed) +
                             info.slice_queued_bytes.load(std::memory_order_relaxed) >
                         hard) {
-      return Close();  // a reader too slow for its output-buffer limit
+      return Close(/*over_limit=*/true);  // a reader too slow for its output-buffer limit
     }
     Completion completion;
     completion.conn_id = st.conn_id;
@@ -34,7 +34,7 @@ class SliceTask : public pool::Task {
     if (!s.ok()) {
       spdlog::warn("closing client id={}: sliced read failed after its reply began: {}",
                    st.conn_id, s.ToString());
-      return Close();
+      return Close(/*over_limit=*/false);
     }
     completion.slice_bytes = completion.replies.size();
     info.slice_queued_bytes.fetch_add(completion.slice_bytes, std::memory_order_relaxed);
@@ -53,13 +53,17 @@ class SliceTask : public pool::Task {
   }
 
   // The pool is shutting down: the reply cannot be finished; the client is closed.
-  void Cancel() override { Close(); }
+  void Cancel() override { Close(/*over_limit=*/false); }
 
  private:
-  void Close() {
+  void Close(bool over_limit) {
     Completion completion;
     completion.conn_id = state_->conn_id;
-    completion.close_client = true;
+    if (over_limit) {
+      completion.close_client = true;  // logged by the loop as Redis logs it
+    } else {
+      completion.kind = Completion::Kind::kClose;
+    }
     state_->server->loop(state_->loop_index)->PostCompletion(std::move(completion));
   }
 
