@@ -32,8 +32,8 @@ class SliceTask : public pool::Task {
     ++st.steps;
     server.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
     if (!s.ok()) {
-      spdlog::warn("closing client id={}: sliced read failed after its reply began: {}",
-                   st.conn_id, s.ToString());
+      spdlog::warn("closing client id={}: sliced read failed after its reply began: {}", st.conn_id,
+                   s.ToString());
       return Close(/*over_limit=*/false);
     }
     completion.slice_bytes = completion.replies.size();

@@ -120,8 +120,8 @@ void ExpectDisconnectedWithoutReply(int port, const std::string& request) {
 void ExpectSlowReaderClosed(int port, const std::string& request, size_t whole_reply) {
   Client probe(port);
   auto stat = [&](const char* section, const char* field) {
-    return std::stoll(rockcache::testing::InfoFields(
-                          rockcache::testing::InfoText(probe, section))[field]);
+    return std::stoll(
+        rockcache::testing::InfoFields(rockcache::testing::InfoText(probe, section))[field]);
   };
   const long long accepted = stat("stats", "total_connections_received");
   const long long connected = stat("clients", "connected_clients");
@@ -281,9 +281,8 @@ TEST_CASE("a pipeline of big LRANGEs is stopped at the output limit, the budget 
     std::string request;
     for (int i = 0; i < 10; ++i) request += Resp(cmd);
     INFO(cmd[0]);
-    RunAttack(server, cmd[0].c_str(), [&] {
-      ExpectSlowReaderClosed(server.port(), request, 10 * 2 * 1000 * 1000);
-    });
+    RunAttack(server, cmd[0].c_str(),
+              [&] { ExpectSlowReaderClosed(server.port(), request, 10 * 2 * 1000 * 1000); });
   }
   ExpectServerWorks(admin);
 }
