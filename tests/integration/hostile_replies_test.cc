@@ -118,6 +118,7 @@ void ExpectDisconnectedWithoutReply(int port, const std::string& request) {
 // nothing until the server has closed it (seen from another connection), then must find it
 // closed, having received less than the whole reply.
 void ExpectSlowReaderClosed(int port, const std::string& request, size_t whole_reply) {
+  SleepMs(1000);  // RunAttack's other client connects meanwhile: counted in `connected` below
   Client probe(port);
   auto stat = [&](const char* section, const char* field) {
     return std::stoll(
