@@ -98,6 +98,11 @@ const std::vector<OptionSpec> kOptionTable = {
    "A producer waits while a task list holds this many tasks (backpressure bound)."},
   {"pool-cpu-affinity", T::kBool, "no", 0, 0, nullptr, false,
    "Pin worker i to core i mod ncores; helps cache locality on dedicated machines."},
+  {"slice-items", T::kInt, "1024", 1, 1 << 24, nullptr, true,
+   "Entries a big read (KEYS, HGETALL, LRANGE, ZRANGE...) walks per step before it yields the "
+   "worker; smaller shares the pool more finely, larger spends less per step."},
+  {"slice-usec", T::kInt, "1000", 10, 1000000, nullptr, true,
+   "Longest a step of a big read runs before it yields the worker (checked every 64 entries)."},
   // ---- cache ----
   {"cache-maxmemory", T::kMemory, "256mb", 0, LLONG_MAX, nullptr, true,
    "Bytes of keys + values + overhead the in-memory cache may hold (0 turns the cache off)."},

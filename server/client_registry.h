@@ -36,6 +36,11 @@ struct ClientInfo {
   std::atomic<bool> killed{false};
   // Blocked in a BLPOP-like command (the `b` flag of CLIENT LIST); server/blocking/.
   std::atomic<bool> blocked{false};
+  // Sliced reads (server/slicing/): set (release) by the loop when it closes the connection, so
+  // a pending continuation drops its read; and the reply bytes continuations posted that the loop
+  // has not appended to the output yet (for the output-buffer limit).
+  std::atomic<bool> closed{false};
+  std::atomic<uint64_t> slice_queued_bytes{0};
 
   std::string name() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -47,7 +47,7 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
                    bool rtc_missed, std::string* out, ReplyBudget* budget, int db,
-                   const std::shared_ptr<Waiter>* waiter) {
+                   const std::shared_ptr<Waiter>* waiter, SliceSink* slices) {
   // The one place a command's database is applied: storage and cache calls below this point go
   // to its physical database. Resolved under the command's key locks, so a SWAPDB (which holds
   // all of them) never lands in the middle of a command.
@@ -56,6 +56,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   ctx.reply_budget = budget;
   ctx.db = db;
   ctx.waiter = waiter;
+  ctx.slices = slices;
   cache::Cache* cache = server.cache();
   // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
   // race a fill that started just after CONFIG SET turned the cache back on.
@@ -115,14 +116,15 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
 }
 
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget, int db) {
+                     bool rtc_missed, std::string* out, ReplyBudget* budget, int db,
+                     SliceSink* slices) {
   cache::KeyLocks::Guard guard;
   if (spec.flags & kAllKeys) {
     guard = server.key_locks().LockAll();
   } else if (spec.first_key != 0 || spec.find_keys != nullptr) {
     guard = server.key_locks().Lock(CommandKeys(spec, argv));
   }
-  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget, db);
+  ExecuteLocked(server, spec, argv, now_ms, rtc_missed, out, budget, db, nullptr, slices);
 }
 
 }  // namespace rockcache::server

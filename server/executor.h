@@ -68,15 +68,18 @@ class CacheReadFence {
 // REQUIRES: the caller holds the key-stripe locks of CommandKeys(spec, argv).
 // `db`: the connection's SELECTed database (CommandContext::db); the command's storage and
 // cache calls go to it (config/current_db.h).
+// `slices`: where a big read leaves its continuation (server/slicing/sliced_read.h); nullptr =
+// big reads run whole.
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
                    bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0,
-                   const std::shared_ptr<Waiter>* waiter = nullptr);
+                   const std::shared_ptr<Waiter>* waiter = nullptr, SliceSink* slices = nullptr);
 
 // Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
 // kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
 // on key locks and disk. REQUIRES: the calling thread holds no key lock.
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0);
+                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0,
+                     SliceSink* slices = nullptr);
 
 // Network thread: tries to answer a kCacheRead command from the cache alone. Never blocks.
 // True when the reply was appended.

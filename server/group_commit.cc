@@ -11,6 +11,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/slicing/slice_task.h"
 #include "server/tx/transaction.h"
 #include "storage/store.h"
 
@@ -48,6 +49,7 @@ class GroupTask : public pool::Task {
     budgets_.resize(group_.size());
     for (size_t b = 0; b < group_.size(); ++b) {
       budgets_[b].left = group_[b].reply_budget;
+      budgets_[b].owner = &group_[b];
       for (auto& command : group_[b].commands) {
         order_.push_back(&command);
         budget_of_.push_back(&budgets_[b]);
@@ -84,8 +86,9 @@ class GroupTask : public pool::Task {
             return;
           }
           ExecuteOnWorker(*server_, *barrier->spec, barrier->argv, NowUnixMs(), barrier->rtc_missed,
-                          &barrier->reply, budget, barrier->db);
+                          &barrier->reply, budget, barrier->db, SinkFor(barrier, budget_of_[j]));
         });
+        NoteSliced(barrier, budget_of_[j]);
         CommitPending();
       }
       i = j + 1;
@@ -116,16 +119,37 @@ class GroupTask : public pool::Task {
 
   // The reply budget of one batch (its client's output-buffer room), spent by its commands in
   // order; once over, the batch runs nothing more and its client is closed with no reply.
+  // A batch whose command was sliced (server/slicing/) runs nothing more in this group: the
+  // commands after it go back to the loop with the read's last chunk.
   struct BatchBudget {
     uint64_t left = UINT64_MAX;
     bool over = false;
+    ConnBatch* owner = nullptr;
+    SliceSink sink;               // the sliced read of the batch, if one was deferred
+    size_t sliced_at = SIZE_MAX;  // index in owner->commands of the sliced command
   };
+
+  // The sink a command may leave a sliced read in: none inside EXEC/WATCH, for a blocking
+  // command, or when the batch has no ClientInfo to see its connection close by.
+  SliceSink* SinkFor(const PreparedCommand* command, BatchBudget* batch) {
+    if (command->tx != nullptr || command->waiter || batch->owner->info == nullptr) return nullptr;
+    return &batch->sink;
+  }
+  // After a command ran: when it deferred a sliced read, its batch stops here.
+  void NoteSliced(const PreparedCommand* command, BatchBudget* batch) {
+    if (batch->sink.deferred == nullptr || batch->sliced_at != SIZE_MAX) return;
+    if (batch->over) {  // over its output limit anyway: the client is closed
+      batch->sink.deferred.reset();
+      return;
+    }
+    batch->sliced_at = static_cast<size_t>(command - batch->owner->commands.data());
+  }
 
   // Runs `run(ReplyBudget*)` (one command) under its batch's budget, timed; skips it when the
   // batch is already over.
   template <typename Fn>
   void Budgeted(PreparedCommand* command, BatchBudget* batch, Fn run) {
-    if (batch->over) return;
+    if (batch->over || batch->sliced_at != SIZE_MAX) return;
     ReplyBudget budget;
     if (batch->left < budget.max_out) budget.max_out = static_cast<size_t>(batch->left);
     Timed(command, [&] { run(&budget); });
@@ -138,7 +162,7 @@ class GroupTask : public pool::Task {
 
   void RunInSegment(PreparedCommand* command, BatchBudget* batch) {
     if (command->spec == nullptr) return;  // the reply was decided by the network thread
-    if (batch->over) return;
+    if (batch->over || batch->sliced_at != SIZE_MAX) return;
     const CommandSpec& spec = *command->spec;
     std::vector<std::string_view>& keys = command_keys_;
     keys.clear();
@@ -158,8 +182,9 @@ class GroupTask : public pool::Task {
       }
       ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
                     &command->reply, budget, command->db,
-                    command->waiter ? &command->waiter : nullptr);
+                    command->waiter ? &command->waiter : nullptr, SinkFor(command, batch));
     });
+    NoteSliced(command, batch);
     if (spec.flags & kWrite) {
       written_.insert(keys.begin(), keys.end());
       pending_.push_back(command);
@@ -200,6 +225,7 @@ class GroupTask : public pool::Task {
   void PostAll(bool with_commands) {
     std::vector<Completion> completions;
     completions.reserve(group_.size());
+    std::vector<std::unique_ptr<SliceState>> continuations;
     for (size_t b = 0; b < group_.size(); ++b) {
       ConnBatch& batch = group_[b];
       // A blocked command (always alone in its batch): whoever ends the wait replies.
@@ -217,10 +243,21 @@ class GroupTask : public pool::Task {
         completions.push_back(std::move(completion));
         continue;
       }
+      // A sliced batch: the replies up to the sliced command's first chunk now; that command and
+      // the ones after it travel with the continuation.
+      const size_t sliced_at = b < budgets_.size() ? budgets_[b].sliced_at : SIZE_MAX;
+      const size_t replied =
+          std::min(sliced_at == SIZE_MAX ? SIZE_MAX : sliced_at + 1, batch.commands.size());
       size_t bytes = 0;
-      for (const auto& command : batch.commands) bytes += command.reply.size();
+      for (size_t c = 0; c < replied; ++c) bytes += batch.commands[c].reply.size();
       completion.replies.reserve(bytes);
-      for (auto& command : batch.commands) {
+      for (size_t c = 0; c < replied; ++c) {
+        PreparedCommand& command = batch.commands[c];
+        if (c == sliced_at) {  // its first chunk; its metrics come with its last
+          completion.replies += command.reply;
+          command.reply = std::string();
+          break;
+        }
         const char* reply = command.reply.data();
         const size_t length = command.reply.size();
         command.nil_reply = IsNilReply(reply, length);
@@ -231,11 +268,29 @@ class GroupTask : public pool::Task {
         completion.replies += command.reply;
         command.reply = std::string();
       }
-      if (with_commands) completion.commands = std::move(batch.commands);
       completion.times = batch.times;
+      if (sliced_at != SIZE_MAX) {
+        completion.more = true;
+        auto state = std::make_unique<SliceState>();
+        state->server = server_;
+        state->loop_index = loop_index_;
+        state->conn_id = batch.conn_id;
+        state->info = batch.info;
+        state->read = std::move(budgets_[b].sink.deferred);
+        state->command = std::move(batch.commands[sliced_at]);
+        state->times = batch.times;
+        for (size_t c = sliced_at + 1; c < batch.commands.size(); ++c) {
+          state->rest.push_back(std::move(batch.commands[c]));
+        }
+        batch.commands.resize(sliced_at);
+        continuations.push_back(std::move(state));
+      }
+      if (with_commands) completion.commands = std::move(batch.commands);
       completions.push_back(std::move(completion));
     }
     server_->loop(loop_index_)->PostCompletions(std::move(completions));
+    // After the partial completions are queued, so every later chunk is queued behind them.
+    for (auto& state : continuations) SubmitSliceStep(std::move(state));
   }
 
   Server* const server_;

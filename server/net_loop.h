@@ -1,11 +1,18 @@
 // NetLoop: one network thread — a libevent event_base, its own SO_REUSEPORT listener(s), its
 // connections, and its completion queue.
 //
-// Threads: everything here runs on the loop's own thread except PostCompletion() (any thread),
+// Threads: everything here runs on the loop's own thread except PostCompletion(s) (any thread),
 // Start/StopListening/Stop/Join (the main thread). The loop never blocks on disk: storage
 // commands go to the worker pool as a BatchTask; their replies come back through
 // PostCompletion(), which queues them (mutex-protected vector, multi-producer / single-consumer)
 // and wakes the loop with an eventfd write when the queue was empty.
+//
+// The implementation is split by concern:
+//   net_loop.cc      lifecycle: listen, accept, wake-up, close, the 1 s timer (idle timeouts)
+//   net_io.cc        connection I/O: read, query-buffer limit, Flush, output-buffer limit
+//   net_dispatch.cc  parse and route: RTC cache answers, in-loop commands, batches (group
+//                    commit, submit / park), completions, blocking-pop waits
+//   net_record.cc    metrics and slow-log entries of commands and batches
 #pragma once
 
 #include <atomic>
@@ -35,13 +42,22 @@ class Server;
 
 // A message to a loop about one of its connections.
 struct Completion {
-  enum class Kind { kReplies, kKill };
+  // kClose: close the connection now, with nothing more sent (a sliced reply that cannot be
+  // finished: storage error, pool shutdown).
+  enum class Kind { kReplies, kKill, kClose };
   Kind kind = Kind::kReplies;
   uint64_t conn_id = 0;
   std::string replies;        // kReplies: the batch's reply bytes, in order
   bool close_client = false;  // kReplies: the batch passed the client's output-buffer limit
   std::vector<PreparedCommand> commands;  // kReplies: the batch, with the worker's timestamps
   BatchTimes times;
+  // Sliced reads (server/slicing/): `more` = a chunk of a reply still being produced (the
+  // connection stays in flight); `slice_bytes` = bytes of it counted in
+  // ClientInfo::slice_queued_bytes; `rest` = on the last chunk, the batch's commands after the
+  // sliced one, not run yet (the loop submits them as a new batch).
+  bool more = false;
+  uint64_t slice_bytes = 0;
+  std::vector<PreparedCommand> rest;
 };
 
 class NetLoop {
@@ -77,16 +93,33 @@ class NetLoop {
   Connection* FindConnection(uint64_t id);
 
  private:
+  // An input buffer keeps up to this much capacity across reads; a bigger one is freed once
+  // empty (net_io.cc reads, net_dispatch.cc consumes).
+  static constexpr size_t kKeepInput = 64 * 1024;
+
+  // ---- net_loop.cc: lifecycle (loop thread) ----
   static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen, void* arg);
-  static void OnReadable(int fd, short events, void* arg);
-  static void OnWritable(int fd, short events, void* arg);
   static void OnWake(int fd, short events, void* arg);
   static void OnTimer(int fd, short events, void* arg);
+  void Accept(int fd, sockaddr* addr);
+  void CloseConnection(Connection* conn);
+  void CheckIdleTimeouts();
+
+  // ---- net_io.cc: connection I/O (loop thread) ----
+  static void OnReadable(int fd, short events, void* arg);
+  static void OnWritable(int fd, short events, void* arg);
+  void ReadFrom(Connection* conn);
+  // Closes conn (true) when its unparsed input plus its partly parsed command pass
+  // client-query-buffer-limit.
+  bool CloseIfOverQueryLimit(Connection* conn);
+  // client-output-buffer-limit (normal class): true when `pending` reply bytes are over the hard
+  // limit, or over the soft limit for longer than its seconds (Redis's rule); logs why.
+  bool OverOutputLimit(Connection* conn, size_t pending);
+
+  // ---- net_dispatch.cc: parse and route, batches, completions (loop thread) ----
   static void OnRetryParked(int fd, short events, void* arg);
   static void OnWaitTimeout(int fd, short events, void* arg);
-
-  void Accept(int fd, sockaddr* addr);
-  void ReadFrom(Connection* conn);
+  static void OnSubmitGroup(int fd, short events, void* arg);
   // Parses and runs commands until the input is used up or a batch goes in flight.
   void ProcessInput(Connection* conn);
   // The bytes a batch's replies may take: what client-output-buffer-limit leaves of conn's
@@ -97,9 +130,12 @@ class NetLoop {
   void SubmitOrPark(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
   // Submits parked batches, oldest first, while the pool has room; re-arms the retry timer.
   void SubmitParked();
-  // Closes conn (true) when its unparsed input plus its partly parsed command pass
-  // client-query-buffer-limit.
-  bool CloseIfOverQueryLimit(Connection* conn);
+  // Group commit (server/group_commit.h): queues a connection's batch; the batches queued during
+  // one loop pass go to the pool as one task at the end of the pass. submit_event_ is made active
+  // when the first batch is queued: libevent appends it to the tail of the active queue it is
+  // running, so it runs after every event already active in this pass (reads, the completion
+  // wake-up) and within the same pass.
+  void QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
   void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
   // Blocking pops (server/blocking/): gives a kMayBlock command its waiter and arms the timeout;
   // ends the wait when the command's reply is back; times it out.
@@ -107,23 +143,13 @@ class NetLoop {
   void EndWait(Connection* conn);
   void WaitTimedOut(Connection* conn);
   void DrainCompletions();
+
+  // ---- net_record.cc: metrics (loop thread) ----
   // Records metrics (and slow-log entries) for a completed batch.
   void RecordBatch(Connection* conn, const Completion& completion, uint64_t written);
   // Records a command run in this thread (cache answer, connection or anywhere command).
   void RecordInLoop(Connection* conn, int command_id, const Args& argv, bool rtc, const char* reply,
                     size_t reply_length, uint64_t parsed, uint64_t start, uint64_t end);
-  void CloseConnection(Connection* conn);
-  // Group commit (server/group_commit.h): queues a connection's batch; the batches queued during
-  // one loop pass go to the pool as one task at the end of the pass. submit_event_ is made active
-  // when the first batch is queued: libevent appends it to the tail of the active queue it is
-  // running, so it runs after every event already active in this pass (reads, the completion
-  // wake-up) and within the same pass.
-  void QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
-  static void OnSubmitGroup(int fd, short events, void* arg);
-  // client-output-buffer-limit (normal class): true when `pending` reply bytes are over the hard
-  // limit, or over the soft limit for longer than its seconds (Redis's rule); logs why.
-  bool OverOutputLimit(Connection* conn, size_t pending);
-  void CheckIdleTimeouts();
 
   Server* const server_;
   const uint32_t index_;

@@ -180,6 +180,10 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     slowlog_.Trim(static_cast<size_t>(as_int()));
   } else if (name == "rtc-reads") {
     settings_.rtc_reads = value == "yes";
+  } else if (name == "slice-items") {
+    settings_.slice_items = static_cast<uint64_t>(as_int());
+  } else if (name == "slice-usec") {
+    settings_.slice_usec = static_cast<uint64_t>(as_int());
   } else if (name == "cache-maxmemory" && cache_) {
     uint64_t target = static_cast<uint64_t>(as_int());
     uint64_t generation = settings_.cache_resize_generation.fetch_add(1) + 1;
@@ -371,8 +375,9 @@ void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group) {
 }
 
 void Server::ResetStats() {
-  for (auto* counter : {&stats_.total_connections_received, &stats_.rejected_connections,
-                        &stats_.expired_keys, &stats_.coalesced_misses}) {
+  for (auto* counter :
+       {&stats_.total_connections_received, &stats_.rejected_connections, &stats_.expired_keys,
+        &stats_.coalesced_misses, &stats_.sliced_commands, &stats_.command_slices}) {
     counter->store(0, std::memory_order_relaxed);
   }
   stats_.ResetLoopCounters();

@@ -60,6 +60,9 @@ struct Settings {
   std::atomic<bool> auth_required{false};
   std::atomic<int> hz{10};
   std::atomic<bool> rtc_reads{true};
+  // Sliced reads (server/slicing/): entries per step and the longest a step runs.
+  std::atomic<uint64_t> slice_items{1024};
+  std::atomic<uint64_t> slice_usec{1000};
   std::atomic<bool> latency_tracking{true};
   std::atomic<int64_t> slowlog_log_slower_than{10000};
   std::atomic<int64_t> slowlog_max_len{128};
@@ -91,6 +94,10 @@ struct ServerStats {
   std::atomic<uint64_t> rejected_connections{0};
   std::atomic<uint64_t> expired_keys{0};
   std::atomic<uint64_t> coalesced_misses{0};  // misses served by another worker's fill
+  // Sliced reads (server/slicing/): commands whose first step did not finish, and the steps
+  // they took in all (the first one included). Bumped by workers, relaxed.
+  std::atomic<uint64_t> sliced_commands{0};
+  std::atomic<uint64_t> command_slices{0};
   LoopCounters loops[kMaxLoops];
 
   uint64_t total_commands_processed() const { return Sum(&LoopCounters::commands, 0); }
@@ -150,6 +157,9 @@ struct ConnBatch {
   std::vector<PreparedCommand> commands;
   BatchTimes times;
   uint64_t reply_budget = UINT64_MAX;  // reply bytes allowed (server/commands/reply_budget.h)
+  // The connection's shared info; set by the loops (QueueBatch). A batch without it runs its
+  // big reads whole (no slicing: a continuation needs it to see the connection close).
+  std::shared_ptr<ClientInfo> info;
 };
 
 class Server {

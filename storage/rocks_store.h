@@ -52,6 +52,9 @@ Status FromRocks(const rocksdb::Status& s);
 // Wall clock, Unix ms.
 int64_t NowMs();
 
+// The literal bytes a glob pattern starts with (every key it matches starts with them).
+std::string GlobLiteralPrefix(std::string_view pattern);
+
 // The meta of one key as a read found it.
 struct MetaLookup {
   bool present = false;  // a meta record exists (perhaps expired)
@@ -164,6 +167,8 @@ class RocksStore final : public Store {
 
   StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) override;
   StatusOr<std::optional<std::string>> RandomKey() override;
+  // store_range_read.cc
+  StatusOr<std::unique_ptr<RangeRead>> OpenRangeRead(const RangeQuery& query) override;
 
   // ---- hashes (store_hash.cc) ----
   StatusOr<int64_t> HSet(
@@ -302,6 +307,7 @@ class RocksStore final : public Store {
 
  private:
   friend class RocksWriteGroup;
+  friend class RocksRangeRead;
   RocksStore() = default;
 
   // Lifecycle: a shared hold on lifecycle_ for the duration of one public method.

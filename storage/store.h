@@ -280,6 +280,57 @@ class ResultBytes {
   bool over_ = false;
 };
 
+// Sliced reads (server/slicing/): a big read done in steps of bounded cost over ONE RocksDB
+// snapshot, so that the steps together return exactly what a single read at the moment of
+// OpenRangeRead would have returned, whatever writes happen between the steps.
+struct RangeQuery {
+  enum class Kind {
+    kHash,  // every field of a hash with its value (HGETALL / HKEYS / HVALS)
+    kSet,   // every member of a set (SMEMBERS), in byte order
+    kList,  // LRANGE key start stop (Redis's index rules)
+    kZSet,  // ZRANGE in all its forms (`zrange`)
+    kKeys,  // KEYS pattern: live keys of the current database, in key order
+  };
+  Kind kind = Kind::kHash;
+  std::string key;      // kHash, kSet, kList, kZSet
+  int64_t start = 0;    // kList
+  int64_t stop = -1;    // kList
+  ZRangeSpec zrange;    // kZSet
+  std::string pattern;  // kKeys (glob, config/glob.h)
+};
+
+// One item of a sliced read: hash field + value; set member, list element or key in `key`;
+// zset member in `key` with its `score`.
+struct RangeItem {
+  std::string key;
+  std::string value;
+  double score = 0;
+};
+
+// A resumable read (see RangeQuery), made by Store::OpenRangeRead. It holds a RocksDB snapshot
+// from its creation to its destruction: while it lives, the versions it needs are pinned (not
+// compacted away), which is the price of the consistent view; sliced commands keep it for the
+// few milliseconds to seconds their steps take.
+// Threads: not thread-safe, but it may move between threads between calls (one thread at a
+// time: a sliced command's steps run on whichever worker takes them). Every call may block on
+// disk. REQUIRES: destroyed before Store::Close() (the server's pool runs or cancels every task
+// before the store closes).
+class RangeRead {
+ public:
+  virtual ~RangeRead() = default;
+  // How many items the whole read returns, when the snapshot's meta tells (kHash, kSet, kList,
+  // kZSet by rank); -1 when only a pass can tell (kKeys, kZSet by score or lex): count with a
+  // pass of Next(out = nullptr), then Restart().
+  virtual int64_t total() const = 0;
+  // One step: visits at most `max_visits` entries (the step's cost bound; entries outside the
+  // range that must be stepped over count too), appends the items found to *out (nullptr: only
+  // counts them), adds their number to *emitted and sets *done when the read is complete.
+  [[nodiscard]] virtual Status Next(uint64_t max_visits, std::vector<RangeItem>* out,
+                                    uint64_t* emitted, bool* done) = 0;
+  // Back to the beginning, on the same snapshot (after a counting pass).
+  virtual void Restart() = 0;
+};
+
 class Store {
  public:
   // Opens (creating if needed) the database under options.dir. Blocking.
@@ -416,6 +467,10 @@ class Store {
   virtual StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) = 0;
   // RANDOMKEY: a random live key (approximately uniform), nullopt when there is none.
   virtual StatusOr<std::optional<std::string>> RandomKey() = 0;
+
+  // A sliced read over a snapshot taken now (see RangeRead), in the current database. Errors:
+  // WrongType when `query.key` holds another type (an absent key reads as empty).
+  virtual StatusOr<std::unique_ptr<RangeRead>> OpenRangeRead(const RangeQuery& query) = 0;
 
   // ---- hashes ----
   // Common rules for collections (hashes, lists, sets, sorted sets):

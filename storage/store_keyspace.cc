@@ -12,6 +12,12 @@ namespace rockcache::storage {
 namespace {
 
 // The literal text every match of `pattern` starts with (up to the first wildcard).
+bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
+}
+
+}  // namespace
+
 std::string GlobLiteralPrefix(std::string_view pattern) {
   std::string prefix;
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -25,12 +31,6 @@ std::string GlobLiteralPrefix(std::string_view pattern) {
   }
   return prefix;
 }
-
-bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
-  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
-}  // namespace
 
 StatusOr<int64_t> RocksStore::Del(const std::vector<std::string_view>& keys) {
   Hold hold;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "storage/rocks_store.h"
+#include "storage/zset_bounds.h"
 
 namespace rockcache::storage {
 
@@ -48,39 +49,6 @@ bool ParseLexBound(std::string_view text, LexBound* bound) {
     default:
       return false;
   }
-}
-
-bool GteMin(double score, const ScoreRange& r) {
-  return r.min_exclusive ? score > r.min : score >= r.min;
-}
-bool LteMax(double score, const ScoreRange& r) {
-  return r.max_exclusive ? score < r.max : score <= r.max;
-}
-bool GteMin(std::string_view m, const LexBound& b) {
-  switch (b.kind) {
-    case LexBound::Kind::kNegInf:
-      return true;
-    case LexBound::Kind::kPosInf:
-      return false;
-    case LexBound::Kind::kInclusive:
-      return m >= b.value;
-    case LexBound::Kind::kExclusive:
-      return m > b.value;
-  }
-  return false;
-}
-bool LteMax(std::string_view m, const LexBound& b) {
-  switch (b.kind) {
-    case LexBound::Kind::kNegInf:
-      return false;
-    case LexBound::Kind::kPosInf:
-      return true;
-    case LexBound::Kind::kInclusive:
-      return m <= b.value;
-    case LexBound::Kind::kExclusive:
-      return m < b.value;
-  }
-  return false;
 }
 
 double Normalize(double score) { return score == 0 ? 0.0 : score; }  // -0 -> +0

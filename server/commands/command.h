@@ -36,6 +36,7 @@ class Server;
 struct Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
+struct SliceSink;    // server/slicing/sliced_read.h
 
 enum CommandFlags : uint32_t {
   kWrite = 1u << 0,       // may modify the dataset
@@ -81,6 +82,9 @@ struct CommandContext {
   // `store` and `cache` already work in it (config/current_db.h; the server sets the calling
   // thread's physical database before running the handler).
   int db = 0;
+  // Set on workers for a command that may be sliced (server/slicing/sliced_read.h): a big read
+  // leaves its continuation here. nullptr (EXEC, blocking commands...): it runs whole.
+  SliceSink* slices = nullptr;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);

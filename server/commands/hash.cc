@@ -15,6 +15,7 @@
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/slicing/sliced_read.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -23,6 +24,13 @@ namespace {
 using FieldValues = std::vector<std::pair<std::string_view, std::string_view>>;
 
 const cache::Value kEmptyHash = cache::Value::Hash({});  // how RTC sees an absent key
+
+storage::RangeQuery HashQuery(std::string_view key) {
+  storage::RangeQuery query;
+  query.kind = storage::RangeQuery::Kind::kHash;
+  query.key = std::string(key);
+  return query;
+}
 
 // ---- the cache: whole hashes up to cache-max-hash-fields fields ----
 
@@ -150,16 +158,9 @@ void HMGet(CommandContext& ctx, Args& argv, std::string* out) {
   FillHash(ctx, argv[1]);
 }
 
+// Sliced when big (server/slicing/sliced_read.h); a reply that took one step fills the cache.
 void HGetAll(CommandContext& ctx, Args& argv, std::string* out) {
-  auto pairs = ctx.store->HGetAll(argv[1], ReplyRoom(ctx, *out));
-  if (ReplyOverBudget(ctx, *out, pairs.status())) return;
-  if (!pairs.ok()) return AppendStatusError(out, pairs.status());
-  AppendArrayHeader(out, static_cast<int64_t>(pairs->size() * 2));
-  for (const auto& [field, value] : *pairs) {
-    AppendBulk(out, field);
-    AppendBulk(out, value);
-  }
-  FillHash(ctx, argv[1]);
+  if (ReplyRange(ctx, HashQuery(argv[1]), ItemFormat::kKeyValue, out)) FillHash(ctx, argv[1]);
 }
 
 void HDel(CommandContext& ctx, Args& argv, std::string* out) {
@@ -191,13 +192,8 @@ void HExists(CommandContext& ctx, Args& argv, std::string* out) {
 
 // HKEYS / HVALS.
 void HKeysOrVals(CommandContext& ctx, Args& argv, std::string* out) {
-  const uint64_t room = ReplyRoom(ctx, *out);
-  auto items =
-      Is(argv[0], "HKEYS") ? ctx.store->HKeys(argv[1], room) : ctx.store->HVals(argv[1], room);
-  if (ReplyOverBudget(ctx, *out, items.status())) return;
-  if (!items.ok()) return AppendStatusError(out, items.status());
-  AppendArrayHeader(out, static_cast<int64_t>(items->size()));
-  for (const auto& item : *items) AppendBulk(out, item);
+  ReplyRange(ctx, HashQuery(argv[1]), Is(argv[0], "HKEYS") ? ItemFormat::kKey : ItemFormat::kValue,
+             out);
 }
 
 void HIncrBy(CommandContext& ctx, Args& argv, std::string* out) {

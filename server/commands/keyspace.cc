@@ -13,6 +13,7 @@
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/server.h"
+#include "server/slicing/sliced_read.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -181,11 +182,10 @@ void Type(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void Keys(CommandContext& ctx, Args& argv, std::string* out) {
-  auto keys = ctx.store->Keys(argv[1], ReplyRoom(ctx, *out));
-  if (ReplyOverBudget(ctx, *out, keys.status())) return;
-  if (!keys.ok()) return AppendStatusError(out, keys.status());
-  AppendArrayHeader(out, static_cast<int64_t>(keys->size()));
-  for (const auto& key : *keys) AppendBulk(out, key);
+  storage::RangeQuery query;  // sliced when big (server/slicing/sliced_read.h)
+  query.kind = storage::RangeQuery::Kind::kKeys;
+  query.pattern = argv[1];
+  ReplyRange(ctx, query, ItemFormat::kKey, out);
 }
 
 void Scan(CommandContext& ctx, Args& argv, std::string* out) {

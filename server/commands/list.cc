@@ -8,6 +8,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/slicing/sliced_read.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -81,11 +82,12 @@ void LRange(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) {
     return out->append(kReplyNotInteger), void();
   }
-  auto elements = ctx.store->LRange(argv[1], start, stop, ReplyRoom(ctx, *out));
-  if (ReplyOverBudget(ctx, *out, elements.status())) return;
-  if (!elements.ok()) return AppendStatusError(out, elements.status());
-  AppendArrayHeader(out, static_cast<int64_t>(elements->size()));
-  for (const auto& element : *elements) AppendBulk(out, element);
+  storage::RangeQuery query;  // sliced when big (server/slicing/sliced_read.h)
+  query.kind = storage::RangeQuery::Kind::kList;
+  query.key = argv[1];
+  query.start = start;
+  query.stop = stop;
+  ReplyRange(ctx, query, ItemFormat::kKey, out);
 }
 
 void LIndex(CommandContext& ctx, Args& argv, std::string* out) {

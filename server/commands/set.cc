@@ -14,6 +14,7 @@
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/slicing/sliced_read.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -42,11 +43,12 @@ void SRem(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *removed);
 }
 
+// Sliced when big (server/slicing/sliced_read.h).
 void SMembers(CommandContext& ctx, Args& argv, std::string* out) {
-  auto members = ctx.store->SMembers(argv[1], ReplyRoom(ctx, *out));
-  if (ReplyOverBudget(ctx, *out, members.status())) return;
-  if (!members.ok()) return AppendStatusError(out, members.status());
-  AppendMembers(out, *members);
+  storage::RangeQuery query;
+  query.kind = storage::RangeQuery::Kind::kSet;
+  query.key = argv[1];
+  ReplyRange(ctx, query, ItemFormat::kKey, out);
 }
 
 void SIsMember(CommandContext& ctx, Args& argv, std::string* out) {

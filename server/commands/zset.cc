@@ -17,6 +17,7 @@
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/slicing/sliced_read.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -229,10 +230,11 @@ void RangeGeneric(CommandContext& ctx, const Args& argv, const RangeForm& form, 
     NotifyStore(ctx, kNotifyZSet, "zrangestore", argv[1], existed, *size);
     return AppendInteger(out, *size);
   }
-  auto items = ctx.store->ZRange(argv[form.key], spec, ReplyRoom(ctx, *out));
-  if (ReplyOverBudget(ctx, *out, items.status())) return;
-  if (!items.ok()) return AppendStatusError(out, items.status());
-  AppendScoredMembers(out, *items, with_scores);
+  storage::RangeQuery query;  // sliced when big (server/slicing/sliced_read.h)
+  query.kind = storage::RangeQuery::Kind::kZSet;
+  query.key = argv[form.key];
+  query.zrange = spec;
+  ReplyRange(ctx, query, with_scores ? ItemFormat::kMemberScore : ItemFormat::kKey, out);
 }
 
 void ZRange(CommandContext& ctx, Args& argv, std::string* out) { RangeGeneric(ctx, argv, {}, out); }

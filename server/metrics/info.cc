@@ -167,6 +167,8 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "total_error_replies", errors);
   Field(out, "rtc_answers", stats.rtc_answers());
   Field(out, "parked_batches", stats.parked_batches());
+  Field(out, "sliced_commands", stats.sliced_commands.load(std::memory_order_relaxed));
+  Field(out, "command_slices", stats.command_slices.load(std::memory_order_relaxed));
 }
 
 void PoolSection(Server& server, std::string* out) {

@@ -185,6 +185,13 @@ std::string RenderPrometheus(Server& server) {
            "Misses served by another worker's fill.");
     Sample(&out, "rockcache_cache_coalesced_misses_total", "",
            static_cast<double>(server.stats().coalesced_misses.load()));
+    Header(&out, "rockcache_sliced_commands_total", "counter",
+           "Big reads run in steps that yield the worker between them.");
+    Sample(&out, "rockcache_sliced_commands_total", "",
+           static_cast<double>(server.stats().sliced_commands.load()));
+    Header(&out, "rockcache_command_slices_total", "counter", "Steps taken by sliced reads.");
+    Sample(&out, "rockcache_command_slices_total", "",
+           static_cast<double>(server.stats().command_slices.load()));
     Header(&out, "rockcache_rtc_answers_total", "counter",
            "Commands answered in a network thread from the cache.");
     Sample(&out, "rockcache_rtc_answers_total", "",
