@@ -6,7 +6,8 @@
 # Usage: scripts/instructions-table.sh ROCKCACHE_BINARY [BEFORE_BINARY]
 # Environment: IPR_TESTS (default "set get-hit get-miss incr lpush hset sadd zadd"; get-hit
 # loads 10,000 keys first and reads among them, get-miss reads keys never written),
-# IPR_PIPELINES (default "1 16"), REDIS_SERVER (default: redis-server on PATH), IPR_PORT (first
+# IPR_PIPELINES (default "1 16"), REDIS_SERVER (default: redis-server on PATH; "none" leaves the
+# redis column out, e.g. to add a rockcache column to an earlier table), IPR_PORT (first
 # port tried, default 7391), N1/N2 as in instructions-per-request.sh.
 # Each cell is two callgrind runs of the server (about 30 s for rockcache): the full table is
 # ~25 minutes with a "before" binary.
@@ -48,6 +49,10 @@ for test in $TESTS; do
     if [ -n "$BEFORE" ]; then
       before=$(cell rockcache "$BEFORE" "$test" "$pipe")
       line+="$(printf ' %10s' "$before")"
+    fi
+    if [ "$REDIS" = none ]; then
+      echo "$line"
+      continue
     fi
     redis=$(cell redis "$REDIS" "$test" "$pipe")
     line+="$(printf ' %10s %8.2fx' "$redis" "$(echo "$rock $redis" | awk '{ print $1 / $2 }')")"
