@@ -28,8 +28,7 @@
 // several workers share a list, each takes whole chains, so two chains of one list may run
 // concurrently; a worker holding a long chain keeps it (no stealing back), which can leave its
 // list-mate idle for the length of that chain. Accepted: tasks are short, and the next push goes
-// to whichever list-mate is free. Stealing the rest of a taken chain is designed in
-// pool/work_stealing.md (to be built after the multi-level feedback queue lands).
+// to whichever list-mate is free.
 //
 // Backpressure: each list keeps an approximate depth (incremented before the push, decremented
 // when a worker takes a chain). A producer that finds its list deeper than queue_slow_size
