@@ -7,10 +7,20 @@
 # rockcache binary, measured in the same run as "before"), BENCH_N (requests per test, default
 # 50000), BENCH_CLIENTS (default 50), BENCH_TESTS (a -t list; default: every default test),
 # BENCH_SECTIONS (default "default drain instructions pool-modes cache pool").
+# BENCH_QUICK=1: a reduced run (a few minutes) with the same sections and tables: 5,000 requests
+# per test, drains of 10,000, instructions per request of SET and GET (miss) at pipeline 1 and
+# 16 only, one small cache round, pool-bench --quick. Any variable set explicitly still wins.
+# The full run takes well over an hour on 2 cores (each instructions cell is two callgrind runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER=${ROCKCACHE_SERVER:-build/rockcache-server}
 POOL_BENCH=${POOL_BENCH:-build/pool-bench}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+  : "${BENCH_N:=5000}" "${DRAIN_N:=10000}" "${BENCH_CACHE_KEYS:=50000}"
+  : "${BENCH_CACHE_RANGE:=10000}" "${BENCH_CACHE_N:=50000}" "${BENCH_CACHE_ROUNDS:=1}"
+  : "${IPR_TESTS:=set get-miss}" "${N1:=5000}" "${N2:=10000}" "${POOL_BENCH_ARGS:=--quick}"
+  export DRAIN_N IPR_TESTS N1 N2
+fi
 N=${BENCH_N:-50000}
 CLIENTS=${BENCH_CLIENTS:-50}
 SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool"}
@@ -225,23 +235,14 @@ section_drain() {
   done
 }
 
-# Instructions per request under callgrind (deterministic on a noisy machine): SET and GET at
-# pipeline 1 and 16, rockcache (and BASELINE_SERVER) beside redis-server with AOF everysec.
+# Instructions per request under callgrind (deterministic on a noisy machine): SET, GET hit,
+# GET miss, INCR, LPUSH, HSET, SADD, ZADD (IPR_TESTS) at pipeline 1 and 16, rockcache (and
+# BASELINE_SERVER) beside redis-server with AOF everysec, with the ratios to redis.
 section_instructions() {
   echo
-  echo "== instructions per request (scripts/instructions-per-request.sh; callgrind)"
-  local test pipe
-  for test in set get; do
-    for pipe in 1 16; do
-      scripts/instructions-per-request.sh rockcache "$SERVER" "$test" "$pipe" "$(free_port)"
-      if [ -n "${BASELINE_SERVER:-}" ]; then
-        scripts/instructions-per-request.sh rockcache "$BASELINE_SERVER" "$test" "$pipe" \
-          "$(free_port)" | sed 's/^rockcache/before/'
-      fi
-      scripts/instructions-per-request.sh redis "$(command -v redis-server)" "$test" "$pipe" \
-        "$(free_port)"
-    done
-  done
+  echo "== instructions per request (scripts/instructions-table.sh; callgrind, redis-benchmark" \
+    "-r 1000000 -c 10; get-hit: 10,000 keys loaded first)"
+  IPR_PORT=$(free_port) scripts/instructions-table.sh "$SERVER" ${BASELINE_SERVER:+"$BASELINE_SERVER"}
 }
 
 section_pool() {
@@ -253,7 +254,7 @@ section_pool() {
   fi
 }
 
-echo "rockcache bench: $(nproc) cores, N=$N, clients=$CLIENTS, sections: $SECTIONS"
+echo "rockcache bench: $(nproc) cores, N=$N, clients=$CLIENTS, sections: $SECTIONS${BENCH_QUICK:+ (BENCH_QUICK=$BENCH_QUICK)}"
 for section in $SECTIONS; do
   "section_${section//-/_}"
 done

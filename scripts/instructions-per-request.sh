@@ -8,9 +8,13 @@
 #   PIPELINE  redis-benchmark -P (default 1)
 #   PORT      default 7391
 # Prints one line: "KIND TEST P=PIPELINE instructions/request=N".
+# Environment: N1, N2 (requests of the two runs, default 20000 and 40000); IPR_RANGE (the -r of
+# the measured test, default 1000000); IPR_PREFILL (requests of a SET load run with the same -r
+# before the measured test in both runs, default 0: e.g. IPR_RANGE=10000 IPR_PREFILL=100000 for
+# GET hits; the load cancels out in the difference).
 #
 # Method: the server runs under callgrind twice, driven once with N1=20000 and once with
-# N2=40000 requests (redis-benchmark -r 1000000 -c 10); each run's total Ir (every thread, from
+# N2=40000 requests (redis-benchmark -r IPR_RANGE -c 10); each run's total Ir (every thread, from
 # start to clean exit) is read from the callgrind output, and (Ir(N2) - Ir(N1)) / (N2 - N1) is the
 # cost of one request, start-up and shutdown cancelling out. rockcache runs with
 # --pool-spin-count 0 --pool-max-yield-usec 0: an idle worker's spinning would count as
@@ -24,6 +28,8 @@ PIPE=${4:-1}
 PORT=${5:-7391}
 N1=${N1:-20000}
 N2=${N2:-40000}
+RANGE=${IPR_RANGE:-1000000}
+PREFILL=${IPR_PREFILL:-0}
 WORK=$(mktemp -d /tmp/ipr-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -51,7 +57,10 @@ run_once() {  # $1 = requests; prints total Ir
     >"$WORK/server.$n.log" 2>&1 &
   local pid=$!
   wait_port
-  redis-benchmark -p "$PORT" -t "$TEST" -r 1000000 -n "$n" -P "$PIPE" -c 10 -q >/dev/null
+  if [ "$PREFILL" -gt 0 ]; then
+    redis-benchmark -p "$PORT" -t set -r "$RANGE" -n "$PREFILL" -P 16 -c 10 -q >/dev/null
+  fi
+  redis-benchmark -p "$PORT" -t "$TEST" -r "$RANGE" -n "$n" -P "$PIPE" -c 10 -q >/dev/null
   kill -TERM "$pid"
   wait "$pid" || true
   # "totals: N" (or "summary: N") is the sum of Ir over the whole run.

@@ -17,6 +17,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "config/buffer_limits.h"
+#include "pool/auto_tune.h"
 #include "pool/worker_pool.h"
 #include "server/blocking/wait_registry.h"
 #include "server/clock.h"
@@ -220,18 +221,21 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
 
 int Server::AutoPoolSetting(const std::string& name) const {
   const int value = static_cast<int>(config_->GetInt(name));
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  if (name == "pool-threads") return value > 0 ? value : std::max(2, cores);
-  if (name == "workers-per-list") {
-    if (value > 0) return value;
-    return cores <= 4 ? AutoPoolSetting("pool-threads") : 2;
+  // pool-spin-count and pool-max-yield-usec are "auto" at -1, the others at 0.
+  if (name == "pool-spin-count" || name == "pool-max-yield-usec" ? value >= 0 : value > 0) {
+    return value;
   }
-  // pool-spin-count, pool-max-yield-usec: on a box of 2 cores or fewer the network thread that
-  // produces the work needs one core, RocksDB and the clients the other; a spinning or yielding
-  // idle worker takes CPU from them, and a futex wake-up (~5 us) costs less than that.
-  if (value >= 0) return value;
-  if (name == "pool-spin-count") return cores <= 2 ? 0 : 200;
-  return cores <= 2 ? 0 : 100;  // pool-max-yield-usec
+  const int cores = pool::UsableCores();
+  const pool::AutoTune tune = pool::DerivePoolDefaults(cores, NetThreads());
+  if (name == "pool-threads") return tune.threads;
+  if (name == "workers-per-list") return tune.workers_per_list;
+  if (name == "pool-spin-count") return tune.spin_count;
+  return tune.max_yield_usec;  // pool-max-yield-usec
+}
+
+int Server::NetThreads() const {
+  const int threads = static_cast<int>(config_->GetInt("net-threads"));
+  return threads > 0 ? threads : pool::AutoNetThreads(pool::UsableCores());
 }
 
 Status Server::Start() {
@@ -283,12 +287,9 @@ Status Server::Start() {
   std::vector<std::string> addresses = SplitWords(config_->GetString("bind"));
   if (addresses.empty()) addresses.push_back("0.0.0.0");
   int port = static_cast<int>(config_->GetInt("port"));
-  int threads = static_cast<int>(config_->GetInt("net-threads"));
-  if (threads == 0) {
-    // Network threads answer cache hits themselves and must not queue for a core behind the
-    // workers, RocksDB's threads and (on a small box) the clients: one per 4 cores.
-    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
-  }
+  // Network threads answer cache hits themselves and must not queue for a core behind the
+  // workers, RocksDB's threads and (on a small box) the clients: one per 4 cores by default.
+  const int threads = NetThreads();
   metrics_ = std::make_unique<Metrics>(static_cast<size_t>(threads), AllCommands().size());
   metrics_->latency_monitor().set_threshold_ms(config_->GetInt("latency-monitor-threshold"));
   for (int i = 0; i < threads; ++i) {

@@ -224,6 +224,8 @@ class Server {
   // The value of a pool option with its automatic default resolved from the core count
   // (pool-threads, workers-per-list: 0 = auto; pool-spin-count, pool-max-yield-usec: -1 = auto).
   int AutoPoolSetting(const std::string& name) const;
+  // net-threads, or its default when 0 (pool/auto_tune.h).
+  int NetThreads() const;
 
   config::Config* const config_;
   Settings settings_;

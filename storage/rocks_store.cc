@@ -443,6 +443,41 @@ class RocksWriteGroup final : public WriteGroup {
     RocksWriteGroup* g = tls_group;
     return g != nullptr && g->store_ == store ? g : nullptr;
   }
+  // Appends one Put record of a string meta (type, version, expire-at, count 0, value: the
+  // EncodeMeta layout) straight into the group's batch, without a WriteBatch or an encoded
+  // value of its own. Record layout (db/write_batch.cc, stable since LevelDB): tag
+  // kTypeValue (0x1) for column family 0, else kTypeColumnFamilyValue (0x5) + varint32 cf id;
+  // varint32 key length, key; varint32 value length, value.
+  void AppendStringPut(uint32_t cf_id, std::string_view key, uint64_t version, int64_t expire_at_ms,
+                       std::string_view value) {
+    if (cf_id == 0) {
+      rep_.push_back(static_cast<char>(0x1));
+    } else {
+      rep_.push_back(static_cast<char>(0x5));
+      PutVarint32(cf_id);
+    }
+    PutVarint32(static_cast<uint32_t>(key.size()));
+    rep_.append(key.data(), key.size());
+    PutVarint32(static_cast<uint32_t>(kMetaHeaderSize + value.size()));
+    char header[kMetaHeaderSize];
+    header[0] = static_cast<char>(MetaType::kString);
+    auto put64 = [](char* p, uint64_t v) {
+      for (int i = 7; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
+    };
+    put64(header + 1, version);
+    put64(header + 9, static_cast<uint64_t>(expire_at_ms));
+    put64(header + 17, 0);  // count
+    rep_.append(header, kMetaHeaderSize);
+    rep_.append(value.data(), value.size());
+    ++count_;
+  }
+  void PutVarint32(uint32_t v) {
+    while (v >= 0x80) {
+      rep_.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    rep_.push_back(static_cast<char>(v));
+  }
   void Append(const rocksdb::WriteBatch& batch) {
     const std::string& data = batch.Data();
     if (data.size() <= kBatchHeader) return;
@@ -631,7 +666,7 @@ StatusOr<uint64_t> RocksStore::NewVersion() {
   return next_version_++;
 }
 
-Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std::string value,
+Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std::string_view value,
                                int64_t expire_at_ms) {
   Meta meta;
   meta.type = MetaType::kString;
@@ -643,7 +678,19 @@ Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std:
     meta.version = *v;
   }
   meta.expire_at_ms = expire_at_ms;
-  meta.value = std::move(value);
+  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
+    // The common path of SET/INCR/APPEND: the record goes straight into the group's batch (no
+    // WriteBatch, no encoded copy of the value); counters as Write() would hand them over.
+    const int db = CurrentDb();
+    NoteTtlChange(db, old, &meta);
+    group->AppendStringPut(meta_cfs_[static_cast<size_t>(db)]->GetID(), key, meta.version,
+                           expire_at_ms, value);
+    for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
+    tls_pending.clear();
+    if (!old.present) group->AddDelta(CounterDelta{db, 1, 0, 0});
+    return Status::OK();
+  }
+  meta.value.assign(value.data(), value.size());
   rocksdb::WriteBatch batch;
   PutMeta(&batch, key, old, meta);
   Status s = Write(&batch);

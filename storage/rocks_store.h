@@ -349,7 +349,7 @@ class RocksStore final : public Store {
   StatusOr<uint64_t> NewVersion();
   // Applies a write of a string value to `key`, whose stripe the caller holds and whose current
   // state is `old`. Handles the key counter. `expire_at_ms` 0 = no TTL.
-  Status WriteString(std::string_view key, const MetaLookup& old, std::string value,
+  Status WriteString(std::string_view key, const MetaLookup& old, std::string_view value,
                      int64_t expire_at_ms);
   // SET of a key whose meta the caller knows present (SetOptions::known_present), without reading
   // it. REQUIRES: the lifecycle hold and the key's stripe.

@@ -443,7 +443,8 @@ class Store {
   // locks of src and dst; src != dst when in the same database.
   virtual StatusOr<bool> Copy(std::string_view src, std::string_view dst, int db, bool replace) = 0;
   // Removes keys whose TTL passed; examines at most `max_keys` meta entries starting after the
-  // previous call's position. Returns the number removed. For the periodic sweep. Each removal
+  // previous call's position (databases with no key holding a TTL, per the expires= counter, are
+  // skipped without iterating). Returns the number removed. For the periodic sweep. Each removal
   // re-checks and deletes inside `with_lock(key, ...)`, which must hold the caller's key lock of
   // `key` (a writer may be replacing the key meanwhile).
   // `on_removed`, when set, is called with each key removed, still inside `with_lock`.

@@ -363,7 +363,10 @@ StatusOr<int64_t> RocksStore::SweepExpired(
   // One physical database after the other, resuming where the previous call stopped.
   for (int visited = 0; visited < physical_dbs_ && examined < max_keys; ++visited) {
     if (sweep_db_ >= physical_dbs_) sweep_db_ = 0;
-    if (counters_[sweep_db_].keys.load(std::memory_order_relaxed) <= 0) {
+    // Only keys with a TTL can expire: a database whose expires= counter is 0 has nothing to
+    // sweep (the common cache-without-TTLs case costs no iteration at all).
+    if (counters_[sweep_db_].keys.load(std::memory_order_relaxed) <= 0 ||
+        counters_[sweep_db_].expires.load(std::memory_order_relaxed) <= 0) {
       sweep_has_pos_ = false;
       ++sweep_db_;
       continue;

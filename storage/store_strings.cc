@@ -37,7 +37,12 @@ StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value
     return BlindSet(key, value, options.expiry, options.known_expire_at_ms);
   }
   MetaLookup old;
-  if (Status s = BeginWrite(key, &hold, &old); !s.ok()) return s;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  // The old string value is copied out only when SET ... GET returns it.
+  if (Status s = ReadMeta(rocksdb::ReadOptions(), key, &old, /*full=*/options.return_old);
+      !s.ok()) {
+    return s;
+  }
   SetResult result;
   if (options.return_old && old.live) {
     if (old.meta.type != MetaType::kString) return Status::WrongType();
@@ -66,7 +71,7 @@ StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value
       }
       break;
   }
-  if (Status s = WriteString(key, old, std::string(value), expire_at); !s.ok()) return s;
+  if (Status s = WriteString(key, old, value, expire_at); !s.ok()) return s;
   result.written = true;
   return result;
 }
@@ -86,7 +91,7 @@ StatusOr<SetResult> RocksStore::BlindSet(std::string_view key, std::string_view 
   // Not `live` with type string as far as WriteString knows: it takes a fresh version, which is
   // right whatever the old type was.
   const int64_t expire_at = expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0;
-  if (Status s = WriteString(key, present, std::string(value), expire_at); !s.ok()) return s;
+  if (Status s = WriteString(key, present, value, expire_at); !s.ok()) return s;
   return result;
 }
 

@@ -1,0 +1,44 @@
+// pool/auto_tune — the worker pool's defaults, derived from the machine (the "auto" value, 0 or
+// -1, of pool-threads, workers-per-list, pool-spin-count and pool-max-yield-usec).
+//
+// The rule: the pool must not take the CPU of the threads that produce its work. A network
+// thread parses commands, answers cache hits and hands everything else to the pool; a worker
+// that spins or yields while idle, or a worker too many, competes with it for a core, and every
+// microsecond a network thread waits for a core is a microsecond every one of its clients waits.
+// So:
+//  * threads = max(2, cores - net_threads): the cores the network threads leave; at least two
+//    so one command blocked on disk (fsync with storage-sync always, a cold read) does not
+//    stall every other. (Group commit runs a whole network-loop pass as one task, so more
+//    workers than that buys no parallelism, only contention.)
+//  * workers_per_list = threads when threads <= 4 (one list: whichever worker is free takes
+//    the next chain; no chain waits behind a busy worker while another idles), else 2.
+//  * spin_count 200, max_yield_usec 100 only when a core is spare for an idle worker to spin
+//    on: cores >= net_threads + 3 (the network threads, the worker running the current chain,
+//    RocksDB's flush/compaction thread, and then one to spin). Otherwise 0 and 0: an idle worker
+//    blocks at once; a futex wake (~3-10 us) is cheaper than the core a spinner would steal.
+//  * cores is the number of CPUs this process may run on (sched_getaffinity: taskset, cpusets,
+//    container CPU sets), not the machine's.
+//
+// Pure functions; any thread.
+#pragma once
+
+namespace rockcache::pool {
+
+struct AutoTune {
+  int threads = 2;
+  int workers_per_list = 2;
+  int spin_count = 0;
+  int max_yield_usec = 0;
+};
+
+// The CPUs the calling process may run on (>= 1).
+int UsableCores();
+
+// The network threads' default: one per 4 cores, at least 1.
+int AutoNetThreads(int cores);
+
+// The pool defaults for `cores` usable CPUs and `net_threads` network threads (see top).
+// REQUIRES: cores >= 1, net_threads >= 1.
+AutoTune DerivePoolDefaults(int cores, int net_threads);
+
+}  // namespace rockcache::pool

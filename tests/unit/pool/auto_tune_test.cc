@@ -1,0 +1,55 @@
+// The pool's machine-derived defaults (pool/auto_tune.h).
+#include "pool/auto_tune.h"
+
+#include <catch2/catch.hpp>
+
+namespace rockcache::pool {
+namespace {
+
+TEST_CASE("Pool defaults leave the network threads their cores", "[pool][auto-tune]") {
+  SECTION("2 cores: two workers in one list, no spinning") {
+    AutoTune t = DerivePoolDefaults(2, AutoNetThreads(2));
+    CHECK(AutoNetThreads(2) == 1);
+    CHECK(t.threads == 2);
+    CHECK(t.workers_per_list == 2);
+    CHECK(t.spin_count == 0);
+    CHECK(t.max_yield_usec == 0);
+  }
+  SECTION("1 core: still two workers (one may block on disk)") {
+    AutoTune t = DerivePoolDefaults(1, 1);
+    CHECK(t.threads == 2);
+    CHECK(t.spin_count == 0);
+  }
+  SECTION("3 cores: no core to spare for a spinner") {
+    AutoTune t = DerivePoolDefaults(3, AutoNetThreads(3));
+    CHECK(t.threads == 2);
+    CHECK(t.spin_count == 0);
+    CHECK(t.max_yield_usec == 0);
+  }
+  SECTION("4 cores: three workers, one list, idle workers may spin") {
+    AutoTune t = DerivePoolDefaults(4, AutoNetThreads(4));
+    CHECK(t.threads == 3);
+    CHECK(t.workers_per_list == 3);
+    CHECK(t.spin_count == 200);
+    CHECK(t.max_yield_usec == 100);
+  }
+  SECTION("16 cores: 4 network threads, 12 workers in lists of 2") {
+    CHECK(AutoNetThreads(16) == 4);
+    AutoTune t = DerivePoolDefaults(16, 4);
+    CHECK(t.threads == 12);
+    CHECK(t.workers_per_list == 2);
+    CHECK(t.spin_count == 200);
+  }
+  SECTION("more network threads than spare cores: no spinning") {
+    AutoTune t = DerivePoolDefaults(8, 6);
+    CHECK(t.threads == 2);
+    CHECK(t.spin_count == 0);
+  }
+}
+
+TEST_CASE("UsableCores counts the CPUs this process may run on", "[pool][auto-tune]") {
+  CHECK(UsableCores() >= 1);
+}
+
+}  // namespace
+}  // namespace rockcache::pool
