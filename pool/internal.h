@@ -101,7 +101,7 @@ struct alignas(64) WorkerStats {
   std::atomic<int64_t> yield_credit{0};  // written by the worker only
   Histogram queue_wait[kLevels];         // Submit -> taken by a worker, per level
   Histogram exec[kLevels];               // Run, per level
-  uint64_t rng;  // worker-only xorshift state for the 1-in-N sampling
+  uint64_t rng;                          // worker-only xorshift state for the 1-in-N sampling
 
   // True with probability 1/n. Worker thread only.
   bool OneIn(int n) {

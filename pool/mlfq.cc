@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace rockcache::pool::internal {
 
@@ -34,6 +35,14 @@ void ClientTable::Charge(uint64_t client, int64_t ns, int64_t now_ns) {
   if (ns <= 0) return;
   Shard& shard = ShardOf(client);
   std::lock_guard<std::mutex> lock(shard.mu);
+  if (shard.map.size() >= kSweepAt && shard.map.count(client) == 0) {
+    // Entries of closed connections charged after their Forget (a batch in flight), and of
+    // clients idle for long: drop every entry that has decayed to nothing.
+    for (auto it = shard.map.begin(); it != shard.map.end();) {
+      Decay(&it->second, now_ns);
+      it = it->second.load_ns < 1000 ? shard.map.erase(it) : std::next(it);
+    }
+  }
   auto [it, inserted] = shard.map.try_emplace(client);
   Entry& e = it->second;
   if (inserted) e.at_ns = now_ns;
@@ -101,8 +110,8 @@ bool ShareScheduler::Contended(int64_t now_ns) const {
 
 void ShareScheduler::DecayTo(int64_t now_ns) {
   if (now_ns <= decayed_at_) return;
-  const double f = std::exp2(-static_cast<double>(now_ns - decayed_at_) /
-                             static_cast<double>(kShareHalfLifeNs));
+  const double f =
+      std::exp2(-static_cast<double>(now_ns - decayed_at_) / static_cast<double>(kShareHalfLifeNs));
   for (double& u : used_ns_) u *= f;
   decayed_at_ = now_ns;
 }
@@ -155,8 +164,7 @@ Choice ShareScheduler::Choose(bool level0_waiting, int64_t now_ns, bool drain) {
     return c;
   }
   const bool level0_recent =
-      level0_waiting ||
-      now_ns - last_level0_ns_.load(std::memory_order_relaxed) < kLevel0LingerNs;
+      level0_waiting || now_ns - last_level0_ns_.load(std::memory_order_relaxed) < kLevel0LingerNs;
   if (!level0_recent) return high();  // nothing small around: work conserving
   const bool under_cap = running_[1] + running_[2] < HighCap();
   if (!level0_waiting) return under_cap ? high() : c;  // kWait: keep this worker for level 0

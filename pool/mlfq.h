@@ -70,7 +70,8 @@ class ClientTable {
   int Level(uint64_t client, int64_t now_ns);
   // Adds `ns` of execution time to `client` (creating its entry).
   void Charge(uint64_t client, int64_t ns, int64_t now_ns);
-  // Drops the client's entry (its connection closed). A later Charge recreates it.
+  // Drops the client's entry (its connection closed). A later Charge recreates it; such entries
+  // are dropped once decayed (below 1 µs) when their shard passes kSweepAt entries.
   void Forget(uint64_t client);
   // The decayed time of `client` now, in ns (tests, DEBUG).
   double Load(uint64_t client, int64_t now_ns);
@@ -90,6 +91,7 @@ class ClientTable {
     std::unordered_map<uint64_t, Entry> map;  // GUARDED_BY(mu)
   };
   static constexpr size_t kShards = 32;
+  static constexpr size_t kSweepAt = 1024;  // a shard this big drops decayed entries on insert
   Shard& ShardOf(uint64_t client) { return shards_[(client * 0x9E3779B97F4A7C15ull) >> 59]; }
   void Decay(Entry* e, int64_t now_ns) const;
 
@@ -110,9 +112,9 @@ struct Choice {
 // The levels-1-2 queues and the share accounting (see the top of this file).
 class ShareScheduler {
  public:
-  static constexpr int64_t kLevel0LingerNs = 5'000'000;    // level 0 counts as active this long
+  static constexpr int64_t kLevel0LingerNs = 5'000'000;  // level 0 counts as active this long
   static constexpr int64_t kShareHalfLifeNs = 1'000'000'000;
-  static constexpr int64_t kHoldPollNs = 1'000'000;        // a holding worker re-checks this often
+  static constexpr int64_t kHoldPollNs = 1'000'000;  // a holding worker re-checks this often
 
   ShareScheduler(int threads, int small_share_percent);
   ShareScheduler(const ShareScheduler&) = delete;
@@ -168,13 +170,13 @@ class ShareScheduler {
   std::atomic<int64_t> last_level0_ns_{INT64_MIN / 2};
 
   mutable std::mutex mu_;
-  std::deque<Task*> queue_[kLevels];      // GUARDED_BY(mu_); [1] and [2] are used
-  bool closed_ = false;                   // GUARDED_BY(mu_)
-  double used_ns_[kLevels] = {};          // GUARDED_BY(mu_); contended, decayed to decayed_at_
-  int64_t decayed_at_ = 0;                // GUARDED_BY(mu_)
-  int running_[kLevels] = {};             // GUARDED_BY(mu_); high tasks running
+  std::deque<Task*> queue_[kLevels];         // GUARDED_BY(mu_); [1] and [2] are used
+  bool closed_ = false;                      // GUARDED_BY(mu_)
+  double used_ns_[kLevels] = {};             // GUARDED_BY(mu_); contended, decayed to decayed_at_
+  int64_t decayed_at_ = 0;                   // GUARDED_BY(mu_)
+  int running_[kLevels] = {};                // GUARDED_BY(mu_); high tasks running
   int64_t running_start_sum_[kLevels] = {};  // GUARDED_BY(mu_); sum of their start times
-  uint64_t given_ns_[kLevels] = {};       // GUARDED_BY(mu_); contended, not decayed
+  uint64_t given_ns_[kLevels] = {};          // GUARDED_BY(mu_); contended, not decayed
 };
 
 }  // namespace rockcache::pool::internal

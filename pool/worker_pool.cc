@@ -296,7 +296,8 @@ Stats WorkerPool::GetStats() const {
   }
   Histogram::Data wait_all = raw.queue_wait[0];
   for (int l = 1; l < internal::kLevels; ++l) {
-    for (int b = 0; b < Histogram::kBuckets; ++b) wait_all.buckets[b] += raw.queue_wait[l].buckets[b];
+    for (int b = 0; b < Histogram::kBuckets; ++b)
+      wait_all.buckets[b] += raw.queue_wait[l].buckets[b];
     wait_all.sum_ns += raw.queue_wait[l].sum_ns;
   }
   s.queue_wait_count = wait_all.Count();
@@ -318,9 +319,9 @@ Stats WorkerPool::GetStats() const {
     ls.exec_sum_us = static_cast<double>(raw.exec[l].sum_ns) / 1e3;
     ls.exec_p50_us = raw.exec[l].PercentileNs(0.50) / 1e3;
     ls.exec_p99_us = raw.exec[l].PercentileNs(0.99) / 1e3;
-    ls.contended_share = given_total == 0 ? 0
-                                          : static_cast<double>(raw.given_ns[l]) /
-                                                static_cast<double>(given_total);
+    ls.contended_share =
+        given_total == 0 ? 0
+                         : static_cast<double>(raw.given_ns[l]) / static_cast<double>(given_total);
   }
   s.demotions = raw.demotions;
   s.promotions = raw.promotions;

@@ -66,8 +66,9 @@
 // one hint keep their submission order only among tasks of the same level.
 //
 // Threads: Submit, ScheduleAt, GetStats, SetTunables, mode, ClientLevel, Charge, ForgetClient
-// and ResetStats may be called from any thread, including the pool's workers, concurrently. Shutdown (and the destructor) from any
-// thread except the pool's own workers. Task::Run and Task::Cancel must not throw.
+// and ResetStats may be called from any thread, including the pool's workers, concurrently.
+// Shutdown (and the destructor) from any thread except the pool's own workers. Task::Run and
+// Task::Cancel must not throw.
 #pragma once
 
 #include <atomic>
@@ -165,8 +166,8 @@ struct Options {
 
 // One MLFQ level's figures (Stats::levels).
 struct LevelStats {
-  uint64_t tasks = 0;        // tasks run at this level
-  uint64_t queued_now = 0;   // waiting now (levels 1-2; level 0 is in Stats::queued_now)
+  uint64_t tasks = 0;       // tasks run at this level
+  uint64_t queued_now = 0;  // waiting now (levels 1-2; level 0 is in Stats::queued_now)
   double queue_wait_sum_us = 0;
   double queue_wait_p50_us = 0;
   double queue_wait_p99_us = 0;
@@ -264,9 +265,9 @@ class WorkerPool {
   Stats GetStats() const;
 
   // Live tunables (CONFIG SET): spin_count, max_yield_usec, slow_yield_usec, max_slow_yields,
-  // yield_sampling, queue_slow_size, queue_max_size, mlfq, small_share, clamped as in Options. Thread-safe (relaxed
-  // atomics: workers and producers pick new values up on their next read). Other fields are
-  // ignored.
+  // yield_sampling, queue_slow_size, queue_max_size, mlfq, small_share, clamped as in Options.
+  // Thread-safe (relaxed atomics: workers and producers pick new values up on their next read).
+  // Other fields are ignored.
   void SetTunables(const Options& options);
 
   Mode mode() const { return mode_; }

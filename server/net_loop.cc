@@ -249,6 +249,18 @@ void NetLoop::PostCompletions(std::vector<Completion> completions) {
 }
 
 void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
+  // MLFQ (pool/mlfq.h): a client demoted for the execution time it used recently sends its batch
+  // alone, at its level, so it never holds up the small batches of a group.
+  pool::WorkerPool* pool = server_->worker_pool();
+  if (pool->mlfq_enabled()) {
+    if (const int level = pool->ClientLevel(conn->id); level > 0) {
+      times.level = level;
+      std::vector<ConnBatch> alone;
+      alone.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn)});
+      server_->SubmitGroup(index_, std::move(alone), level);
+      return;
+    }
+  }
   if (pending_group_.empty()) event_active(submit_event_, 0, 0);
   pending_group_.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn)});
 }
@@ -651,6 +663,10 @@ void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64
       entry.client_addr = conn->info->addr;
       entry.client_name = conn->info->name();
       for (int s = 0; s < kStageCount; ++s) entry.stage_us[s] = sample.stage_ns[s] / 1000;
+      entry.level = times.level;
+      entry.slices = command.slices;
+      entry.slices_queue_wait_us =
+          (sample.stage_ns[kQueueWait] + command.later_slices_queue_wait_ns) / 1000;
       server_->slowlog().Add(std::move(entry),
                              static_cast<size_t>(settings.slowlog_max_len.load()));
     }
@@ -845,6 +861,7 @@ void NetLoop::CloseConnection(Connection* conn) {
   if (conn->write_event) event_free(conn->write_event);
   close(conn->fd);
   server_->clients().Remove(conn->id);
+  server_->worker_pool()->ForgetClient(conn->id);
   connections_.erase(conn->id);  // destroys conn
 }
 
