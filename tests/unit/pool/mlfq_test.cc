@@ -69,8 +69,8 @@ double SimulatedLevel0Share(int workers, int share, int64_t small_ns, int64_t bi
   *max_high_running = 0;
   int64_t now = 0;
   while (now < span_ns) {
-    auto it = std::min_element(w.begin(), w.end(),
-                               [](const Worker& a, const Worker& b) { return a.free_at < b.free_at; });
+    auto it = std::min_element(
+        w.begin(), w.end(), [](const Worker& a, const Worker& b) { return a.free_at < b.free_at; });
     now = it->free_at;
     if (it->level >= 0) {  // it finishes what it ran
       sched.Finished(it->level, it->start, now);
@@ -103,7 +103,8 @@ TEST_CASE("mlfq: level 0 gets pool-small-share of the time while both levels wai
   INFO("workers " << workers << " share " << share);
   int max_high = 0;
   // Small tasks of 50 µs, big ones of 2 ms, 20 simulated seconds.
-  const double got = SimulatedLevel0Share(workers, share, 50 * kUs, 2 * kMs, 20'000 * kMs, &max_high);
+  const double got =
+      SimulatedLevel0Share(workers, share, 50 * kUs, 2 * kMs, 20'000 * kMs, &max_high);
   CHECK(got == Approx(share / 100.0).margin(0.03));
   CHECK(max_high <= std::max(1, (workers * (100 - share) + 50) / 100));
 }
@@ -211,7 +212,8 @@ TEST_CASE("mlfq: shutdown runs queued high-level tasks", "[pool][mlfq]") {
   auto pool = WorkerPool::Create(o);
   std::atomic<int> done{0};
   testing::Signal gate;
-  for (int i = 0; i < 2; ++i) pool->Submit(MakeTask([&] { gate.WaitFor(std::chrono::seconds(10)); }));
+  for (int i = 0; i < 2; ++i)
+    pool->Submit(MakeTask([&] { gate.WaitFor(std::chrono::seconds(10)); }));
   for (int i = 0; i < 50; ++i) {
     auto t = MakeTask([&] { done.fetch_add(1); });
     t->set_level(1 + i % 2);
