@@ -40,6 +40,7 @@ class TaskAccess {
   static int64_t& EnqueueNs(Task* t) { return t->enqueue_ns_; }
   static uint64_t Client(const Task* t) { return t->client_; }
   static int Level(const Task* t) { return t->level_; }
+  static int64_t Elapsed(const Task* t) { return t->elapsed_ns_; }
   static void CancelAndDelete(Task* t) {
     t->Cancel();
     delete t;
@@ -86,6 +87,14 @@ struct Tunables {
   }
 };
 
+// The task running on this worker thread: its start and the elapsed time it carried
+// (WorkerPool::RunningTaskElapsedNs). start_ns 0: none.
+struct RunningTask {
+  int64_t start_ns = 0;
+  int64_t carried_ns = 0;
+};
+inline thread_local RunningTask tls_running_task;
+
 // Everything one worker counts, on its own cache lines; GetStats merges them.
 struct alignas(64) WorkerStats {
   // Fixed-point yield credit (see pool/task_list.cc); |credit| <= kCreditMax.
@@ -125,11 +134,14 @@ struct alignas(64) WorkerStats {
       Task* next = TaskAccess::Next(chain);
       queue_wait[level].Record(
           static_cast<uint64_t>(std::max<int64_t>(0, start - TaskAccess::EnqueueNs(chain))));
+      const int64_t carried = TaskAccess::Elapsed(chain);
+      tls_running_task = RunningTask{start, carried};
       chain->Run();
+      tls_running_task = RunningTask{};
       const int64_t end = NowNs();
       exec[level].Record(static_cast<uint64_t>(std::max<int64_t>(0, end - start)));
       const uint64_t client = TaskAccess::Client(chain);
-      if (client != 0 && clients != nullptr) clients->Charge(client, end - start, end);
+      if (client != 0 && clients != nullptr) clients->Charge(client, carried + end - start, end);
       delete chain;
       tasks_run.Add(1);
       chain = next;

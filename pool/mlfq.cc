@@ -22,9 +22,7 @@ int ClientTable::Level(uint64_t client, int64_t now_ns) {
   if (it == shard.map.end()) return 0;
   Entry& e = it->second;
   Decay(&e, now_ns);
-  const int level = e.load_ns >= static_cast<double>(policy_.level2_ns)   ? 2
-                    : e.load_ns >= static_cast<double>(policy_.level1_ns) ? 1
-                                                                          : 0;
+  const int level = policy_.LevelOf(e.load_ns);
   if (level > e.level) demotions_.fetch_add(1, std::memory_order_relaxed);
   if (level < e.level) promotions_.fetch_add(1, std::memory_order_relaxed);
   e.level = level;
@@ -47,7 +45,7 @@ void ClientTable::Charge(uint64_t client, int64_t ns, int64_t now_ns) {
   Entry& e = it->second;
   if (inserted) e.at_ns = now_ns;
   Decay(&e, now_ns);
-  e.load_ns += static_cast<double>(ns);
+  e.load_ns = std::max(e.load_ns, static_cast<double>(ns));
 }
 
 void ClientTable::Forget(uint64_t client) {

@@ -3,16 +3,21 @@
 // include pool/worker_pool.h instead. Both classes take the clock as an argument (nanoseconds,
 // any monotonic origin), so tests drive them with a synthetic one.
 //
-// Levels. A task's level comes from its client (a connection id): the execution time the client
-// consumed recently, decayed exponentially (half-life LevelPolicy::half_life_ns, 200 ms). Below
-// level1_ns (20 ms) of decayed time the client is at level 0, below level2_ns (200 ms) at level 1,
-// else at level 2. Decayed time is rate x half-life / ln 2: a client keeps level 0 while it uses
-// less than ~7% of one core (a redis-benchmark connection at 1,000 GET/s uses ~2%), and a client
-// running KEYS * in a loop (one core) sits at level 2. Only a client's own time counts: a client
-// that sends small commands is never demoted by another's big ones. Unlike yatp, which charges a
-// query's slices to the query, we charge the connection: a client whose every command is big is
-// demoted before its next command starts, not after a few slices of it.
-//
+// Levels. A task's level comes from its client (a connection id): the execution time the
+// client's recent pieces of work took, decayed over time. A piece is what one Charge reports: a
+// network loop's batch of the client's commands, or a resumable command's slices so far (a slice
+// reports the time of the slices before it too, Task::set_elapsed_ns). The client keeps the
+// biggest recent piece, decayed with a half-life of LevelPolicy::half_life_ns (100 ms): below
+// level1_ns (5 ms) the client is at level 0, below level2_ns (100 ms) at level 1, else at level 2
+// (yatp's thresholds). It is the size of the work, not the rate: a client sending 50,000 GETs a
+// second in batches of 20 µs stays at level 0, however much of a core that adds up to, while a
+// client whose KEYS * took 400 ms is at level 2 for its next command, and back at level 0 ~700
+// ms after its last big piece. (A decayed *sum* would demote a busy small client, and on a slow
+// machine — valgrind, a loaded box — every client.) Only a client's own work counts: a client
+// that sends small commands is never demoted by another's big ones. A task's own accumulated
+// time (its command's earlier slices) can raise its level above its client's, as in yatp where
+// the level follows the task.
+
 // Shares. Level 0 stays on the pool's lock-free lists (pool/task_list.h), untouched while no
 // task of level 1 or 2 exists (one relaxed load of HighActive() per chain). Levels 1 and 2 wait
 // in two FIFO deques here, shared by every list, under one mutex: they are big by definition, so
@@ -52,28 +57,35 @@ namespace rockcache::pool::internal {
 constexpr int kLevels = 3;
 
 struct LevelPolicy {
-  int64_t half_life_ns = 200'000'000;  // decay of a client's consumed time
-  int64_t level1_ns = 20'000'000;      // decayed time from which a client is at level 1
-  int64_t level2_ns = 200'000'000;     // ... at level 2
+  int64_t half_life_ns = 100'000'000;  // decay of a client's biggest recent piece of work
+  int64_t level1_ns = 5'000'000;       // a piece (decayed) from which a client is at level 1
+  int64_t level2_ns = 100'000'000;     // ... at level 2
+
+  // The level of a piece of work that took `ns` (a task's own accumulated time).
+  int LevelOf(double ns) const {
+    return ns >= static_cast<double>(level2_ns) ? 2 : ns >= static_cast<double>(level1_ns) ? 1 : 0;
+  }
 };
 
-// Per-client decayed execution time. 32 shards, each a mutex and a hash map; one lookup per
-// batch a network loop submits and one charge per batch run while the MLFQ is on.
+// Per-client biggest recent piece of work, decayed. 32 shards, each a mutex and a hash map; one
+// lookup per batch a network loop submits and one charge per batch run while the MLFQ is on.
 class ClientTable {
  public:
   explicit ClientTable(LevelPolicy policy = LevelPolicy()) : policy_(policy) {}
+  const LevelPolicy& policy() const { return policy_; }
   ClientTable(const ClientTable&) = delete;
   ClientTable& operator=(const ClientTable&) = delete;
 
   // The level `client` should run at now (0 for a client never charged). Counts a demotion or a
   // promotion when it differs from the level this returned last time for the client.
   int Level(uint64_t client, int64_t now_ns);
-  // Adds `ns` of execution time to `client` (creating its entry).
+  // Reports a piece of work of `ns` done for `client` (creating its entry): the client's
+  // figure becomes max(its decayed figure, ns).
   void Charge(uint64_t client, int64_t ns, int64_t now_ns);
   // Drops the client's entry (its connection closed). A later Charge recreates it; such entries
   // are dropped once decayed (below 1 µs) when their shard passes kSweepAt entries.
   void Forget(uint64_t client);
-  // The decayed time of `client` now, in ns (tests, DEBUG).
+  // The decayed figure of `client` now, in ns (tests).
   double Load(uint64_t client, int64_t now_ns);
 
   uint64_t demotions() const { return demotions_.load(std::memory_order_relaxed); }
@@ -82,7 +94,7 @@ class ClientTable {
 
  private:
   struct Entry {
-    double load_ns = 0;  // decayed to at_ns
+    double load_ns = 0;  // the biggest recent piece, decayed to at_ns
     int64_t at_ns = 0;
     int level = 0;  // what Level() returned last
   };

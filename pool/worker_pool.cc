@@ -117,6 +117,8 @@ void WorkerPool::Submit(std::unique_ptr<Task> task, uint64_t hint) {
     if (level < 0) {
       const uint64_t client = TaskAccess::Client(t);
       level = client != 0 ? clients_->Level(client, internal::NowNs()) : 0;
+      level =
+          std::max(level, clients_->policy().LevelOf(static_cast<double>(TaskAccess::Elapsed(t))));
     }
     if (level > 0) {
       SubmitHigh(t, level);
@@ -157,6 +159,12 @@ void WorkerPool::Charge(uint64_t client, int64_t ns) {
 }
 
 void WorkerPool::ForgetClient(uint64_t client) { clients_->Forget(client); }
+
+int64_t WorkerPool::RunningTaskElapsedNs() {
+  const internal::RunningTask& r = internal::tls_running_task;
+  if (r.start_ns == 0) return 0;
+  return r.carried_ns + std::max<int64_t>(0, internal::NowNs() - r.start_ns);
+}
 
 bool WorkerPool::mlfq_enabled() const {
   return sched_ != nullptr && tunables_->mlfq.load(std::memory_order_relaxed);

@@ -55,15 +55,18 @@
 // to level 0; tasks already queued at levels 1-2 still run. Classic mode ignores levels.
 //
 // The API for work done for a client (a connection id), e.g. the resumable slices of a heavy
-// command, each a Task resubmitted from a worker:
-//   auto slice = std::make_unique<MySlice>(...);
-//   slice->set_client(conn_id);        // scheduled at the client's level, charged its Run time
-//   pool->Submit(std::move(slice), conn_id);
-// The pool measures Run and charges it to the client (ClientTable in pool/mlfq.h), so a client's
-// big command demotes the client, slice by slice, and never anyone else. A task that works for
-// several clients at once (a network loop's group of batches) leaves client 0, picks its level
-// with set_level(ClientLevel(...)) and charges each client itself with Charge(). Order: tasks of
-// one hint keep their submission order only among tasks of the same level.
+// command, each a Task submitted from the worker running the slice before it:
+//   auto next = std::make_unique<MySlice>(...);
+//   next->set_client(conn_id);                                   // the client's level, charged
+//   next->set_elapsed_ns(WorkerPool::RunningTaskElapsedNs());    // the command's time so far
+//   pool->Submit(std::move(next), conn_id);
+// The pool queues the slice at the higher of its client's level and the level of the command's
+// time so far (pool/mlfq.h: 5 ms -> level 1, 100 ms -> level 2), measures its Run and reports
+// elapsed + run to the client's record (ClientTable), so a big command sinks slice by slice and
+// its client's next command starts at that level too; nobody else's level moves. A task that
+// works for several clients at once (a network loop's group of batches) leaves client 0, picks
+// its level with set_level(ClientLevel(...)) and reports each client's part itself with Charge().
+// Order: tasks of one hint keep their submission order only among tasks of the same level.
 //
 // Threads: Submit, ScheduleAt, GetStats, SetTunables, mode, ClientLevel, Charge, ForgetClient
 // and ResetStats may be called from any thread, including the pool's workers, concurrently.
@@ -119,6 +122,11 @@ class Task {
   // Before Submit.
   void set_level(int level) { level_ = level < 0 ? -1 : (level > 2 ? 2 : level); }
   int level() const { return level_; }
+  // Execution time the work this task continues has taken already (earlier slices of one
+  // command), in ns: raises the task's level (see the top of this file) and is added to this
+  // run when the client is charged. Before Submit.
+  void set_elapsed_ns(int64_t ns) { elapsed_ns_ = ns < 0 ? 0 : ns; }
+  int64_t elapsed_ns() const { return elapsed_ns_; }
 
  private:
   friend class internal::TaskAccess;
@@ -126,6 +134,7 @@ class Task {
   int64_t enqueue_ns_ = 0;  // steady_clock nanoseconds at Submit, for the queue-wait histogram
   uint64_t client_ = 0;
   int level_ = -1;
+  int64_t elapsed_ns_ = 0;
 };
 
 enum class Mode { kAdaptive, kClassic };
@@ -238,6 +247,9 @@ class WorkerPool {
   void ForgetClient(uint64_t client);
   // True when Submit applies levels (adaptive mode and the MLFQ on). A relaxed load.
   bool mlfq_enabled() const;
+  // On a pool worker inside Task::Run: the running task's elapsed_ns() plus its run so far (the
+  // elapsed_ns a continuation of it should carry). 0 on other threads. Lock-free.
+  static int64_t RunningTaskElapsedNs();
 
   // Marks the calling thread as one that must never wait (a network loop): its Submit calls
   // never yield or block for room, like the pool's own threads; they may overshoot

@@ -97,8 +97,8 @@ TEST_CASE("MLFQ: light clients are answered beside heavy ones, heavy replies are
         // A spot check that the reply is the data, not only the right length.
         if (h == 2 && (r.elements.front().str != "0" ||
                        r.elements.back().str != std::to_string(kItems - 1))) {
-          heavy_errors[h] = "LRANGE ends: " + Describe(r.elements.front()) + " .. " +
-                            Describe(r.elements.back());
+          heavy_errors[h] =
+              "LRANGE ends: " + Describe(r.elements.front()) + " .. " + Describe(r.elements.back());
           return;
         }
         ++heavy_runs[h];

@@ -23,23 +23,29 @@ using testing::MakeTask;
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kUs = 1'000;
 
-TEST_CASE("mlfq: a client's level follows its own decayed execution time", "[pool][mlfq]") {
-  ClientTable table;  // half-life 200 ms, level 1 from 20 ms, level 2 from 200 ms
+TEST_CASE("mlfq: a client's level follows its own recent pieces of work", "[pool][mlfq]") {
+  ClientTable table;  // half-life 100 ms, level 1 from 5 ms, level 2 from 100 ms
   const LevelPolicy policy;
   int64_t now = 1000 * kMs;
   REQUIRE(table.Level(7, now) == 0);  // never charged
   table.Charge(7, 300 * kMs, now);
-  for (int i = 0; i < 1000; ++i) table.Charge(8, 10 * kUs, now);  // 10 ms of small work
+  // Client 8 sends 100,000 small batches of 20 µs (2 s of work in all): small pieces.
+  for (int i = 0; i < 100000; ++i) table.Charge(8, 20 * kUs, now + i * 10 * kUs);
+  now += 100000 * 10 * kUs;  // one second later
+  table.Charge(7, 300 * kMs, now);
   CHECK(table.Level(7, now) == 2);
-  CHECK(table.Level(8, now) == 0);  // client 7's time is not client 8's
+  CHECK(table.Level(8, now) == 0);  // neither its rate nor client 7's big work demotes it
   CHECK(table.demotions() == 1);
-  // 300 ms halves to 150 ms after one half-life: level 1; after four, ~19 ms: level 0.
-  now += policy.half_life_ns;
+  // 300 ms decays to 75 ms after two half-lives: level 1; after six, ~4.7 ms: level 0.
+  now += 2 * policy.half_life_ns;
   CHECK(table.Level(7, now) == 1);
-  now += 3 * policy.half_life_ns;
+  now += 4 * policy.half_life_ns;
   CHECK(table.Level(7, now) == 0);
   CHECK(table.promotions() == 2);
-  CHECK(table.Load(7, now) == Approx(300.0 * kMs / 16).epsilon(1e-6));
+  CHECK(table.Load(7, now) == Approx(300.0 * kMs / 64).epsilon(1e-6));
+  // A piece smaller than the decayed figure does not lower it.
+  table.Charge(7, kUs, now);
+  CHECK(table.Load(7, now) == Approx(300.0 * kMs / 64).epsilon(1e-6));
   table.Forget(7);
   CHECK(table.Level(7, now) == 0);
   CHECK(table.size() == 1);
@@ -149,7 +155,7 @@ TEST_CASE("mlfq: a heavy client's tasks leave a worker to a light client's", "[p
   o.max_yield_usec = 0;
   auto pool = WorkerPool::Create(o);
   constexpr uint64_t kHeavy = 1, kLight = 2;
-  // One heavy task charges the heavy client 60 ms: level 1 from then on.
+  // One heavy piece of 60 ms: level 1 from then on (for the next ~300 ms at least).
   pool->Charge(kHeavy, 60 * kMs);
   REQUIRE(pool->ClientLevel(kHeavy) == 1);
   REQUIRE(pool->ClientLevel(kLight) == 0);
@@ -222,6 +228,36 @@ TEST_CASE("mlfq: shutdown runs queued high-level tasks", "[pool][mlfq]") {
   gate.Set();
   pool->Shutdown();
   CHECK(done.load() == 50);
+}
+
+TEST_CASE("mlfq: a continuation carries its command's time and sinks by it", "[pool][mlfq]") {
+  Options o;
+  o.threads = 1;
+  auto pool = WorkerPool::Create(o);
+  constexpr uint64_t kClient = 9;
+  std::atomic<int64_t> carried{0};
+  testing::Signal done;
+  // A first slice that has taken 150 ms already (as if after many slices) submits the next one.
+  auto first = MakeTask([&] {
+    auto next = MakeTask([&] {
+      carried = WorkerPool::RunningTaskElapsedNs();
+      done.Set();
+    });
+    next->set_client(kClient);
+    next->set_elapsed_ns(WorkerPool::RunningTaskElapsedNs());
+    pool->Submit(std::move(next), kClient);
+  });
+  first->set_client(kClient);
+  first->set_elapsed_ns(150 * kMs);
+  pool->Submit(std::move(first), kClient);  // level 2 by its own time (client still level 0)
+  REQUIRE(done.WaitFor(std::chrono::seconds(30)));
+  CHECK(carried.load() >= 150 * kMs);
+  CHECK(WorkerPool::RunningTaskElapsedNs() == 0);  // not on a worker
+  // The client's record holds the command's time: its next command starts at level 2.
+  CHECK(pool->ClientLevel(kClient) == 2);
+  pool->Shutdown();
+  const Stats s = pool->GetStats();
+  CHECK(s.levels[2].tasks == 2);
 }
 
 }  // namespace
