@@ -6,14 +6,15 @@
 # Environment: ROCKCACHE_SERVER (binary), POOL_BENCH (binary), BASELINE_SERVER (an older
 # rockcache binary, measured in the same run as "before"), BENCH_N (requests per test, default
 # 50000), BENCH_CLIENTS (default 50), BENCH_TESTS (a -t list; default: every default test),
-# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool").
+# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool mlfq"); the mlfq
+# section's sizes: MLFQ_KEYS, MLFQ_ITEMS, MLFQ_N (scripts/mlfq-bench.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER=${ROCKCACHE_SERVER:-build/rockcache-server}
 POOL_BENCH=${POOL_BENCH:-build/pool-bench}
 N=${BENCH_N:-50000}
 CLIENTS=${BENCH_CLIENTS:-50}
-SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool"}
+SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool mlfq"}
 CACHE_KEYS=${BENCH_CACHE_KEYS:-1000000}   # keys loaded before the cache rounds
 CACHE_RANGE=${BENCH_CACHE_RANGE:-100000}  # -r of the GET rounds (the hot set)
 CACHE_N=${BENCH_CACHE_N:-2000000}         # requests per GET round
@@ -251,6 +252,11 @@ section_pool() {
     # shellcheck disable=SC2086
     "$POOL_BENCH" ${POOL_BENCH_ARGS:-}
   fi
+}
+
+# Small and big requests together: MLFQ on / off / pool-small-share 50 80 95, beside redis-server.
+section_mlfq() {
+  scripts/mlfq-bench.sh "$SERVER"
 }
 
 echo "rockcache bench: $(nproc) cores, N=$N, clients=$CLIENTS, sections: $SECTIONS"
