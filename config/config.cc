@@ -103,6 +103,13 @@ const std::vector<OptionSpec> kOptionTable = {
    "worker; smaller shares the pool more finely, larger spends less per step."},
   {"slice-usec", T::kInt, "1000", 10, 1000000, nullptr, true,
    "Longest a step of a big read runs before it yields the worker (checked every 64 entries)."},
+  {"pool-mlfq", T::kBool, "yes", 0, 0, nullptr, true,
+   "Multi-level feedback queue (adaptive mode): a client's requests drop to levels 1-2 as the "
+   "execution time it used recently grows, so big commands cannot crowd out small ones; no = one "
+   "FIFO level."},
+  {"pool-small-share", T::kInt, "80", 1, 99, nullptr, true,
+   "Percent of the workers' time level-0 (small) requests get while small and big work both "
+   "wait; higher protects small-request latency, lower finishes big commands sooner."},
   // ---- cache ----
   {"cache-maxmemory", T::kMemory, "256mb", 0, LLONG_MAX, nullptr, true,
    "Bytes of keys + values + overhead the in-memory cache may hold (0 turns the cache off)."},

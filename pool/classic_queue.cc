@@ -51,7 +51,7 @@ void ClassicQueue::RunWorker(WorkerStats* stats) {
     lock.unlock();
     if (wake_producer) not_full_.notify_one();
     TaskAccess::Next(task) = nullptr;
-    stats->RunChain(task);  // a chain of one: one clock read per pop
+    stats->RunChain(task, 0, nullptr, nullptr, false);  // a chain of one
     lock.lock();
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "config/histogram.h"
+#include "pool/mlfq.h"
 #include "pool/worker_pool.h"
 
 namespace rockcache::pool::internal {
@@ -37,6 +38,9 @@ class TaskAccess {
  public:
   static Task*& Next(Task* t) { return t->next_; }
   static int64_t& EnqueueNs(Task* t) { return t->enqueue_ns_; }
+  static uint64_t Client(const Task* t) { return t->client_; }
+  static int Level(const Task* t) { return t->level_; }
+  static int64_t Elapsed(const Task* t) { return t->elapsed_ns_; }
   static void CancelAndDelete(Task* t) {
     t->Cancel();
     delete t;
@@ -65,6 +69,7 @@ struct Tunables {
   std::atomic<int> yield_sampling{1};
   std::atomic<int> queue_slow_size{0};
   std::atomic<int> queue_max_size{1};
+  std::atomic<bool> mlfq{true};
 
   explicit Tunables(const Options& o) { Set(o); }
   void Set(const Options& o) {
@@ -78,8 +83,17 @@ struct Tunables {
     put(yield_sampling, o.yield_sampling, 1);
     put(queue_slow_size, o.queue_slow_size, 0);
     put(queue_max_size, o.queue_max_size, 1);
+    mlfq.store(o.mlfq, std::memory_order_relaxed);
   }
 };
+
+// The task running on this worker thread: its start and the elapsed time it carried
+// (WorkerPool::RunningTaskElapsedNs). start_ns 0: none.
+struct RunningTask {
+  int64_t start_ns = 0;
+  int64_t carried_ns = 0;
+};
+inline thread_local RunningTask tls_running_task;
 
 // Everything one worker counts, on its own cache lines; GetStats merges them.
 struct alignas(64) WorkerStats {
@@ -94,8 +108,9 @@ struct alignas(64) WorkerStats {
   Counter wakeups_yield;
   Counter wakeups_block;
   std::atomic<int64_t> yield_credit{0};  // written by the worker only
-  Histogram queue_wait;
-  uint64_t rng;  // worker-only xorshift state for the 1-in-N sampling
+  Histogram queue_wait[kLevels];         // Submit -> taken by a worker, per level
+  Histogram exec[kLevels];               // Run, per level
+  uint64_t rng;                          // worker-only xorshift state for the 1-in-N sampling
 
   // True with probability 1/n. Worker thread only.
   bool OneIn(int n) {
@@ -105,19 +120,35 @@ struct alignas(64) WorkerStats {
     return n <= 1 || rng % static_cast<uint64_t>(n) == 0;
   }
 
-  // Records the wait of every task in an oldest-first chain against one clock read, runs and
-  // deletes them.
-  void RunChain(Task* chain) {
-    const int64_t now = NowNs();
+  // Runs and deletes every task of an oldest-first chain of `level`, recording each one's queue
+  // wait and run time (one clock read per task: a task's end is the next one's start). A task
+  // with a client is charged its run time to `clients` (when non-null). A level-0 chain tells
+  // `sched` (when non-null) that level 0 is active; a `chosen` one (taken through
+  // ShareScheduler::Choose) reports its span with Finished. Returns the end time.
+  int64_t RunChain(Task* chain, int level, ClientTable* clients, ShareScheduler* sched,
+                   bool chosen) {
+    const int64_t begin = NowNs();
+    if (sched != nullptr && level == 0) sched->NoteLevel0(begin);
+    int64_t start = begin;
     while (chain != nullptr) {
       Task* next = TaskAccess::Next(chain);
-      queue_wait.Record(
-          static_cast<uint64_t>(std::max<int64_t>(0, now - TaskAccess::EnqueueNs(chain))));
+      queue_wait[level].Record(
+          static_cast<uint64_t>(std::max<int64_t>(0, start - TaskAccess::EnqueueNs(chain))));
+      const int64_t carried = TaskAccess::Elapsed(chain);
+      tls_running_task = RunningTask{start, carried};
       chain->Run();
+      tls_running_task = RunningTask{};
+      const int64_t end = NowNs();
+      exec[level].Record(static_cast<uint64_t>(std::max<int64_t>(0, end - start)));
+      const uint64_t client = TaskAccess::Client(chain);
+      if (client != 0 && clients != nullptr) clients->Charge(client, carried + end - start, end);
       delete chain;
       tasks_run.Add(1);
       chain = next;
+      start = end;
     }
+    if (sched != nullptr && chosen) sched->Finished(level, begin, start);
+    return start;
   }
 };
 
@@ -140,7 +171,10 @@ struct alignas(64) QueueCounters {
 struct RawStats {
   uint64_t tasks_run = 0, wakeups_spin = 0, wakeups_yield = 0, wakeups_block = 0;
   uint64_t producer_yields = 0, producer_waits = 0;
-  Histogram::Data queue_wait;
+  Histogram::Data queue_wait[kLevels];
+  Histogram::Data exec[kLevels];
+  uint64_t given_ns[kLevels] = {};
+  uint64_t demotions = 0, promotions = 0;
 };
 
 }  // namespace rockcache::pool::internal

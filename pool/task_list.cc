@@ -89,19 +89,55 @@ Task* TaskList::TryTakeAll() {
   return oldest;
 }
 
+TaskList::Taken TaskList::Take(WorkerState* w, bool drain) {
+  // The common case, and the whole story with the MLFQ off: one relaxed-enough load more.
+  if (sched_ == nullptr || sched_->HighActive() == 0) {
+    w->hold = false;
+    Taken t;
+    t.chain = TryTakeAll();
+    return t;
+  }
+  return TakeMixed(w, drain);
+}
+
+TaskList::Taken TaskList::TakeMixed(WorkerState* w, bool drain) {
+  Taken t;
+  const bool level0 = head_.load(std::memory_order_seq_cst) != nullptr;
+  const int64_t now = NowNs();
+  if (level0) sched_->NoteLevel0(now);
+  const Choice c = sched_->Choose(level0, now, drain);
+  if (c.kind == Choice::kHigh) {
+    w->hold = false;
+    t.chain = c.task;
+    TaskAccess::Next(t.chain) = nullptr;
+    t.level = c.level;
+    t.chosen = true;
+  } else if (c.kind == Choice::kLevel0) {
+    w->hold = false;
+    t.chain = TryTakeAll();  // nullptr if a list-mate was faster
+    t.chosen = true;
+  } else {
+    w->hold = sched_->HighQueued() > 0;
+  }
+  return t;
+}
+
 void TaskList::RunWorker(WorkerStats* stats) {
+  WorkerState w{stats};
   for (;;) {
     // Read stop_ before looking at the list: a push that happened before Stop() is then visible
     // to the take below, so nothing submitted before Shutdown is left behind.
     const bool stopping = stop_.load(std::memory_order_acquire);
-    Task* chain = TryTakeAll();
-    if (chain == nullptr) {
+    Taken t = Take(&w, stopping);
+    if (t.chain == nullptr) {
       if (stopping) return;
-      chain = AwaitWork(stats);
-      if (chain == nullptr) return;
+      t = AwaitWork(&w);
+      if (t.chain == nullptr) continue;  // stopped (returns above next time) or a hold timeout
     }
     if (room_waiters_.load(std::memory_order_seq_cst) > 0) NotifyRoom();
-    stats->RunChain(chain);
+    stats->RunChain(t.chain, t.level,
+                    tunables_->mlfq.load(std::memory_order_relaxed) ? clients_ : nullptr, sched_,
+                    t.chosen);
   }
 }
 
@@ -134,42 +170,43 @@ void TaskList::RunWorker(WorkerStats* stats) {
 // decay gives it a memory of ~1000 samples, and the +/-2^17 step bounds it by 2^17 * 1024 = 2^27
 // (it would fit an int32). A credit >= 0 means the weighted recent samples succeeded at least
 // half of the time. Samples are per worker, so no two threads write one credit.
-Task* TaskList::AwaitWork(WorkerStats* stats) {
-  Task* chain = Spin(stats);
-  if (chain == nullptr) chain = Yield(stats);
-  if (chain == nullptr) chain = BlockForWork(stats);
-  return chain;
+TaskList::Taken TaskList::AwaitWork(WorkerState* w) {
+  Taken t = Spin(w);
+  if (t.chain == nullptr) t = Yield(w);
+  if (t.chain == nullptr) t = BlockForWork(w);
+  return t;
 }
 
-Task* TaskList::Spin(WorkerStats* stats) {
+TaskList::Taken TaskList::Spin(WorkerState* w) {
+  Taken t;
   const int spins = tunables_->spin_count.load(std::memory_order_relaxed);
-  if (spins <= 0) return nullptr;
+  if (spins <= 0) return t;
   spinners_.fetch_add(1, std::memory_order_seq_cst);
-  Task* chain = nullptr;
-  for (int i = 0; i < spins && chain == nullptr; ++i) {
-    if (head_.load(std::memory_order_relaxed) != nullptr) chain = TryTakeAll();
+  for (int i = 0; i < spins && t.chain == nullptr; ++i) {
+    if (HasWork(w, std::memory_order_relaxed)) t = Take(w, /*drain=*/false);
     CpuRelax();
   }
   spinners_.fetch_sub(1, std::memory_order_seq_cst);
   // Dekker with Push: CAS(head_) then load(spinners_) there; fetch_sub(spinners_) then
   // load(head_) here. A producer that saw us spinning linked its task before this load.
-  if (head_.load(std::memory_order_seq_cst) != nullptr) {
-    if (chain == nullptr) {
-      chain = TryTakeAll();
+  if (HasWork(w, std::memory_order_seq_cst)) {
+    if (t.chain == nullptr) {
+      t = Take(w, /*drain=*/false);
     } else if (spinners_.load(std::memory_order_seq_cst) == 0 &&
                sleepers_.load(std::memory_order_seq_cst) > 0) {
       WakeOne();  // it would otherwise wait behind our chain
     }
   }
-  if (chain != nullptr) stats->wakeups_spin.Add(1);
-  return chain;
+  if (t.chain != nullptr) w->stats->wakeups_spin.Add(1);
+  return t;
 }
 
-Task* TaskList::Yield(WorkerStats* stats) {
+TaskList::Taken TaskList::Yield(WorkerState* w) {
+  Taken t;
+  WorkerStats* stats = w->stats;
   const int max_yield_usec = tunables_->max_yield_usec.load(std::memory_order_relaxed);
-  if (max_yield_usec <= 0) return nullptr;
+  if (max_yield_usec <= 0) return t;
   bool update_credit = stats->OneIn(tunables_->yield_sampling.load(std::memory_order_relaxed));
-  Task* chain = nullptr;
   if (update_credit || stats->yield_credit.load(std::memory_order_relaxed) >= 0) {
     using Clock = std::chrono::steady_clock;
     const auto max_yield = std::chrono::microseconds(max_yield_usec);
@@ -181,7 +218,8 @@ Task* TaskList::Yield(WorkerStats* stats) {
     int slow_yields = 0;  // not counting the yield after which work showed up
     while (iter_begin - begin <= max_yield) {
       std::this_thread::yield();
-      if (head_.load(std::memory_order_relaxed) != nullptr && (chain = TryTakeAll()) != nullptr) {
+      if (HasWork(w, std::memory_order_relaxed) &&
+          (t = Take(w, /*drain=*/false)).chain != nullptr) {
         break;
       }
       const auto now = Clock::now();
@@ -198,30 +236,40 @@ Task* TaskList::Yield(WorkerStats* stats) {
   if (update_credit) {
     int64_t credit = stats->yield_credit.load(std::memory_order_relaxed);
     credit = credit - credit / 1024 +
-             (chain != nullptr ? WorkerStats::kCreditStep : -WorkerStats::kCreditStep);
+             (t.chain != nullptr ? WorkerStats::kCreditStep : -WorkerStats::kCreditStep);
     stats->yield_credit.store(credit, std::memory_order_relaxed);
   }
-  if (chain != nullptr) stats->wakeups_yield.Add(1);
-  return chain;
+  if (t.chain != nullptr) stats->wakeups_yield.Add(1);
+  return t;
 }
 
-Task* TaskList::BlockForWork(WorkerStats* stats) {
+// A holding worker (high work queued, but the MLFQ keeps it for level 0) waits with a timeout of
+// kHoldPollNs and asks the scheduler again after each: the answer changes with time (level 0
+// stops being "recent", a running high task ends) with no push to announce it.
+TaskList::Taken TaskList::BlockForWork(WorkerState* w) {
+  Taken t;
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  Task* chain = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       const bool stopping = stop_.load(std::memory_order_acquire);  // before the list, as above
-      if (head_.load(std::memory_order_seq_cst) != nullptr && (chain = TryTakeAll()) != nullptr) {
+      // seq_cst: Dekker with Push (head_) and WorkerPool::Submit's PushHigh (the high count).
+      // A holding worker asks the scheduler again on every pass.
+      if ((w->hold || HasWork(w, std::memory_order_seq_cst)) &&
+          (t = Take(w, stopping)).chain != nullptr) {
         break;
       }
       if (stopping) break;
-      work_cv_.wait(lock);
+      if (w->hold) {
+        work_cv_.wait_for(lock, std::chrono::nanoseconds(ShareScheduler::kHoldPollNs));
+      } else {
+        work_cv_.wait(lock);
+      }
     }
   }
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  if (chain != nullptr) stats->wakeups_block.Add(1);
-  return chain;
+  if (t.chain != nullptr) w->stats->wakeups_block.Add(1);
+  return t;
 }
 
 void TaskList::Stop() {

@@ -16,6 +16,13 @@
 // list again after leaving the count). Backpressure waits use the pattern on room_waiters_ /
 // depth_.
 //
+// MLFQ (pool/mlfq.h): the list holds level-0 tasks only. While the pool-wide ShareScheduler has
+// high-level (1-2) tasks queued or running, a worker asks it what to take (Take -> TakeMixed);
+// otherwise Take is TryTakeAll, as without the MLFQ. The wait phases treat queued high tasks as
+// work too, unless the scheduler told this worker to keep itself for level 0 ("hold"): then it
+// blocks with a timeout (kHoldPollNs) and asks again. A PushHigh wakes a sleeper with the same
+// Dekker pattern (high count, then sleepers_; see WorkerPool::Submit).
+//
 // Threads: Push from any thread; RunWorker from the list's workers only; Stop, Close, NotifyRoom,
 // depth and counters from any thread (see each).
 #pragma once
@@ -31,7 +38,9 @@ namespace rockcache::pool::internal {
 
 class TaskList {
  public:
-  explicit TaskList(const Tunables* tunables) : tunables_(tunables) {}
+  // `sched` and `clients` may be null (MLFQ off for good: classic tests, or no scheduler).
+  TaskList(const Tunables* tunables, ShareScheduler* sched, ClientTable* clients)
+      : tunables_(tunables), sched_(sched), clients_(clients) {}
   TaskList(const TaskList&) = delete;
   TaskList& operator=(const TaskList&) = delete;
 
@@ -56,6 +65,12 @@ class TaskList {
   // Wakes producers waiting for room (after queue_max_size was raised). Any thread.
   void NotifyRoom();
 
+  // Wakes one blocked worker if there is one (after a PushHigh). Any thread.
+  void WakeSleeper() {
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) WakeOne();
+  }
+  bool HasSleeper() const { return sleepers_.load(std::memory_order_seq_cst) > 0; }
+
   // Tasks linked but not yet taken. Approximate while producers and workers run.
   int64_t depth() const { return depth_.load(std::memory_order_relaxed); }
   QueueCounters& counters() { return counters_; }
@@ -64,17 +79,40 @@ class TaskList {
  private:
   static Task* Closed() { return reinterpret_cast<Task*>(uintptr_t{1}); }
 
+  // What a worker took: a level-0 chain or one high task.
+  struct Taken {
+    Task* chain = nullptr;
+    int level = 0;
+    bool chosen = false;  // through ShareScheduler::Choose: report its span with Finished
+  };
+  // Per worker, across its waits.
+  struct WorkerState {
+    WorkerStats* stats;
+    bool hold = false;  // Choose said: high work is queued but keep yourself for level 0
+  };
+
   // Takes the whole chain, oldest first, or nullptr if the list is empty. Lock-free.
   Task* TryTakeAll();
-  // Spin, yield, block (see task_list.cc). nullptr only when stopped and empty.
-  Task* AwaitWork(WorkerStats* stats);
-  Task* Spin(WorkerStats* stats);
-  Task* Yield(WorkerStats* stats);
-  Task* BlockForWork(WorkerStats* stats);
+  // Level 0 or high work, as the MLFQ decides; TryTakeAll when no high work exists.
+  Taken Take(WorkerState* w, bool drain);
+  Taken TakeMixed(WorkerState* w, bool drain);
+  // Something the worker should look at: a level-0 task, or a high one unless holding.
+  bool HasWork(const WorkerState* w, std::memory_order order) const {
+    return head_.load(order) != nullptr ||
+           (!w->hold && sched_ != nullptr && sched_->HighQueued() > 0);
+  }
+  // Spin, yield, block (see task_list.cc). Empty only when stopped and empty, or after a
+  // holding worker's poll timeout.
+  Taken AwaitWork(WorkerState* w);
+  Taken Spin(WorkerState* w);
+  Taken Yield(WorkerState* w);
+  Taken BlockForWork(WorkerState* w);
   void WakeOne();
   void WaitForRoom();
 
   const Tunables* const tunables_;
+  ShareScheduler* const sched_;
+  ClientTable* const clients_;
 
   // The hot line: every push and take touches these together.
   alignas(64) std::atomic<Task*> head_{nullptr};

@@ -51,14 +51,17 @@ WorkerPool::WorkerPool(const Options& options)
       workers_per_list_(std::clamp(options.workers_per_list, 1, threads_)),
       cpu_affinity_(options.cpu_affinity),
       tunables_(std::make_unique<internal::Tunables>(options)),
+      clients_(std::make_unique<internal::ClientTable>()),
       timer_(std::make_unique<internal::TimerQueue>()),
       baseline_(std::make_unique<internal::RawStats>()) {
   if (mode_ == Mode::kClassic) {
     classic_ = std::make_unique<internal::ClassicQueue>(tunables_.get());
   } else {
+    sched_ = std::make_unique<internal::ShareScheduler>(threads_, options.small_share);
     const int nlists = (threads_ + workers_per_list_ - 1) / workers_per_list_;
     for (int i = 0; i < nlists; ++i) {
-      lists_.push_back(std::make_unique<internal::TaskList>(tunables_.get()));
+      lists_.push_back(
+          std::make_unique<internal::TaskList>(tunables_.get(), sched_.get(), clients_.get()));
     }
   }
   for (int i = 0; i < threads_; ++i) {
@@ -109,10 +112,62 @@ void WorkerPool::Submit(std::unique_ptr<Task> task, uint64_t hint) {
     TaskAccess::CancelAndDelete(t);
     return;
   }
+  if (sched_ != nullptr && tunables_->mlfq.load(std::memory_order_relaxed)) {
+    int level = TaskAccess::Level(t);
+    if (level < 0) {
+      const uint64_t client = TaskAccess::Client(t);
+      level = client != 0 ? clients_->Level(client, internal::NowNs()) : 0;
+      level =
+          std::max(level, clients_->policy().LevelOf(static_cast<double>(TaskAccess::Elapsed(t))));
+    }
+    if (level > 0) {
+      SubmitHigh(t, level);
+      return;
+    }
+  }
   size_t list = 0;
   if (lists_.size() > 1) list = (hint != 0 ? hint : NextRoundRobin()) % lists_.size();
   const bool may_wait = tls_pool_thread_of != this && !tls_never_wait;
   if (!Enqueue(t, list, may_wait)) TaskAccess::CancelAndDelete(t);
+}
+
+void WorkerPool::SubmitHigh(Task* task, int level) {
+  const int64_t now = internal::NowNs();
+  TaskAccess::EnqueueNs(task) = now;
+  if (!sched_->PushHigh(task, level, now)) {
+    TaskAccess::CancelAndDelete(task);
+    return;
+  }
+  // Dekker with TaskList::BlockForWork: PushHigh's seq_cst increment of the high count, then the
+  // lists' sleeper counts here; a worker increments its list's count, then reads the high count.
+  for (auto& list : lists_) {
+    if (list->HasSleeper()) {
+      list->WakeSleeper();
+      break;
+    }
+  }
+}
+
+int WorkerPool::ClientLevel(uint64_t client) {
+  if (!mlfq_enabled() || client == 0) return 0;
+  return clients_->Level(client, internal::NowNs());
+}
+
+void WorkerPool::Charge(uint64_t client, int64_t ns) {
+  if (!mlfq_enabled() || client == 0) return;
+  clients_->Charge(client, ns, internal::NowNs());
+}
+
+void WorkerPool::ForgetClient(uint64_t client) { clients_->Forget(client); }
+
+int64_t WorkerPool::RunningTaskElapsedNs() {
+  const internal::RunningTask& r = internal::tls_running_task;
+  if (r.start_ns == 0) return 0;
+  return r.carried_ns + std::max<int64_t>(0, internal::NowNs() - r.start_ns);
+}
+
+bool WorkerPool::mlfq_enabled() const {
+  return sched_ != nullptr && tunables_->mlfq.load(std::memory_order_relaxed);
 }
 
 void WorkerPool::NeverWaitOnThisThread() { tls_never_wait = true; }
@@ -168,11 +223,15 @@ void WorkerPool::Shutdown() {
       t = next;
     }
   }
+  if (sched_) {
+    for (Task* t : sched_->Close()) TaskAccess::CancelAndDelete(t);
+  }
   shut_down_ = true;
 }
 
 void WorkerPool::SetTunables(const Options& options) {
   tunables_->Set(options);
+  if (sched_) sched_->SetSmallShare(options.small_share);
   // queue_max_size may have grown: let waiting producers re-check.
   if (classic_) classic_->NotifyRoom();
   for (auto& list : lists_) list->NotifyRoom();
@@ -184,8 +243,14 @@ void WorkerPool::CollectRaw(internal::RawStats* raw) const {
     raw->wakeups_spin += w->wakeups_spin.Load();
     raw->wakeups_yield += w->wakeups_yield.Load();
     raw->wakeups_block += w->wakeups_block.Load();
-    w->queue_wait.AddTo(&raw->queue_wait);
+    for (int l = 0; l < internal::kLevels; ++l) {
+      w->queue_wait[l].AddTo(&raw->queue_wait[l]);
+      w->exec[l].AddTo(&raw->exec[l]);
+    }
   }
+  if (sched_) sched_->GivenNs(raw->given_ns);
+  raw->demotions = clients_->demotions();
+  raw->promotions = clients_->promotions();
   auto add_queue = [raw](const internal::QueueCounters& c) {
     raw->producer_yields += c.producer_yields.load(std::memory_order_relaxed);
     raw->producer_waits += c.producer_waits.load(std::memory_order_relaxed);
@@ -205,7 +270,13 @@ Stats WorkerPool::GetStats() const {
     raw.wakeups_block -= baseline_->wakeups_block;
     raw.producer_yields -= baseline_->producer_yields;
     raw.producer_waits -= baseline_->producer_waits;
-    raw.queue_wait.Subtract(baseline_->queue_wait);
+    for (int l = 0; l < internal::kLevels; ++l) {
+      raw.queue_wait[l].Subtract(baseline_->queue_wait[l]);
+      raw.exec[l].Subtract(baseline_->exec[l]);
+      raw.given_ns[l] -= baseline_->given_ns[l];
+    }
+    raw.demotions -= baseline_->demotions;
+    raw.promotions -= baseline_->promotions;
   }
   Stats s;
   s.tasks_run = raw.tasks_run;
@@ -231,11 +302,38 @@ Stats WorkerPool::GetStats() const {
     }
     s.yield_credit = std::clamp(credit / static_cast<double>(worker_stats_.size()), -1.0, 1.0);
   }
-  s.queue_wait_count = raw.queue_wait.Count();
-  s.queue_wait_sum_us = static_cast<double>(raw.queue_wait.sum_ns) / 1e3;
-  s.queue_wait_p50_us = raw.queue_wait.PercentileNs(0.50) / 1e3;
-  s.queue_wait_p99_us = raw.queue_wait.PercentileNs(0.99) / 1e3;
-  s.queue_wait_p999_us = raw.queue_wait.PercentileNs(0.999) / 1e3;
+  Histogram::Data wait_all = raw.queue_wait[0];
+  for (int l = 1; l < internal::kLevels; ++l) {
+    for (int b = 0; b < Histogram::kBuckets; ++b)
+      wait_all.buckets[b] += raw.queue_wait[l].buckets[b];
+    wait_all.sum_ns += raw.queue_wait[l].sum_ns;
+  }
+  s.queue_wait_count = wait_all.Count();
+  s.queue_wait_sum_us = static_cast<double>(wait_all.sum_ns) / 1e3;
+  s.queue_wait_p50_us = wait_all.PercentileNs(0.50) / 1e3;
+  s.queue_wait_p99_us = wait_all.PercentileNs(0.99) / 1e3;
+  s.queue_wait_p999_us = wait_all.PercentileNs(0.999) / 1e3;
+  s.mlfq = mlfq_enabled();
+  s.small_share = sched_ ? sched_->small_share() : 0;
+  uint64_t given_total = 0;
+  for (uint64_t g : raw.given_ns) given_total += g;
+  for (int l = 0; l < internal::kLevels; ++l) {
+    LevelStats& ls = s.levels[l];
+    ls.tasks = raw.exec[l].Count();
+    ls.queued_now = sched_ ? sched_->queued(l) : 0;
+    ls.queue_wait_sum_us = static_cast<double>(raw.queue_wait[l].sum_ns) / 1e3;
+    ls.queue_wait_p50_us = raw.queue_wait[l].PercentileNs(0.50) / 1e3;
+    ls.queue_wait_p99_us = raw.queue_wait[l].PercentileNs(0.99) / 1e3;
+    ls.exec_sum_us = static_cast<double>(raw.exec[l].sum_ns) / 1e3;
+    ls.exec_p50_us = raw.exec[l].PercentileNs(0.50) / 1e3;
+    ls.exec_p99_us = raw.exec[l].PercentileNs(0.99) / 1e3;
+    ls.contended_share =
+        given_total == 0 ? 0
+                         : static_cast<double>(raw.given_ns[l]) / static_cast<double>(given_total);
+  }
+  s.demotions = raw.demotions;
+  s.promotions = raw.promotions;
+  s.clients_tracked = clients_->size();
   return s;
 }
 

@@ -43,9 +43,35 @@
 // inline on the caller's thread. Tasks a worker submits while the pool drains are Cancel()ed
 // inline, so a task that resubmits itself cannot keep Shutdown from finishing.
 //
-// Threads: Submit, ScheduleAt, GetStats, SetTunables, mode and ResetStats may be called from any
-// thread, including the pool's workers, concurrently. Shutdown (and the destructor) from any
-// thread except the pool's own workers. Task::Run and Task::Cancel must not throw.
+// Multi-level feedback queue (adaptive mode, Options::mlfq; pool/mlfq.h has the whole rule).
+// Every task has a level, 0 (small) to 2 (big). Level 0 is what the lists above carry, at the
+// same cost as without the MLFQ while no level 1-2 task exists. A task's level is, in order:
+// the one set with Task::set_level; else its client's (Task::set_client), from the execution
+// time that client consumed recently, decayed (ClientLevel); else 0. Levels 1 and 2 wait in two
+// FIFO queues shared by all lists; while small and big work are both waiting, an idle worker
+// takes big work only while it has had less than (100 - small_share)% of the contended time, and
+// at most max(1, round(threads x (100 - small_share) / 100)) workers run big work at once while
+// small work is around. With the MLFQ off (Options::mlfq false, SetTunables) every Submit goes
+// to level 0; tasks already queued at levels 1-2 still run. Classic mode ignores levels.
+//
+// The API for work done for a client (a connection id), e.g. the resumable slices of a heavy
+// command, each a Task submitted from the worker running the slice before it:
+//   auto next = std::make_unique<MySlice>(...);
+//   next->set_client(conn_id);                                   // the client's level, charged
+//   next->set_elapsed_ns(WorkerPool::RunningTaskElapsedNs());    // the command's time so far
+//   pool->Submit(std::move(next), conn_id);
+// The pool queues the slice at the higher of its client's level and the level of the command's
+// time so far (pool/mlfq.h: 5 ms -> level 1, 100 ms -> level 2), measures its Run and reports
+// elapsed + run to the client's record (ClientTable), so a big command sinks slice by slice and
+// its client's next command starts at that level too; nobody else's level moves. A task that
+// works for several clients at once (a network loop's group of batches) leaves client 0, picks
+// its level with set_level(ClientLevel(...)) and reports each client's part itself with Charge().
+// Order: tasks of one hint keep their submission order only among tasks of the same level.
+//
+// Threads: Submit, ScheduleAt, GetStats, SetTunables, mode, ClientLevel, Charge, ForgetClient
+// and ResetStats may be called from any thread, including the pool's workers, concurrently.
+// Shutdown (and the destructor) from any thread except the pool's own workers. Task::Run and
+// Task::Cancel must not throw.
 #pragma once
 
 #include <atomic>
@@ -63,6 +89,8 @@ class TaskAccess;
 class TaskList;
 class ClassicQueue;
 class TimerQueue;
+class ClientTable;
+class ShareScheduler;
 struct Tunables;
 struct WorkerStats;
 struct RawStats;
@@ -86,10 +114,27 @@ class Task {
   // answer. Must not throw.
   virtual void Cancel() {}
 
+  // The client (connection id, non-zero) this task works for: before Submit, so the pool queues
+  // it at the client's level and charges its Run time to the client. 0 (the default): none.
+  void set_client(uint64_t client) { client_ = client; }
+  uint64_t client() const { return client_; }
+  // Forces the level (0..2, clamped) whatever the client's; -1 (the default) = from the client.
+  // Before Submit.
+  void set_level(int level) { level_ = level < 0 ? -1 : (level > 2 ? 2 : level); }
+  int level() const { return level_; }
+  // Execution time the work this task continues has taken already (earlier slices of one
+  // command), in ns: raises the task's level (see the top of this file) and is added to this
+  // run when the client is charged. Before Submit.
+  void set_elapsed_ns(int64_t ns) { elapsed_ns_ = ns < 0 ? 0 : ns; }
+  int64_t elapsed_ns() const { return elapsed_ns_; }
+
  private:
   friend class internal::TaskAccess;
   Task* next_ = nullptr;    // intrusive list link, owned by the pool while queued
   int64_t enqueue_ns_ = 0;  // steady_clock nanoseconds at Submit, for the queue-wait histogram
+  uint64_t client_ = 0;
+  int level_ = -1;
+  int64_t elapsed_ns_ = 0;
 };
 
 enum class Mode { kAdaptive, kClassic };
@@ -120,6 +165,27 @@ struct Options {
   int queue_max_size = 100000;
   // pool-cpu-affinity: pin worker i to core i % hardware_concurrency (Linux only).
   bool cpu_affinity = false;
+  // pool-mlfq: the multi-level feedback queue (adaptive mode only). Off: every task at level 0,
+  // plain FIFO per list.
+  bool mlfq = true;
+  // pool-small-share: percent of the workers' time level 0 gets while small and big work both
+  // wait (clamped to [1, 99]).
+  int small_share = 80;
+};
+
+// One MLFQ level's figures (Stats::levels).
+struct LevelStats {
+  uint64_t tasks = 0;       // tasks run at this level
+  uint64_t queued_now = 0;  // waiting now (levels 1-2; level 0 is in Stats::queued_now)
+  double queue_wait_sum_us = 0;
+  double queue_wait_p50_us = 0;
+  double queue_wait_p99_us = 0;
+  double exec_sum_us = 0;
+  double exec_p50_us = 0;
+  double exec_p99_us = 0;
+  // Of the time workers spent while small and big work were both active, the fraction this
+  // level got (0 when there was none).
+  double contended_share = 0;
 };
 
 // A snapshot; counters count since Create or the last ResetStats.
@@ -142,6 +208,13 @@ struct Stats {
   double queue_wait_p50_us = 0;
   double queue_wait_p99_us = 0;
   double queue_wait_p999_us = 0;
+  // MLFQ.
+  bool mlfq = false;  // on (adaptive mode and Options::mlfq)
+  int small_share = 0;
+  LevelStats levels[3];
+  uint64_t demotions = 0;   // a client's level went up between two of its submits
+  uint64_t promotions = 0;  // ... went down
+  uint64_t clients_tracked = 0;
 };
 
 class WorkerPool {
@@ -160,7 +233,23 @@ class WorkerPool {
   // the workers are stuck; never when called from a worker or the timer). `hint` picks the list
   // (hint % number of lists; e.g. a connection id): tasks with the same non-zero hint go to the
   // same list; hint 0 round-robins per calling thread. After Shutdown began: Cancel() inline.
+  // With the MLFQ on, a task of level 1-2 (see the top of this file) skips the lists and their
+  // backpressure: it goes to the shared high-level queues (one mutex), never waits for room.
   void Submit(std::unique_ptr<Task> task, uint64_t hint = 0);
+
+  // MLFQ. The level a task of `client` would get now (0 with the MLFQ off or in classic mode).
+  // Any thread; takes one shard mutex of the client table briefly.
+  int ClientLevel(uint64_t client);
+  // Adds `ns` of execution time to `client` (work done for it outside a task of its own). Any
+  // thread; takes one shard mutex. No-op with the MLFQ off.
+  void Charge(uint64_t client, int64_t ns);
+  // Forgets `client` (its connection closed). Any thread.
+  void ForgetClient(uint64_t client);
+  // True when Submit applies levels (adaptive mode and the MLFQ on). A relaxed load.
+  bool mlfq_enabled() const;
+  // On a pool worker inside Task::Run: the running task's elapsed_ns() plus its run so far (the
+  // elapsed_ns a continuation of it should carry). 0 on other threads. Lock-free.
+  static int64_t RunningTaskElapsedNs();
 
   // Marks the calling thread as one that must never wait (a network loop): its Submit calls
   // never yield or block for room, like the pool's own threads; they may overshoot
@@ -188,9 +277,9 @@ class WorkerPool {
   Stats GetStats() const;
 
   // Live tunables (CONFIG SET): spin_count, max_yield_usec, slow_yield_usec, max_slow_yields,
-  // yield_sampling, queue_slow_size, queue_max_size, clamped as in Options. Thread-safe (relaxed
-  // atomics: workers and producers pick new values up on their next read). Other fields are
-  // ignored.
+  // yield_sampling, queue_slow_size, queue_max_size, mlfq, small_share, clamped as in Options.
+  // Thread-safe (relaxed atomics: workers and producers pick new values up on their next read).
+  // Other fields are ignored.
   void SetTunables(const Options& options);
 
   Mode mode() const { return mode_; }
@@ -204,6 +293,8 @@ class WorkerPool {
   void WorkerMain(int index);
   // Links `task` on `list` (or the classic queue). False if the queue refused it (stopped).
   bool Enqueue(Task* task, size_t list, bool may_wait);
+  // Queues a level 1-2 task with the scheduler and wakes a blocked worker.
+  void SubmitHigh(Task* task, int level);
   void CollectRaw(internal::RawStats* raw) const;
 
   const Mode mode_;
@@ -211,6 +302,8 @@ class WorkerPool {
   const int workers_per_list_;
   const bool cpu_affinity_;
   std::unique_ptr<internal::Tunables> tunables_;
+  std::unique_ptr<internal::ClientTable> clients_;
+  std::unique_ptr<internal::ShareScheduler> sched_;  // adaptive mode
   std::atomic<bool> accepting_{true};
   std::vector<std::unique_ptr<internal::TaskList>> lists_;  // adaptive mode
   std::unique_ptr<internal::ClassicQueue> classic_;         // classic mode

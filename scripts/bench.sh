@@ -6,11 +6,13 @@
 # Environment: ROCKCACHE_SERVER (binary), POOL_BENCH (binary), BASELINE_SERVER (an older
 # rockcache binary, measured in the same run as "before"), BENCH_N (requests per test, default
 # 50000), BENCH_CLIENTS (default 50), BENCH_TESTS (a -t list; default: every default test),
-# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool").
+# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool mlfq"); the mlfq
+# section's sizes: MLFQ_KEYS, MLFQ_ITEMS, MLFQ_N (scripts/mlfq-bench.sh).
 # BENCH_QUICK=1: a reduced run (a few minutes) with the same sections and tables: 5,000 requests
 # per test, drains of 10,000, instructions per request of SET and GET (miss) at pipeline 1 and
-# 16 only, one small cache round, pool-bench --quick. Any variable set explicitly still wins.
-# The full run takes well over an hour on 2 cores (each instructions cell is two callgrind runs).
+# 16 only, one small cache round, pool-bench --quick, a small mlfq mix. Any variable set
+# explicitly still wins. The full run takes well over an hour on 2 cores (each instructions cell
+# is two callgrind runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER=${ROCKCACHE_SERVER:-build/rockcache-server}
@@ -19,11 +21,12 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${BENCH_N:=5000}" "${DRAIN_N:=10000}" "${BENCH_CACHE_KEYS:=50000}"
   : "${BENCH_CACHE_RANGE:=10000}" "${BENCH_CACHE_N:=50000}" "${BENCH_CACHE_ROUNDS:=1}"
   : "${IPR_TESTS:=set get-miss}" "${N1:=5000}" "${N2:=10000}" "${POOL_BENCH_ARGS:=--quick}"
-  export DRAIN_N IPR_TESTS N1 N2
+  : "${MLFQ_KEYS:=100000}" "${MLFQ_ITEMS:=20000}" "${MLFQ_N:=10000}"
+  export DRAIN_N IPR_TESTS N1 N2 MLFQ_KEYS MLFQ_ITEMS MLFQ_N
 fi
 N=${BENCH_N:-50000}
 CLIENTS=${BENCH_CLIENTS:-50}
-SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool"}
+SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool mlfq"}
 CACHE_KEYS=${BENCH_CACHE_KEYS:-1000000}   # keys loaded before the cache rounds
 CACHE_RANGE=${BENCH_CACHE_RANGE:-100000}  # -r of the GET rounds (the hot set)
 CACHE_N=${BENCH_CACHE_N:-2000000}         # requests per GET round
@@ -252,6 +255,11 @@ section_pool() {
     # shellcheck disable=SC2086
     "$POOL_BENCH" ${POOL_BENCH_ARGS:-}
   fi
+}
+
+# Small and big requests together: MLFQ on / off / pool-small-share 50 80 95, beside redis-server.
+section_mlfq() {
+  scripts/mlfq-bench.sh "$SERVER"
 }
 
 echo "rockcache bench: $(nproc) cores, N=$N, clients=$CLIENTS, sections: $SECTIONS${BENCH_QUICK:+ (BENCH_QUICK=$BENCH_QUICK)}"

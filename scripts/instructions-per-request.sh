@@ -19,6 +19,7 @@
 # cost of one request, start-up and shutdown cancelling out. rockcache runs with
 # --pool-spin-count 0 --pool-max-yield-usec 0: an idle worker's spinning would count as
 # instructions and make the figure depend on timing; blocking waits do not.
+# ROCKCACHE_EXTRA_ARGS: more rockcache options (e.g. "--pool-mlfq no"), split on spaces.
 set -euo pipefail
 
 KIND=${1:?usage: $0 rockcache|redis BINARY [TEST] [PIPELINE] [PORT]}
@@ -52,6 +53,8 @@ run_once() {  # $1 = requests; prints total Ir
   else
     args=(--port "$PORT" --bind 127.0.0.1 --dir "$dir" --metrics-port 0
           --pool-spin-count 0 --pool-max-yield-usec 0)
+    # shellcheck disable=SC2206
+    args+=(${ROCKCACHE_EXTRA_ARGS:-})
   fi
   valgrind --tool=callgrind --callgrind-out-file="$out" "$BINARY" "${args[@]}" \
     >"$WORK/server.$n.log" 2>&1 &

@@ -37,8 +37,11 @@ bool IsBarrier(const PreparedCommand& command) {
 
 class GroupTask : public pool::Task {
  public:
-  GroupTask(Server* server, uint32_t loop_index, std::vector<ConnBatch> group)
-      : server_(server), loop_index_(loop_index), group_(std::move(group)) {}
+  GroupTask(Server* server, uint32_t loop_index, std::vector<ConnBatch> group, bool charge_clients)
+      : server_(server),
+        loop_index_(loop_index),
+        group_(std::move(group)),
+        charge_(charge_clients) {}
 
   void Run() override {
     const uint64_t dequeued = Clock::Now();
@@ -71,7 +74,10 @@ class GroupTask : public pool::Task {
       }
       if (j > i) {
         auto guard = server_->key_locks().Lock(keys);
-        for (size_t k = i; k < j; ++k) RunInSegment(order_[k], budget_of_[k]);
+        for (size_t k = i; k < j; ++k) {
+          ChargeFrom(k);
+          RunInSegment(order_[k], budget_of_[k]);
+        }
         CommitPending();
       }
       if (capped) {
@@ -79,6 +85,7 @@ class GroupTask : public pool::Task {
         continue;
       }
       if (j < order_.size()) {
+        ChargeFrom(j);
         PreparedCommand* barrier = order_[j];
         Budgeted(barrier, budget_of_[j], [&](ReplyBudget* budget) {
           if (barrier->tx != nullptr) {  // EXEC: takes its own locks, commits as one batch
@@ -94,6 +101,7 @@ class GroupTask : public pool::Task {
       i = j + 1;
     }
     write_group_.reset();
+    ChargeClients();
     PostAll(/*with_commands=*/true);
   }
 
@@ -293,9 +301,33 @@ class GroupTask : public pool::Task {
     for (auto& state : continuations) SubmitSliceStep(std::move(state));
   }
 
+  // MLFQ charging: from the start of order_[k] on, time is charged to k's batch.
+  void ChargeFrom(size_t k) {
+    if (!charge_) return;
+    const size_t batch = static_cast<size_t>(budget_of_[k] - budgets_.data());
+    if (batch == charging_) return;
+    const uint64_t now = Clock::Now();
+    if (charging_ < spent_.size()) spent_[charging_] += Clock::NanosBetween(mark_, now);
+    if (spent_.empty()) spent_.resize(group_.size());
+    charging_ = batch;
+    mark_ = now;
+  }
+  void ChargeClients() {
+    if (!charge_ || charging_ >= spent_.size()) return;
+    spent_[charging_] += Clock::NanosBetween(mark_, Clock::Now());
+    pool::WorkerPool* pool = server_->worker_pool();
+    for (size_t b = 0; b < group_.size(); ++b) {
+      if (spent_[b] > 0) pool->Charge(group_[b].conn_id, static_cast<int64_t>(spent_[b]));
+    }
+  }
+
   Server* const server_;
   const uint32_t loop_index_;
   std::vector<ConnBatch> group_;
+  const bool charge_;
+  size_t charging_ = SIZE_MAX;   // the batch being charged
+  uint64_t mark_ = 0;            // Clock ticks when it started
+  std::vector<uint64_t> spent_;  // ns per batch of group_
   std::vector<PreparedCommand*> order_;
   std::vector<BatchBudget> budgets_;     // one per batch of group_
   std::vector<BatchBudget*> budget_of_;  // the budget of each command of order_
@@ -308,8 +340,8 @@ class GroupTask : public pool::Task {
 }  // namespace
 
 std::unique_ptr<pool::Task> MakeGroupTask(Server* server, uint32_t loop_index,
-                                          std::vector<ConnBatch> group) {
-  return std::make_unique<GroupTask>(server, loop_index, std::move(group));
+                                          std::vector<ConnBatch> group, bool charge_clients) {
+  return std::make_unique<GroupTask>(server, loop_index, std::move(group), charge_clients);
 }
 
 }  // namespace rockcache::server

@@ -42,7 +42,11 @@ namespace rockcache::server {
 
 // A task that runs `group` (batches of loop `loop_index`'s connections) as described above and
 // posts one Completion per batch to that loop. Cancel() answers every command with an error.
+// With `charge_clients` (the MLFQ is on, pool/worker_pool.h), each batch's share of the run —
+// the time from its first command to the next batch's first (its commit included when it
+// ends a segment) — is charged to its connection with WorkerPool::Charge: a group runs for
+// several clients, so the pool cannot charge it to one.
 std::unique_ptr<pool::Task> MakeGroupTask(Server* server, uint32_t loop_index,
-                                          std::vector<ConnBatch> group);
+                                          std::vector<ConnBatch> group, bool charge_clients);
 
 }  // namespace rockcache::server

@@ -68,6 +68,19 @@ void NetLoop::PostCompletions(std::vector<Completion> completions) {
 }
 
 void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
+  // MLFQ (pool/mlfq.h): a client demoted for the execution time it used recently sends its batch
+  // alone, at its level, so it never holds up the small batches of a group.
+  pool::WorkerPool* pool = server_->worker_pool();
+  if (pool->mlfq_enabled()) {
+    if (const int level = pool->ClientLevel(conn->id); level > 0) {
+      times.level = level;
+      std::vector<ConnBatch> alone;
+      alone.push_back(
+          ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
+      server_->SubmitGroup(index_, std::move(alone), level);
+      return;
+    }
+  }
   if (pending_group_.empty()) event_active(submit_event_, 0, 0);
   pending_group_.push_back(
       ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});

@@ -271,6 +271,7 @@ void NetLoop::CloseConnection(Connection* conn) {
   if (conn->write_event) event_free(conn->write_event);
   close(conn->fd);
   server_->clients().Remove(conn->id);
+  server_->worker_pool()->ForgetClient(conn->id);
   connections_.erase(conn->id);  // destroys conn
 }
 

@@ -80,6 +80,10 @@ void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64
       entry.client_addr = conn->info->addr;
       entry.client_name = conn->info->name();
       for (int s = 0; s < kStageCount; ++s) entry.stage_us[s] = sample.stage_ns[s] / 1000;
+      entry.level = times.level;
+      entry.slices = command.slices;
+      entry.slices_queue_wait_us =
+          (sample.stage_ns[kQueueWait] + command.later_slices_queue_wait_ns) / 1000;
       server_->slowlog().Add(std::move(entry),
                              static_cast<size_t>(settings.slowlog_max_len.load()));
     }

@@ -215,6 +215,8 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     tunables.yield_sampling = static_cast<int>(config_->GetInt("pool-yield-sampling"));
     tunables.queue_slow_size = static_cast<int>(config_->GetInt("pool-queue-slow-size"));
     tunables.queue_max_size = static_cast<int>(config_->GetInt("pool-queue-max-size"));
+    tunables.mlfq = config_->GetBool("pool-mlfq");
+    tunables.small_share = static_cast<int>(config_->GetInt("pool-small-share"));
     pool_->SetTunables(tunables);
   }
 }
@@ -282,6 +284,8 @@ Status Server::Start() {
   pool_options.queue_slow_size = static_cast<int>(config_->GetInt("pool-queue-slow-size"));
   pool_options.queue_max_size = static_cast<int>(config_->GetInt("pool-queue-max-size"));
   pool_options.cpu_affinity = config_->GetBool("pool-cpu-affinity");
+  pool_options.mlfq = config_->GetBool("pool-mlfq");
+  pool_options.small_share = static_cast<int>(config_->GetInt("pool-small-share"));
   pool_ = pool::WorkerPool::Create(pool_options);
 
   std::vector<std::string> addresses = SplitWords(config_->GetString("bind"));
@@ -366,13 +370,15 @@ void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<Prep
   SubmitGroup(loop_index, std::move(group));
 }
 
-void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group) {
+void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group, int level) {
   if (group.empty()) return;
   const uint64_t now = group.front().times.parsed != 0 ? Clock::Now() : 0;
   for (auto& batch : group) {
     if (batch.times.parsed != 0) batch.times.enqueued = now;
   }
-  pool_->Submit(MakeGroupTask(this, loop_index, std::move(group)));
+  auto task = MakeGroupTask(this, loop_index, std::move(group), pool_->mlfq_enabled());
+  task->set_level(level);
+  pool_->Submit(std::move(task));
 }
 
 void Server::ResetStats() {

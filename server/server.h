@@ -142,6 +142,10 @@ struct PreparedCommand {
   bool nil_reply = false;         // its reply is a null bulk or null array (a key read that missed)
   std::string error_code;         // "ERR", "WRONGTYPE"... when failed
   std::shared_ptr<TxPayload> tx;  // EXEC and WATCH: what they carry (server/tx/transaction.h)
+  // Resumable (sliced) commands: the pool tasks the command took, and the queue wait of all but
+  // the first (the first one's is the batch's queue_wait stage). Shown by SLOWLOG.
+  uint32_t slices = 1;
+  uint64_t later_slices_queue_wait_ns = 0;
 };
 
 // A batch's timestamps (Clock ticks), carried to the worker and back.
@@ -149,6 +153,7 @@ struct BatchTimes {
   uint64_t parsed = 0;    // the network thread parsed the batch's bytes
   uint64_t enqueued = 0;  // handed to the pool
   uint64_t dequeued = 0;  // a worker started it
+  int level = 0;          // the MLFQ level it was submitted at (pool/worker_pool.h)
 };
 
 // One connection's batch of commands, as a network loop hands it to the pool.
@@ -195,7 +200,9 @@ class Server {
   // Any thread: hands the batches a loop produced in one pass to the pool as one task, run with
   // group commit (server/group_commit.h); one Completion per batch comes back to the loop, all
   // in one PostCompletions call. May wait under pool backpressure (pool-queue-max-size).
-  void SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group);
+  // `level`: the MLFQ level the task runs at (pool/worker_pool.h; 0 = small). With the MLFQ on,
+  // the task charges each batch's execution time to its connection.
+  void SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group, int level = 0);
 
   config::Config& config() { return *config_; }
   const Settings& settings() const { return settings_; }

@@ -22,8 +22,9 @@ void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
     auto entries = slowlog.Get(count);
     AppendArrayHeader(out, static_cast<int64_t>(entries.size()));
     for (const auto& e : entries) {
-      // Redis's six fields, then ours: the stage breakdown in microseconds.
-      AppendArrayHeader(out, 7);
+      // Redis's six fields, then ours: the stage breakdown in microseconds, and the pool's view
+      // (MLFQ level, slices, their total queue wait in microseconds).
+      AppendArrayHeader(out, 8);
       AppendInteger(out, static_cast<int64_t>(e.id));
       AppendInteger(out, e.unix_time);
       AppendInteger(out, static_cast<int64_t>(e.duration_us));
@@ -42,6 +43,13 @@ void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
         AppendBulk(out, StageName(stage));
         AppendInteger(out, static_cast<int64_t>(e.stage_us[stage]));
       }
+      AppendArrayHeader(out, 6);
+      AppendBulk(out, "level");
+      AppendInteger(out, e.level);
+      AppendBulk(out, "slices");
+      AppendInteger(out, static_cast<int64_t>(e.slices));
+      AppendBulk(out, "slices_queue_wait");
+      AppendInteger(out, static_cast<int64_t>(e.slices_queue_wait_us));
     }
     return;
   }
@@ -59,8 +67,9 @@ void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
          "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
          "    Entries are made of:",
          "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-         "    client name, stage breakdown (before_queue, queue_wait, execute, hand_back, total)",
-         "LEN", "    Return the length of the slowlog.", "RESET", "    Reset the slowlog.", "HELP",
+         "    client name, stage breakdown (before_queue, queue_wait, execute, hand_back, total),",
+         "    pool view (level, slices, slices_queue_wait)", "LEN",
+         "    Return the length of the slowlog.", "RESET", "    Reset the slowlog.", "HELP",
          "    Print this help."});
   }
   AppendSubcommandError(out, argv, {"GET", "LEN", "RESET", "HELP"});

@@ -192,6 +192,26 @@ void PoolSection(Server& server, std::string* out) {
   Field(out, "pool_queue_wait_usec_p50", Fixed(s.queue_wait_p50_us, 3));
   Field(out, "pool_queue_wait_usec_p99", Fixed(s.queue_wait_p99_us, 3));
   Field(out, "pool_queue_wait_usec_p99.9", Fixed(s.queue_wait_p999_us, 3));
+  // MLFQ (pool/mlfq.h): per level, what ran and how long it waited; contended_share is the
+  // fraction of the time spent while small and big work were both active that the level got.
+  Field(out, "pool_mlfq", s.mlfq ? "yes" : "no");
+  Field(out, "pool_small_share", static_cast<uint64_t>(s.small_share));
+  Field(out, "pool_mlfq_demotions", s.demotions);
+  Field(out, "pool_mlfq_promotions", s.promotions);
+  Field(out, "pool_mlfq_clients", s.clients_tracked);
+  for (int l = 0; l < 3; ++l) {
+    const pool::LevelStats& ls = s.levels[l];
+    const std::string prefix = "pool_level" + std::to_string(l) + "_";
+    Field(out, (prefix + "tasks").c_str(), ls.tasks);
+    Field(out, (prefix + "queued").c_str(), ls.queued_now);
+    Field(out, (prefix + "queue_wait_usec").c_str(),
+          "p50=" + Fixed(ls.queue_wait_p50_us, 3) + ",p99=" + Fixed(ls.queue_wait_p99_us, 3) +
+              ",sum=" + Fixed(ls.queue_wait_sum_us, 3));
+    Field(out, (prefix + "exec_usec").c_str(),
+          "p50=" + Fixed(ls.exec_p50_us, 3) + ",p99=" + Fixed(ls.exec_p99_us, 3) +
+              ",sum=" + Fixed(ls.exec_sum_us, 3));
+    Field(out, (prefix + "contended_share").c_str(), Fixed(ls.contended_share, 4));
+  }
   Metrics::Snapshot snapshot = server.metrics().Read();
   for (int stage = 0; stage < kStageCount; ++stage) {
     const LatencyHistogram::Data& data = snapshot.overall.stages[stage];

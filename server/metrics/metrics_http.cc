@@ -219,6 +219,42 @@ std::string RenderPrometheus(Server& server) {
     Sample(&out, "rockcache_pool_producer_waits_total", "", static_cast<double>(p.producer_waits));
     Header(&out, "rockcache_pool_queue_depth", "gauge", "Tasks queued now.");
     Sample(&out, "rockcache_pool_queue_depth", "", static_cast<double>(p.queued_now));
+    // MLFQ, per level (pool/mlfq.h).
+    auto per_level = [&](const char* name, const char* type, const char* help, auto value) {
+      Header(&out, name, type, help);
+      for (int l = 0; l < 3; ++l) {
+        Sample(&out, name, "level=\"" + std::to_string(l) + "\"", value(p.levels[l]));
+      }
+    };
+    using L = pool::LevelStats;
+    per_level("rockcache_pool_level_tasks_total", "counter", "Tasks run, by MLFQ level.",
+              [](const L& l) { return static_cast<double>(l.tasks); });
+    per_level("rockcache_pool_level_queued", "gauge", "Tasks of levels 1-2 waiting now.",
+              [](const L& l) { return static_cast<double>(l.queued_now); });
+    per_level("rockcache_pool_level_queue_wait_seconds_sum", "counter",
+              "Queue wait of the tasks run, by MLFQ level.",
+              [](const L& l) { return l.queue_wait_sum_us / 1e6; });
+    per_level("rockcache_pool_level_queue_wait_p99_seconds", "gauge",
+              "99th percentile queue wait, by MLFQ level.",
+              [](const L& l) { return l.queue_wait_p99_us / 1e6; });
+    per_level("rockcache_pool_level_exec_seconds_sum", "counter",
+              "Execution time of the tasks run, by MLFQ level.",
+              [](const L& l) { return l.exec_sum_us / 1e6; });
+    per_level("rockcache_pool_level_exec_p99_seconds", "gauge",
+              "99th percentile execution time, by MLFQ level.",
+              [](const L& l) { return l.exec_p99_us / 1e6; });
+    per_level("rockcache_pool_level_contended_share", "gauge",
+              "Fraction of the time spent while small and big work were both active that each "
+              "level got.",
+              [](const L& l) { return l.contended_share; });
+    Header(&out, "rockcache_pool_small_share", "gauge", "pool-small-share, percent.");
+    Sample(&out, "rockcache_pool_small_share", "", static_cast<double>(p.small_share));
+    Header(&out, "rockcache_pool_mlfq_level_changes_total", "counter",
+           "Clients moved between MLFQ levels.");
+    Sample(&out, "rockcache_pool_mlfq_level_changes_total", "direction=\"demotion\"",
+           static_cast<double>(p.demotions));
+    Sample(&out, "rockcache_pool_mlfq_level_changes_total", "direction=\"promotion\"",
+           static_cast<double>(p.promotions));
   }
   return out;
 }

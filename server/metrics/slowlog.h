@@ -27,6 +27,11 @@ struct SlowLogEntry {
   std::string client_name;
   uint64_t stage_us[kStageCount] = {};
   bool in_loop = false;  // ran in the network thread: only execute and total are meaningful
+  // The pool's view (0 for in-loop commands): the MLFQ level its batch ran at, the pool tasks
+  // (slices) it took — 1 unless the command is resumable — and their total queue wait.
+  int level = 0;
+  uint32_t slices = 0;
+  uint64_t slices_queue_wait_us = 0;
 };
 
 class SlowLog {

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "pool/worker_pool.h"
 #include "server/clock.h"
 #include "server/net_loop.h"
@@ -9,12 +12,20 @@
 namespace rockcache::server {
 namespace {
 
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 class SliceTask : public pool::Task {
  public:
   explicit SliceTask(std::unique_ptr<SliceState> state) : state_(std::move(state)) {}
 
   void Run() override {
     SliceState& st = *state_;
+    st.command.later_slices_queue_wait_ns +=
+        static_cast<uint64_t>(std::max<int64_t>(0, SteadyNowNs() - st.submitted_ns));
     Server& server = *st.server;
     ClientInfo& info = *st.info;
     if (info.closed.load(std::memory_order_acquire)) return;  // dropped: the snapshot goes too
@@ -30,6 +41,7 @@ class SliceTask : public pool::Task {
     bool complete = false;
     Status s = st.read->Step(server.settings(), &completion.replies, &complete);
     ++st.steps;
+    st.command.slices = static_cast<uint32_t>(st.steps);
     server.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
     if (!s.ok()) {
       spdlog::warn("closing client id={}: sliced read failed after its reply began: {}", st.conn_id,
@@ -73,9 +85,13 @@ class SliceTask : public pool::Task {
 }  // namespace
 
 void SubmitSliceStep(std::unique_ptr<SliceState> state) {
-  const uint64_t hint = state->conn_id;
+  const uint64_t client = state->conn_id;
   pool::WorkerPool* pool = state->server->worker_pool();
-  pool->Submit(std::make_unique<SliceTask>(std::move(state)), hint);
+  state->submitted_ns = SteadyNowNs();
+  auto next = std::make_unique<SliceTask>(std::move(state));
+  next->set_client(client);
+  next->set_elapsed_ns(pool::WorkerPool::RunningTaskElapsedNs());  // the command's time so far
+  pool->Submit(std::move(next), client);
 }
 
 }  // namespace rockcache::server

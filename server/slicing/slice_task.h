@@ -26,10 +26,13 @@ struct SliceState {
   std::vector<PreparedCommand> rest;  // its batch's commands after it, not yet run
   BatchTimes times;                   // its batch's
   uint64_t steps = 1;                 // steps taken, the first (in the group) included
+  int64_t submitted_ns = 0;           // steady clock when the next step was submitted
 };
 
 // THE place a continuation step goes to the pool: hint = connection id, so one connection's
-// steps share a list (and, with the MLFQ scheduler, its level). Worker threads; never waits.
+// steps share a list; the step is the client's work for the MLFQ (pool/worker_pool.h): queued at
+// the higher of the client's level and the level of the command's time so far, and its run is
+// charged to the client. Worker threads (from the step before it); never waits.
 void SubmitSliceStep(std::unique_ptr<SliceState> state);
 
 }  // namespace rockcache::server

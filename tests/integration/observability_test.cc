@@ -641,6 +641,7 @@ struct SlowEntry {
   std::vector<std::string> args;
   std::string addr, name;
   std::vector<std::pair<std::string, int64_t>> stages;
+  std::vector<std::pair<std::string, int64_t>> pool;  // level, slices, slices_queue_wait
 };
 
 std::vector<SlowEntry> SlowlogGet(Client& c, const std::string& count = "-1") {
@@ -650,7 +651,7 @@ std::vector<SlowEntry> SlowlogGet(Client& c, const std::string& count = "-1") {
   for (const auto& e : r.elements) {
     INFO("entry " << Describe(e));
     REQUIRE(e.type == REDIS_REPLY_ARRAY);
-    REQUIRE(e.elements.size() == 7);
+    REQUIRE(e.elements.size() == 8);
     REQUIRE(e.elements[0].type == REDIS_REPLY_INTEGER);
     REQUIRE(e.elements[1].type == REDIS_REPLY_INTEGER);
     REQUIRE(e.elements[2].type == REDIS_REPLY_INTEGER);
@@ -674,6 +675,14 @@ std::vector<SlowEntry> SlowlogGet(Client& c, const std::string& count = "-1") {
       REQUIRE(st[i].type == REDIS_REPLY_STRING);
       REQUIRE(st[i + 1].type == REDIS_REPLY_INTEGER);
       s.stages.emplace_back(st[i].str, st[i + 1].integer);
+    }
+    REQUIRE(e.elements[7].type == REDIS_REPLY_ARRAY);
+    const auto& pv = e.elements[7].elements;
+    REQUIRE(pv.size() == 6);
+    for (size_t i = 0; i < pv.size(); i += 2) {
+      REQUIRE(pv[i].type == REDIS_REPLY_STRING);
+      REQUIRE(pv[i + 1].type == REDIS_REPLY_INTEGER);
+      s.pool.emplace_back(pv[i].str, pv[i + 1].integer);
     }
     entries.push_back(std::move(s));
   }
@@ -719,6 +728,12 @@ TEST_CASE("SLOWLOG records slow commands with their stages", "[metrics]") {
                   Stage(e, "hand_back");
   CHECK(parts <= Stage(e, "total"));
   for (const auto& [n, v] : e.stages) CHECK(v >= 0);
+  // The pool's view: one slice (nothing is resumable yet), its queue wait is the stage's.
+  REQUIRE(e.pool.size() == 3);
+  CHECK(e.pool[0] == std::make_pair(std::string("level"), int64_t{0}));
+  CHECK(e.pool[1] == std::make_pair(std::string("slices"), int64_t{1}));
+  CHECK(e.pool[2].first == "slices_queue_wait");
+  CHECK(e.pool[2].second == Stage(e, "queue_wait"));
 
   // Arguments are kept as sent, not lower-cased; ids grow; newest first.
   REQUIRE(Run(c, {"DEBUG", "SLEEP", "0.03"}) == "status:OK");

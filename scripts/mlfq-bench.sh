@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# MLFQ bench (make bench section "mlfq", or run alone): light clients (redis-benchmark -t get,set
+# -r 1000000 -c 50) alone, then beside 4 heavy clients looping KEYS * over MLFQ_KEYS keys,
+# HGETALL / LRANGE 0 -1 / ZRANGE 0 -1 of MLFQ_ITEMS-element collections, against rockcache with
+# pool-mlfq yes and no (same binary, CONFIG SET), then pool-small-share 50 / 80 / 95, and the same
+# light and light+heavy runs against redis-server. Prints light throughput and p99 against the
+# light-alone run of the same server, how many heavy commands completed (each reply's length is
+# checked), and the share of contended worker time level 0 got (INFO pool).
+#
+# Usage: scripts/mlfq-bench.sh [SERVER]   (default build/rockcache-server)
+# Environment (defaults are the issue's sizes; a quick run: MLFQ_KEYS=100000 MLFQ_ITEMS=20000
+# MLFQ_N=50000): MLFQ_KEYS (1000000), MLFQ_ITEMS (200000), MLFQ_N (light requests per test,
+# 200000), MLFQ_CLIENTS (50), MLFQ_POOL_THREADS (pool-threads, default auto), MLFQ_TARGETS
+# ("rockcache redis"), MLFQ_SHARES ("50 80 95").
+# Heavy clients are redis-cli -r loops (C parsing, so the clients do not become the bottleneck).
+# Servers run on free loopback ports and are stopped by pid.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SERVER=${1:-${ROCKCACHE_SERVER:-build/rockcache-server}}
+KEYS=${MLFQ_KEYS:-1000000}
+ITEMS=${MLFQ_ITEMS:-200000}
+N=${MLFQ_N:-200000}
+CLIENTS=${MLFQ_CLIENTS:-50}
+TARGETS=${MLFQ_TARGETS:-"rockcache redis"}
+SHARES=${MLFQ_SHARES:-"50 80 95"}
+TMP=$(mktemp -d /tmp/rockcache-mlfq-XXXXXX)
+PIDS=()
+
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+free_port() {
+  local port
+  while true; do
+    port=$((20000 + RANDOM % 12000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+}
+
+wait_ready() {
+  for _ in $(seq 1 400); do
+    redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "server on port $1 did not start" >&2
+  return 1
+}
+
+# start NAME: starts the target, sets PORT and PID.
+start() {
+  PORT=$(free_port)
+  mkdir -p "$TMP/$1"
+  if [ "$1" = redis ]; then
+    redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+      --dir "$TMP/$1" >"$TMP/$1.log" 2>&1 &
+  else
+    local extra=()
+    [ -n "${MLFQ_POOL_THREADS:-}" ] && extra+=(--pool-threads "$MLFQ_POOL_THREADS")
+    "$SERVER" --port "$PORT" --bind 127.0.0.1 --dir "$TMP/$1" --loglevel warning \
+      --metrics-port 0 "${extra[@]}" >"$TMP/$1.log" 2>&1 &
+  fi
+  PID=$!
+  PIDS+=("$PID")
+  wait_ready "$PORT"
+}
+
+stop() {
+  kill "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+}
+
+# RESP for redis-cli --pipe: the data set (keys k:N, and three collections of ITEMS elements).
+load() {
+  awk -v keys="$KEYS" -v items="$ITEMS" 'function cmd(n, a,   i, s) {
+      s = "*" n "\r\n"; for (i = 1; i <= n; i++) s = s "$" length(a[i]) "\r\n" a[i] "\r\n"
+      printf "%s", s }
+    BEGIN {
+      for (i = 0; i < keys; i++) { a[1] = "SET"; a[2] = "k:" i; a[3] = "v"; cmd(3, a) }
+      for (i = 0; i < items; i++) {
+        a[1] = "HSET"; a[2] = "bighash"; a[3] = "f" i; a[4] = i; cmd(4, a)
+        a[1] = "RPUSH"; a[2] = "biglist"; a[3] = i; cmd(3, a)
+        a[1] = "ZADD"; a[2] = "bigzset"; a[3] = i; a[4] = "m" i; cmd(4, a)
+      }
+    }' | redis-cli -p "$PORT" --pipe >/dev/null
+}
+
+# Heavy clients: one redis-cli each, repeating its command on one connection (-r, so the server
+# sees one client whose commands are all big), its output counted by wc. Stopped by pid.
+HEAVY_PIDS=()
+heavy() {  # heavy NAME ARGS...
+  local name=$1; shift
+  redis-cli -p "$PORT" -r 100000000 -i 0 "$@" > >(wc -l >"$TMP/heavy.$name") 2>/dev/null &
+  HEAVY_PIDS+=($!)
+}
+start_heavy() {
+  heavy keys KEYS '*'
+  heavy hgetall HGETALL bighash
+  heavy lrange LRANGE biglist 0 -1
+  heavy zrange ZRANGE bigzset 0 -1
+  sleep 1  # let them get going
+}
+
+# stop_heavy: stops the loops; HEAVY holds complete replies per client, keys/hgetall/lrange/zrange.
+stop_heavy() {
+  local pid
+  for pid in "${HEAVY_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${HEAVY_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  HEAVY_PIDS=()
+  sleep 0.2  # wc writes its count when its input closes
+  local lines_keys lines_h lines_l lines_z
+  lines_keys=$(cat "$TMP/heavy.keys" 2>/dev/null || echo 0)
+  lines_h=$(cat "$TMP/heavy.hgetall" 2>/dev/null || echo 0)
+  lines_l=$(cat "$TMP/heavy.lrange" 2>/dev/null || echo 0)
+  lines_z=$(cat "$TMP/heavy.zrange" 2>/dev/null || echo 0)
+  HEAVY="$((lines_keys / (KEYS + 3)))/$((lines_h / (2 * ITEMS)))/$((lines_l / ITEMS))/$((lines_z / ITEMS))"
+}
+
+# light: "get_rps get_p99 set_rps set_p99" from redis-benchmark --csv.
+light() {
+  redis-benchmark -p "$PORT" -t get,set -r 1000000 -n "$N" -c "$CLIENTS" --dbnum 1 --csv \
+    2>/dev/null |
+    tr -d '"' | awk -F, '$1 == "SET" { sr = $2; sp = $7 } $1 == "GET" { gr = $2; gp = $7 }
+      END { print gr, gp, sr, sp }'
+}
+
+level0_share() {
+  redis-cli -p "$PORT" info pool | tr -d '\r' | awk -F: '/^pool_level0_contended_share:/ { print $2 }'
+}
+
+BASE=""
+row() {  # row TARGET SCENARIO "get_rps get_p99 set_rps set_p99" HEAVY SHARE
+  local target=$1 scenario=$2 res=$3 heavy=$4 share=$5
+  [ "$scenario" = "light alone" ] && BASE=$res
+  echo "$res $BASE" | awk -v t="$target" -v s="$scenario" -v h="$heavy" -v sh="$share" '{
+    printf "%-10s %-24s %9.0f %6.2fx %8.3f %6.2fx   %9.0f %6.2fx %8.3f %6.2fx   %-22s %s\n",
+      t, s, $1, ($5 > 0 ? $1 / $5 : 0), $2, ($6 > 0 ? $2 / $6 : 0),
+      $3, ($7 > 0 ? $3 / $7 : 0), $4, ($8 > 0 ? $4 / $8 : 0), h, sh }'
+}
+
+echo
+echo "== mlfq: redis-benchmark -t get,set -r 1000000 -n $N -c $CLIENTS, alone and beside 4 heavy"
+echo "   clients (KEYS * over $KEYS keys; HGETALL, LRANGE 0 -1, ZRANGE 0 -1 of $ITEMS elements);"
+echo "   light in database 1 (--dbnum 1); ratios against the same server's light-alone run;"
+echo "   heavy = complete replies per client"
+echo "   during the light run (keys/hgetall/lrange/zrange); l0 share = INFO pool level-0 contended share"
+printf '%-10s %-24s %9s %7s %8s %7s   %9s %7s %8s %7s   %-22s %s\n' target scenario "get rps" \
+  ratio "p99 ms" "p99x" "set rps" ratio "p99 ms" "p99x" heavy "l0 share"
+for target in $TARGETS; do
+  start "$target"
+  load
+  row "$target" "light alone" "$(light)" "-" "-"
+  if [ "$target" = redis ]; then
+    start_heavy
+    res=$(light)
+    stop_heavy
+    row "$target" "light+heavy" "$res" "$HEAVY" "-"
+  else
+    for mode in yes no; do
+      redis-cli -p "$PORT" config set pool-mlfq "$mode" >/dev/null
+      redis-cli -p "$PORT" config resetstat >/dev/null
+      start_heavy
+      res=$(light)
+      stop_heavy
+      row "$target" "light+heavy mlfq $mode" "$res" "$HEAVY" "$(level0_share)"
+    done
+    redis-cli -p "$PORT" config set pool-mlfq yes >/dev/null
+    for share in $SHARES; do
+      redis-cli -p "$PORT" config set pool-small-share "$share" >/dev/null
+      redis-cli -p "$PORT" config resetstat >/dev/null
+      start_heavy
+      res=$(light)
+      stop_heavy
+      row "$target" "light+heavy share $share" "$res" "$HEAVY" "$(level0_share)"
+    done
+  fi
+  stop
+done

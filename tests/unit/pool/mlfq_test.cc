@@ -1,0 +1,264 @@
+// The MLFQ (pool/mlfq.h): client levels from decayed time, the share the scheduler gives level
+// 0 (a simulation on a synthetic clock), and the real pool keeping a worker for small work.
+#include "pool/mlfq.h"
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "pool/testing.h"
+#include "pool/worker_pool.h"
+
+namespace rockcache::pool {
+namespace {
+
+using internal::Choice;
+using internal::ClientTable;
+using internal::LevelPolicy;
+using internal::ShareScheduler;
+using testing::Eventually;
+using testing::MakeTask;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kUs = 1'000;
+
+TEST_CASE("mlfq: a client's level follows its own recent pieces of work", "[pool][mlfq]") {
+  ClientTable table;  // half-life 100 ms, level 1 from 5 ms, level 2 from 100 ms
+  const LevelPolicy policy;
+  int64_t now = 1000 * kMs;
+  REQUIRE(table.Level(7, now) == 0);  // never charged
+  table.Charge(7, 300 * kMs, now);
+  // Client 8 sends 100,000 small batches of 20 µs (2 s of work in all): small pieces.
+  for (int i = 0; i < 100000; ++i) table.Charge(8, 20 * kUs, now + i * 10 * kUs);
+  now += 100000 * 10 * kUs;  // one second later
+  table.Charge(7, 300 * kMs, now);
+  CHECK(table.Level(7, now) == 2);
+  CHECK(table.Level(8, now) == 0);  // neither its rate nor client 7's big work demotes it
+  CHECK(table.demotions() == 1);
+  // 300 ms decays to 75 ms after two half-lives: level 1; after six, ~4.7 ms: level 0.
+  now += 2 * policy.half_life_ns;
+  CHECK(table.Level(7, now) == 1);
+  now += 4 * policy.half_life_ns;
+  CHECK(table.Level(7, now) == 0);
+  CHECK(table.promotions() == 2);
+  CHECK(table.Load(7, now) == Approx(300.0 * kMs / 64).epsilon(1e-6));
+  // A piece smaller than the decayed figure does not lower it.
+  table.Charge(7, kUs, now);
+  CHECK(table.Load(7, now) == Approx(300.0 * kMs / 64).epsilon(1e-6));
+  table.Forget(7);
+  CHECK(table.Level(7, now) == 0);
+  CHECK(table.size() == 1);
+}
+
+// N simulated workers, level-0 work and level-2 work always waiting; every run time is chosen
+// by the test and the clock only moves when a simulated worker finishes. Returns the fraction of
+// worker time level 0 got.
+double SimulatedLevel0Share(int workers, int share, int64_t small_ns, int64_t big_ns,
+                            int64_t span_ns, int* max_high_running) {
+  ShareScheduler sched(workers, share);
+  std::vector<std::unique_ptr<Task>> owned;
+  auto top_up = [&](int64_t now) {
+    while (sched.HighQueued() < 2) {
+      owned.push_back(MakeTask([] {}));
+      REQUIRE(sched.PushHigh(owned.back().get(), 2, now));
+    }
+  };
+  struct Worker {
+    int64_t free_at = 0;
+    int level = -1;  // running: 0 or 2; -1 idle
+    int64_t start = 0;
+  };
+  std::vector<Worker> w(static_cast<size_t>(workers));
+  int64_t given[3] = {0, 0, 0};
+  int high_running = 0;
+  *max_high_running = 0;
+  int64_t now = 0;
+  while (now < span_ns) {
+    auto it = std::min_element(
+        w.begin(), w.end(), [](const Worker& a, const Worker& b) { return a.free_at < b.free_at; });
+    now = it->free_at;
+    if (it->level >= 0) {  // it finishes what it ran
+      sched.Finished(it->level, it->start, now);
+      given[it->level] += now - it->start;
+      if (it->level > 0) --high_running;
+    }
+    top_up(now);
+    sched.NoteLevel0(now);
+    const Choice c = sched.Choose(/*level0_waiting=*/true, now, /*drain=*/false);
+    REQUIRE(c.kind != Choice::kWait);  // level 0 is waiting: never idle
+    it->start = now;
+    if (c.kind == Choice::kHigh) {
+      REQUIRE(c.level == 2);
+      it->level = 2;
+      it->free_at = now + big_ns;
+      *max_high_running = std::max(*max_high_running, ++high_running);
+    } else {
+      it->level = 0;
+      it->free_at = now + small_ns;
+    }
+  }
+  sched.Close();
+  return static_cast<double>(given[0]) / static_cast<double>(given[0] + given[2]);
+}
+
+TEST_CASE("mlfq: level 0 gets pool-small-share of the time while both levels wait",
+          "[pool][mlfq]") {
+  const int workers = GENERATE(2, 4);
+  const int share = GENERATE(50, 80, 95);
+  INFO("workers " << workers << " share " << share);
+  int max_high = 0;
+  // Small tasks of 50 µs, big ones of 2 ms, 20 simulated seconds.
+  const double got =
+      SimulatedLevel0Share(workers, share, 50 * kUs, 2 * kMs, 20'000 * kMs, &max_high);
+  CHECK(got == Approx(share / 100.0).margin(0.03));
+  CHECK(max_high <= std::max(1, (workers * (100 - share) + 50) / 100));
+}
+
+TEST_CASE("mlfq: the share holds with big tasks far longer than small ones", "[pool][mlfq]") {
+  int max_high = 0;
+  // 200 ms big tasks (an unsliced KEYS *), 20 µs small ones, 2 workers, 60 simulated seconds.
+  const double got = SimulatedLevel0Share(2, 80, 20 * kUs, 200 * kMs, 60'000 * kMs, &max_high);
+  CHECK(got == Approx(0.80).margin(0.05));
+  CHECK(max_high == 1);
+}
+
+TEST_CASE("mlfq: without small work around, big work takes every worker", "[pool][mlfq]") {
+  ShareScheduler sched(4, 80);
+  std::vector<std::unique_ptr<Task>> owned;
+  for (int i = 0; i < 4; ++i) {
+    owned.push_back(MakeTask([] {}));
+    REQUIRE(sched.PushHigh(owned.back().get(), 1, 0));
+  }
+  // Level 0 was seen at 10 ms; within the linger only HighCap() (1) worker may run big work.
+  const int64_t seen = 10 * kMs;
+  sched.NoteLevel0(seen);
+  CHECK(sched.Choose(false, seen + kUs, false).kind == Choice::kHigh);
+  CHECK(sched.Choose(false, seen + 2 * kUs, false).kind == Choice::kWait);
+  // After the linger, the rest go too.
+  const int64_t later = seen + ShareScheduler::kLevel0LingerNs + kUs;
+  CHECK(sched.Choose(false, later, false).kind == Choice::kHigh);
+  CHECK(sched.Choose(false, later, false).kind == Choice::kHigh);
+  CHECK(sched.Choose(false, later, false).kind == Choice::kHigh);
+  CHECK(sched.HighQueued() == 0);
+  CHECK(sched.HighActive() == 4);
+  for (int i = 0; i < 4; ++i) sched.Finished(1, seen, later + kMs);
+  CHECK(sched.HighActive() == 0);
+  CHECK(sched.Choose(true, later, false).kind == Choice::kLevel0);
+}
+
+TEST_CASE("mlfq: a heavy client's tasks leave a worker to a light client's", "[pool][mlfq]") {
+  Options o;
+  o.threads = 2;
+  o.workers_per_list = 2;
+  o.spin_count = 0;
+  o.max_yield_usec = 0;
+  auto pool = WorkerPool::Create(o);
+  constexpr uint64_t kHeavy = 1, kLight = 2;
+  // One heavy piece of 60 ms: level 1 from then on (for the next ~300 ms at least).
+  pool->Charge(kHeavy, 60 * kMs);
+  REQUIRE(pool->ClientLevel(kHeavy) == 1);
+  REQUIRE(pool->ClientLevel(kLight) == 0);
+  constexpr int kBig = 8, kSmall = 2000;
+  std::atomic<int> big_done{0}, small_done{0};
+  std::atomic<int> big_done_when_small_finished{-1};
+  for (int i = 0; i < kBig; ++i) {
+    auto t = MakeTask([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      big_done.fetch_add(1);
+    });
+    t->set_client(kHeavy);
+    pool->Submit(std::move(t), kHeavy);
+  }
+  for (int i = 0; i < kSmall; ++i) {
+    auto t = MakeTask([&] {
+      if (small_done.fetch_add(1) + 1 == kSmall) big_done_when_small_finished = big_done.load();
+    });
+    t->set_client(kLight);
+    pool->Submit(std::move(t), kLight);
+  }
+  REQUIRE(Eventually([&] { return big_done.load() == kBig; }, std::chrono::seconds(60)));
+  pool->Shutdown();
+  CHECK(small_done.load() == kSmall);
+  // At most one worker runs big work while small work is around, so the 2,000 small tasks
+  // finish long before the eight 50 ms big ones (400 ms on one worker).
+  CHECK(big_done_when_small_finished.load() < kBig);
+  const Stats s = pool->GetStats();
+  CHECK(s.mlfq);
+  CHECK(s.levels[1].tasks == static_cast<uint64_t>(kBig));
+  CHECK(s.levels[0].tasks == static_cast<uint64_t>(kSmall));
+  CHECK(s.levels[1].exec_sum_us >= kBig * 50'000 * 0.9);
+}
+
+TEST_CASE("mlfq: off, every task runs at level 0", "[pool][mlfq]") {
+  Options o;
+  o.threads = 2;
+  o.mlfq = false;
+  auto pool = WorkerPool::Create(o);
+  pool->Charge(1, 500 * kMs);  // ignored while off
+  CHECK(pool->ClientLevel(1) == 0);
+  std::atomic<int> done{0};
+  for (int i = 0; i < 100; ++i) {
+    auto t = MakeTask([&] { done.fetch_add(1); });
+    t->set_client(1);
+    t->set_level(2);
+    pool->Submit(std::move(t), 1);
+  }
+  pool->Shutdown();
+  CHECK(done.load() == 100);
+  const Stats s = pool->GetStats();
+  CHECK_FALSE(s.mlfq);
+  CHECK(s.levels[0].tasks == 100);
+  CHECK(s.levels[2].tasks == 0);
+}
+
+TEST_CASE("mlfq: shutdown runs queued high-level tasks", "[pool][mlfq]") {
+  Options o;
+  o.threads = 2;
+  auto pool = WorkerPool::Create(o);
+  std::atomic<int> done{0};
+  testing::Signal gate;
+  for (int i = 0; i < 2; ++i)
+    pool->Submit(MakeTask([&] { gate.WaitFor(std::chrono::seconds(10)); }));
+  for (int i = 0; i < 50; ++i) {
+    auto t = MakeTask([&] { done.fetch_add(1); });
+    t->set_level(1 + i % 2);
+    pool->Submit(std::move(t));
+  }
+  gate.Set();
+  pool->Shutdown();
+  CHECK(done.load() == 50);
+}
+
+TEST_CASE("mlfq: a continuation carries its command's time and sinks by it", "[pool][mlfq]") {
+  Options o;
+  o.threads = 1;
+  auto pool = WorkerPool::Create(o);
+  constexpr uint64_t kClient = 9;
+  std::atomic<int64_t> carried{0};
+  testing::Signal done;
+  // A first slice that has taken 150 ms already (as if after many slices) submits the next one.
+  auto first = MakeTask([&] {
+    auto next = MakeTask([&] {
+      carried = WorkerPool::RunningTaskElapsedNs();
+      done.Set();
+    });
+    next->set_client(kClient);
+    next->set_elapsed_ns(WorkerPool::RunningTaskElapsedNs());
+    pool->Submit(std::move(next), kClient);
+  });
+  first->set_client(kClient);
+  first->set_elapsed_ns(150 * kMs);
+  pool->Submit(std::move(first), kClient);  // level 2 by its own time (client still level 0)
+  REQUIRE(done.WaitFor(std::chrono::seconds(30)));
+  CHECK(carried.load() >= 150 * kMs);
+  CHECK(WorkerPool::RunningTaskElapsedNs() == 0);  // not on a worker
+  // The client's record holds the command's time: its next command starts at level 2.
+  CHECK(pool->ClientLevel(kClient) == 2);
+  pool->Shutdown();
+  const Stats s = pool->GetStats();
+  CHECK(s.levels[2].tasks == 2);
+}
+
+}  // namespace
+}  // namespace rockcache::pool
