@@ -75,8 +75,7 @@ void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, B
     if (const int level = pool->ClientLevel(conn->id); level > 0) {
       times.level = level;
       std::vector<ConnBatch> alone;
-      alone.push_back(
-          ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
+      alone.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
       server_->SubmitGroup(index_, std::move(alone), level);
       return;
     }

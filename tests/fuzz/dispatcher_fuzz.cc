@@ -9,7 +9,11 @@
 // one pipelined RESP write over a loopback connection, followed by RESET and an ECHO of a
 // sentinel (blocking pops get a 10 ms timeout); the target reads until the sentinel comes back (or
 // the server closed the connection, e.g. after QUIT or CLIENT KILL). A crash, a sanitizer report, a
-// leak or a server that stops answering (no sentinel within 60 s) is a finding.
+// leak or a server that stops answering (60 s without a byte) is a finding; then every thread's
+// stack, the server's sockets (ss), its CLIENT LIST and INFO, and the last 4096 requests
+// (dispatcher-stall-history.txt) are written out, since the cause is usually an earlier input.
+// The socket calls retry on EINTR: libFuzzer's -timeout watchdog is a SIGALRM, which once made a
+// poll() interrupted after a few seconds look like a 60 s stall.
 //
 // Left out: SHUTDOWN and DEBUG (they end or stall the process by design), and CONFIG SET (it
 // could set requirepass and lock every later input out); CONFIG GET and RESETSTAT stay.
@@ -23,6 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -88,7 +94,13 @@ int Connect(int port) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) std::abort();
+  // An interrupted connect (libFuzzer's SIGALRM) goes on in the background: wait, ask again.
+  while (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (errno == EISCONN) break;
+    if (errno != EINTR && errno != EALREADY) std::abort();
+    pollfd p{fd, POLLOUT, 0};
+    poll(&p, 1, 1000);
+  }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return fd;
@@ -180,6 +192,11 @@ int Connect(int port);
 
 // On a stall: whether the server still answers a new connection, and what it says about itself.
 void DumpServerView(int port) {
+  // The sockets of the server's port as the kernel sees them (a handshake stuck in SYN-RECV
+  // looks like a stalled server from here).
+  const std::string ss = "ss -tanoi '( sport = :" + std::to_string(port) +
+                         " or dport = :" + std::to_string(port) + " )' 1>&2";
+  if (std::system(ss.c_str()) != 0) std::fprintf(stderr, "(ss failed)\n");
   int fd = Connect(port);
   const std::string request =
       "*2\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n*3\r\n$4\r\nINFO\r\n$7\r\nclients\r\n$5\r\nstats\r\n";
@@ -218,20 +235,30 @@ void DumpThreads() {
   if (std::system(command.c_str()) != 0) std::fprintf(stderr, "(no gdb: no thread dump)\n");
 }
 
-// Reads until `sentinel` arrives or the server closes; aborts after 60 s without either.
+// Reads until `sentinel` arrives or the server closes; aborts after 60 s with no byte from it.
 void AwaitSentinel(int fd, const std::string& sentinel, int port) {
+  // libFuzzer's -timeout watchdog is a SIGALRM: poll and recv may return EINTR at any time. The
+  // 60 s count only time without a single byte from the server, on the steady clock.
+  using Clock = std::chrono::steady_clock;
   std::string tail;
   char buf[65536];
+  auto deadline = Clock::now() + std::chrono::seconds(60);
   for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 60000) <= 0) {
+    const int ready = left > 0 ? poll(&p, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
       std::fprintf(stderr, "dispatcher fuzz: no answer within 60 s: the server stalled\n");
       DumpServerView(port);
       DumpThreads();
       std::abort();
     }
     ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // closed by the server (QUIT, CLIENT KILL, protocol limits)
+    deadline = Clock::now() + std::chrono::seconds(60);
     tail.append(buf, static_cast<size_t>(n));
     if (tail.find(sentinel) != std::string::npos) return;
     if (tail.size() > sentinel.size() * 2) tail.erase(0, tail.size() - sentinel.size() * 2);
@@ -283,7 +310,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // closed early (QUIT in the middle)
+    if (n < 0 && errno == EINTR) continue;  // libFuzzer's SIGALRM
+    if (n <= 0) break;                      // closed early (QUIT in the middle)
     sent += static_cast<size_t>(n);
   }
   AwaitSentinel(fd, sentinel, harness->port);
