@@ -225,14 +225,15 @@ class Server {
   int64_t start_time_ms() const { return start_time_ms_; }
   uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
 
- private:
-  void ApplySetting(const std::string& name, const std::string& value);
-  void ScheduleExpirySweep();
   // The value of a pool option with its automatic default resolved from the core count
   // (pool-threads, workers-per-list: 0 = auto; pool-spin-count, pool-max-yield-usec: -1 = auto).
   int AutoPoolSetting(const std::string& name) const;
   // net-threads, or its default when 0 (pool/auto_tune.h).
   int NetThreads() const;
+
+ private:
+  void ApplySetting(const std::string& name, const std::string& value);
+  void ScheduleExpirySweep();
 
   config::Config* const config_;
   Settings settings_;

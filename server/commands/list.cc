@@ -126,8 +126,10 @@ void LRem(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *removed);
 }
 
-// What LTRIM start stop leaves of a list of `length` elements (Redis's index rules).
+// What LTRIM start stop leaves of a list of `length` elements (Redis's index rules); 0 for
+// length <= 0 (-1: not measured), so length + index never overflows.
 int64_t TrimmedLength(int64_t length, int64_t start, int64_t stop) {
+  if (length <= 0) return 0;
   if (start < 0) start = length + start;
   if (stop < 0) stop = length + stop;
   if (start < 0) start = 0;

@@ -74,7 +74,7 @@ void ServerSection(Server& server, std::string* out) {
   Field(out, "uptime_in_days", static_cast<uint64_t>(uptime / 86400));
   Field(out, "hz", static_cast<uint64_t>(server.settings().hz.load()));
   Field(out, "net_threads", static_cast<uint64_t>(server.loop_count()));
-  Field(out, "pool_threads", static_cast<uint64_t>(server.config().GetInt("pool-threads")));
+  Field(out, "pool_threads", static_cast<uint64_t>(server.AutoPoolSetting("pool-threads")));
   Field(out, "config_file", server.config().config_file());
 }
 
@@ -176,7 +176,7 @@ void PoolSection(Server& server, std::string* out) {
   if (pool == nullptr) return;
   pool::Stats s = pool->GetStats();
   Field(out, "pool_mode", pool->mode() == pool::Mode::kClassic ? "classic" : "adaptive");
-  Field(out, "pool_threads", static_cast<uint64_t>(server.config().GetInt("pool-threads")));
+  Field(out, "pool_threads", static_cast<uint64_t>(server.AutoPoolSetting("pool-threads")));
   Field(out, "pool_tasks_run", s.tasks_run);
   Field(out, "pool_wakeups_spin", s.wakeups_spin);
   Field(out, "pool_wakeups_yield", s.wakeups_yield);
