@@ -1,7 +1,6 @@
 #include "server/tx/transaction.h"
 
 #include <string_view>
-#include <unordered_set>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
@@ -157,12 +156,6 @@ void RunWatch(Server& server, TxPayload& payload, const Args& argv, std::string*
   AppendSimple(out, "OK");
 }
 
-// Does the command read or write data outside its keys (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSHALL)?
-bool Keyless(const CommandSpec& spec) {
-  return spec.first_key == 0 && spec.find_keys == nullptr &&
-         !(spec.flags & (kAnywhere | kConnection));
-}
-
 void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std::string* out,
              ReplyBudget* budget) {
   cache::KeyLocks& locks = server.key_locks();
@@ -205,12 +198,12 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     }
   }
 
+  // Every write from here to Commit() reaches RocksDB in that Commit, as one batch; the
+  // commands' reads see the earlier writes of the transaction through the store's overlay.
   group->BeginAtomic();
   AppendArrayHeader(out, payload.commands.size());
-  std::unordered_set<std::string_view> written;
   // Every key a write touched, with its physical database, for blocked clients.
   std::vector<std::pair<int, std::string_view>> written_all;
-  bool wrote = false;
   for (size_t i = 0; i < payload.commands.size(); ++i) {
     PreparedCommand& command = payload.commands[i];
     if (payload.answered[i]) {
@@ -220,27 +213,11 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     const CommandSpec& spec = *command.spec;
     std::vector<std::string_view> command_keys = CommandKeys(spec, command.argv);
     if (spec.flags & kAllKeys) {
-      // FLUSHALL writes with its own WriteOptions: what the transaction wrote before it is
-      // committed first (a transaction holding FLUSHALL is atomic for other clients, not for a
-      // crash between these two writes).
+      // FLUSHALL / FLUSHDB / SWAPDB write with their own WriteOptions: what the transaction
+      // wrote before is committed first (a transaction holding one is atomic for other clients,
+      // not for a crash between these writes).
       (void)group->Commit();
       group->BeginAtomic();
-      written.clear();
-      wrote = false;
-    } else if (wrote && Keyless(spec)) {
-      (void)store->FlushThreadWriteGroup();  // KEYS/SCAN... see the transaction's writes
-      written.clear();
-      wrote = false;
-    } else {
-      for (auto key : command_keys) {
-        if (written.count(key) != 0) {
-          // Read-your-writes inside the transaction: memtables only, the WAL gets all at once.
-          (void)store->FlushThreadWriteGroup();
-          written.clear();
-          wrote = false;
-          break;
-        }
-      }
     }
     DbScope scope(store->PhysicalDb(command.db));
     CommandContext ctx{&server, store, nullptr, nullptr, NowUnixMs()};
@@ -252,9 +229,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     if (budget != nullptr && budget->exceeded) break;
     if (spec.flags & kWrite) {
       NoteWriteForWatch(watches, spec, command.argv, *out, reply_start);
-      written.insert(command_keys.begin(), command_keys.end());
       for (auto key : command_keys) written_all.emplace_back(CurrentDb(), key);
-      wrote = true;
     }
   }
   Status s = group->Commit();

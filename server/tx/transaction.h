@@ -16,7 +16,10 @@
 // whole run (so no cache reader, single- or multi-key, sees a value of the transaction before
 // all of it is done; readers miss, go to a worker and wait for the locks), runs the commands
 // without cache fills or write-through, and commits their writes to RocksDB as one WriteBatch
-// (storage::WriteGroup::BeginAtomic), all before releasing the locks.
+// (storage::WriteGroup::BeginAtomic), all before releasing the locks. The commands read the
+// transaction's earlier writes (SET k; INCR k; LRANGE...) from the store's per-thread overlay,
+// so nothing of a transaction is in RocksDB (memtables included) before that one write: a
+// kill -9 keeps all of it or none.
 //
 // WATCH runs on a worker too, holding its keys' stripe locks (server/tx/watch.h explains why).
 //

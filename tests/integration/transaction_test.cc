@@ -362,7 +362,9 @@ TEST_CASE("no client observes part of a transaction", "[transaction]") {
 
 TEST_CASE("kill -9 during big transactions keeps each all or nothing",
           "[transaction][durability]") {
-  TestServer server;
+  // Small memtables: they flush to SST files while transactions run, so a transaction's write
+  // that reached a memtable before its commit would survive the crash.
+  TestServer server({"--rocksdb-write-buffer-size", "1mb"});
   constexpr int kKeys = 200;   // keys per transaction
   constexpr int kCrashes = 4;  // kill -9 / restart cycles, each on its own keys
   const std::string big(512, 'v');
@@ -384,15 +386,25 @@ TEST_CASE("kill -9 during big transactions keeps each all or nothing",
           if (k % 10 == 9) c.Append({"STRLEN", prefix + std::to_string(k)});
         }
         c.Append({"RPUSH", prefix + "list", std::to_string(round)});
+        c.Append({"LRANGE", prefix + "list", "-1", "-1"});
         c.Append({"HSET", prefix + "hash", "round", std::to_string(round)});
         c.Append({"INCR", prefix + "count"});
+        c.Append({"GET", prefix + "count"});
         c.Append({"EXEC"});
         Reply r;
-        for (int i = 0; i < kKeys + kKeys / 10 + 5; ++i) {
+        for (int i = 0; i < kKeys + kKeys / 10 + 7; ++i) {
           if (!c.GetReply(&r)) return;  // the server died
         }
         if (r.type != REDIS_REPLY_ARRAY) {
           error = Describe(r);
+          return;
+        }
+        // The transaction read its own writes: LRANGE saw the push, GET the increment.
+        const std::string last = Describe(r.elements[r.elements.size() - 1]);
+        const std::string pushed = Describe(r.elements[r.elements.size() - 4]);
+        if (last != "bulk:" + std::to_string(round) ||
+            pushed != "[bulk:" + std::to_string(round) + "]") {
+          error = "read-back: " + pushed + " " + last;
           return;
         }
         acked = round;
@@ -423,6 +435,52 @@ TEST_CASE("kill -9 during big transactions keeps each all or nothing",
       if (v.is_nil() || v.str != std::to_string(rounds) + ":" + big) ++mismatched;
     }
     CHECK(mismatched == 0);
+  }
+}
+
+TEST_CASE("kill -9 while a transaction that read back its writes runs keeps none of it",
+          "[transaction][durability]") {
+  // The transaction writes, reads those writes back (INCR, LRANGE, GET, APPEND), then sleeps in
+  // the middle of EXEC (DEBUG SLEEP) while another client's writes fill and flush the 1 MB
+  // memtables to SST files; then kill -9. Nothing of the transaction may be found afterwards.
+  TestServer server({"--rocksdb-write-buffer-size", "1mb"});
+  const std::string fill(64 * 1024, 'f');
+  for (int round = 0; round < 3; ++round) {
+    const std::string p = "r" + std::to_string(round) + ":";
+    Client tx(server.port());
+    const std::vector<std::vector<std::string>> queued = {
+        {"SET", p + "a", "1"},          {"INCR", p + "a"},    {"LPUSH", p + "l", "x"},
+        {"LRANGE", p + "l", "0", "-1"}, {"GET", p + "a"},     {"APPEND", p + "a", "z"},
+        {"HSET", p + "h", "f", "v"},    {"HGETALL", p + "h"}, {"DEBUG", "SLEEP", "30"},
+        {"SET", p + "b", "2"}};
+    tx.Append({"MULTI"});
+    for (const auto& cmd : queued) tx.Append(cmd);
+    tx.Append({"EXEC"});
+    Reply r;
+    for (size_t i = 0; i < queued.size() + 1; ++i) {
+      REQUIRE(tx.GetReply(&r));
+      REQUIRE(!r.is_error());
+    }
+    SleepMs(500);  // the EXEC is now in DEBUG SLEEP, its first writes done
+    Client c(server.port(), 30000);
+    const std::string sst_before = InfoFields(InfoText(c, "rocksdb"))["rocksdb_total_sst_size"];
+    int i = 0;
+    const long long deadline = NowMs() + 15000;
+    // At least 4 MB, then until a flush has written a new SST file.
+    while (NowMs() < deadline) {
+      REQUIRE(Run(c, {"SET", p + "fill:" + std::to_string(i++), fill}) == "status:OK");
+      if (i >= 64 && i % 16 == 0 &&
+          InfoFields(InfoText(c, "rocksdb"))["rocksdb_total_sst_size"] != sst_before) {
+        break;
+      }
+    }
+    INFO("fill writes: " << i);
+    REQUIRE(InfoFields(InfoText(c, "rocksdb"))["rocksdb_total_sst_size"] != sst_before);
+    server.Kill9();
+    server.Restart();
+    Client after(server.port(), 30000);
+    CHECK(Run(after, {"EXISTS", p + "a", p + "l", p + "h", p + "b"}) == "int:0");
+    CHECK(Run(after, {"EXISTS", p + "fill:0"}) == "int:1");  // acknowledged: kept
   }
 }
 
