@@ -155,7 +155,9 @@ bool ParseInt(std::string_view text, int64_t* out) {
 }
 
 // notify-keyspace-events: Redis's letters to its canonical string (keyspaceEventsStringToFlags
-// and keyspaceEventsFlagsToString in notify.c). False on an unknown letter.
+// and keyspaceEventsFlagsToString in notify.c). False on an unknown letter. One difference:
+// Redis 7.0 drops `n` after "A" when it prints the value (the flag stays on; a CONFIG REWRITE
+// then loses it); here the value is what the server parses its flags from, so "An" keeps it.
 bool CanonicalEvents(std::string_view text, std::string* out) {
   static constexpr std::string_view kClasses = "g$lshzxetd";  // what 'A' stands for
   bool has[128] = {};
@@ -174,6 +176,7 @@ bool CanonicalEvents(std::string_view text, std::string* out) {
   out->clear();
   if (all) {
     *out = "A";
+    if (has[static_cast<unsigned char>('n')]) out->push_back('n');
   } else {
     for (char k : std::string_view("g$lshzxetdn")) {
       if (has[static_cast<unsigned char>(k)]) out->push_back(k);

@@ -36,6 +36,7 @@ class Server;
 class Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
+struct NewKeyWatch;  // server/pubsub/notify.h
 
 enum CommandFlags : uint32_t {
   kWrite = 1u << 0,       // may modify the dataset
@@ -81,6 +82,9 @@ struct CommandContext {
   // `store` and `cache` already work in it (config/current_db.h; the server sets the calling
   // thread's physical database before running the handler).
   int db = 0;
+  // Set while `new` keyspace events (n) are on: the command's keys that did not exist before it
+  // ran (server/pubsub/notify.h). nullptr otherwise.
+  NewKeyWatch* new_keys = nullptr;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);

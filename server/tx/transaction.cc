@@ -9,6 +9,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -224,6 +225,8 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     ctx.reply_budget = budget;
     ctx.db = command.db;
     ctx.in_exec = true;
+    NewKeyWatch new_keys;
+    BeforeCommand(ctx, spec, command.argv, &new_keys);
     const size_t reply_start = out->size();
     spec.handler(ctx, command.argv, out);
     if (budget != nullptr && budget->exceeded) break;
