@@ -426,6 +426,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         return;
       }
       if (handled == TxInLoop::kHandled) continue;
+      if (handled == TxInLoop::kHandledLast) break;  // the rest waits for EXEC's batch
     }
     std::string error;
     if (spec == nullptr) {
@@ -812,6 +813,9 @@ void NetLoop::DrainCompletions() {
           conn->id, conn->info->addr);
       CloseConnection(conn);
       continue;
+    }
+    if (conn->tx != nullptr && conn->tx->deferred_exec != nullptr) {
+      FinishExecInLoop(*server_, conn, &completion.replies);  // its queued kConnection commands
     }
     conn->output += completion.replies;
     conn->in_flight = false;

@@ -484,6 +484,51 @@ TEST_CASE("kill -9 while a transaction that read back its writes runs keeps none
   }
 }
 
+TEST_CASE("an EXEC aborted by WATCH runs none of its queued commands, CLIENT/SELECT/CONFIG too",
+          "[transaction]") {
+  TestServer server;
+  Client c(server.port());
+  Client other(server.port());
+  const std::string samples = Run(c, {"CONFIG", "GET", "maxmemory-samples"});
+  REQUIRE(Run(c, {"CLIENT", "SETNAME", "before"}) == "status:OK");
+  REQUIRE(Run(c, {"WATCH", "w"}) == "status:OK");
+  REQUIRE(Run(c, {"MULTI"}) == "status:OK");
+  CHECK(Run(c, {"CLIENT", "SETNAME", "inside"}) == "status:QUEUED");
+  CHECK(Run(c, {"SELECT", "3"}) == "status:QUEUED");
+  CHECK(Run(c, {"SET", "a", "1"}) == "status:QUEUED");
+  CHECK(Run(c, {"CONFIG", "SET", "maxmemory-samples", "9"}) == "status:QUEUED");
+  CHECK(Run(other, {"SET", "w", "changed"}) == "status:OK");
+  CHECK(Run(c, {"EXEC"}) == "nil");
+  CHECK(Run(c, {"CLIENT", "GETNAME"}) == "bulk:before");
+  CHECK(Run(c, {"CONFIG", "GET", "maxmemory-samples"}) == samples);
+  CHECK(Run(c, {"SET", "z", "1"}) == "status:OK");  // still in database 0
+  CHECK(Run(other, {"GET", "z"}) == "bulk:1");
+  CHECK(Run(other, {"EXISTS", "a"}) == "int:0");
+
+  // Not aborted: each reply in its place, SELECT moving the commands after it, and the commands
+  // pipelined after EXEC run in the database the transaction left.
+  REQUIRE(Run(c, {"WATCH", "w"}) == "status:OK");
+  c.Append({"MULTI"});
+  c.Append({"CLIENT", "SETNAME", "inside"});
+  c.Append({"SET", "a", "0"});
+  c.Append({"SELECT", "3"});
+  c.Append({"SET", "a", "3"});
+  c.Append({"CLIENT", "GETNAME"});
+  c.Append({"GET", "a"});
+  c.Append({"EXEC"});
+  c.Append({"GET", "a"});
+  c.Append({"CLIENT", "GETNAME"});
+  Reply r;
+  for (int i = 0; i < 7; ++i) REQUIRE(c.GetReply(&r));
+  REQUIRE(c.GetReply(&r));
+  CHECK(Describe(r) == "[status:OK, status:OK, status:OK, status:OK, bulk:inside, bulk:3]");
+  REQUIRE(c.GetReply(&r));
+  CHECK(Describe(r) == "bulk:3");
+  REQUIRE(c.GetReply(&r));
+  CHECK(Describe(r) == "bulk:inside");
+  CHECK(Run(other, {"GET", "a"}) == "bulk:0");
+}
+
 TEST_CASE("CLIENT LIST shows a client in MULTI (flags=x, multi=<queued>)", "[transaction]") {
   TestServer server;
   Client a(server.port());
