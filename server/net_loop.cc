@@ -666,6 +666,8 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
   }
   command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
   conn->waiter = command->waiter;
+  conn->blocked_command_id = command->command_id;
+  conn->blocked_argv = command->argv;
   constexpr int64_t kMaxTimerSec = 100LL * 365 * 24 * 3600;  // longer ones never fire anyway
   if (ms == 0 || ms / 1000 > kMaxTimerSec) return;
   if (conn->wait_timer == nullptr) {
@@ -678,6 +680,39 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
 void NetLoop::EndWait(Connection* conn) {
   if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
   conn->waiter.reset();
+  conn->blocked_argv.clear();
+}
+
+// As Redis's updateStatsOnUnblock: one call when the wait ends (served, timed out, CLIENT
+// UNBLOCK), failed when its reply is an error; a served command also goes to the slow log with
+// the time its serving took (Redis 7.0 logs no timed-out one).
+void NetLoop::RecordUnblocked(Connection* conn, const Completion& completion) {
+  if (conn->blocked_command_id < 0) return;
+  const std::string& reply = completion.replies;
+  CommandSample sample;
+  sample.command_id = conn->blocked_command_id;
+  sample.failed = !reply.empty() && reply[0] == '-';
+  if (sample.failed)
+    server_->metrics().loop(index_).RecordError(ErrorCode(reply.data(), reply.size()));
+  sample.keyspace =
+      sample.failed ? 0 : KeyspaceResult(sample.command_id, IsNilReply(reply.data(), reply.size()));
+  sample.stage_ns[kExecute] = completion.served_ns;
+  sample.stage_ns[kTotal] = completion.served_ns;
+  server_->metrics().loop(index_).Record(sample);
+  const Settings& settings = server_->settings();
+  const uint64_t total_us = completion.served_ns / 1000;
+  if (completion.unblock == Completion::Unblock::kServed &&
+      server_->slowlog().ShouldLog(total_us, settings.slowlog_log_slower_than)) {
+    SlowLogEntry entry;
+    entry.unix_time = NowUnixMs() / 1000;
+    entry.duration_us = total_us;
+    entry.args = SlowLog::TruncateArgs(conn->blocked_argv);
+    entry.client_addr = conn->info->addr;
+    entry.client_name = conn->info->name();
+    entry.stage_us[kExecute] = total_us;
+    entry.stage_us[kTotal] = total_us;
+    server_->slowlog().Add(std::move(entry), static_cast<size_t>(settings.slowlog_max_len.load()));
+  }
 }
 
 void NetLoop::OnWaitTimeout(int, short, void* arg) {
@@ -690,6 +725,7 @@ void NetLoop::WaitTimedOut(Connection* conn) {
   Completion completion;  // handled like any reply, after what is queued already
   completion.conn_id = conn->id;
   completion.replies = std::string(conn->waiter->NullReply());
+  completion.unblock = Completion::Unblock::kTimedOut;
   PostCompletion(std::move(completion));
 }
 
@@ -819,7 +855,10 @@ void NetLoop::DrainCompletions() {
     }
     conn->output += completion.replies;
     conn->in_flight = false;
-    if (conn->waiter != nullptr) EndWait(conn);
+    if (conn->waiter != nullptr) {
+      if (completion.unblock != Completion::Unblock::kNone) RecordUnblocked(conn, completion);
+      EndWait(conn);
+    }
     if (!completion.commands.empty()) {
       RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
     }

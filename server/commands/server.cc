@@ -262,6 +262,7 @@ void ClientUnblock(CommandContext& ctx, Args& argv, std::string* out) {
   }
   Completion completion;
   completion.conn_id = waiter->client_id;
+  completion.unblock = Completion::Unblock::kTimedOut;  // counted, not slow-logged (Redis)
   if (error) {
     AppendError(&completion.replies, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
   } else {
