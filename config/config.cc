@@ -53,8 +53,9 @@ const std::vector<OptionSpec> kOptionTable = {
   // ---- pub/sub ----
   {"notify-keyspace-events", T::kEvents, "", 0, 0, nullptr, true,
    "Keyspace notifications: Redis's class letters (K E g $ l s h z x e t m d n A, e.g. KEA) for "
-   "__keyspace@0__:/__keyevent@0__: messages after writes and expiries; empty = off (one "
-   "atomic load per write). evicted (e) never fires: cache eviction drops only a cached copy."},
+   "__keyspace@0__:/__keyevent@0__: messages after writes and expiries; n (new keys) and m "
+   "(key misses) are not in A; empty = off (one atomic load per write). evicted (e) never "
+   "fires: cache eviction drops only a cached copy."},
   // ---- process ----
   {"dir", T::kString, "./data", 0, 0, nullptr, false,
    "Directory of the RocksDB database (created if missing)."},
