@@ -53,8 +53,9 @@ const std::vector<OptionSpec> kOptionTable = {
   // ---- pub/sub ----
   {"notify-keyspace-events", T::kEvents, "", 0, 0, nullptr, true,
    "Keyspace notifications: Redis's class letters (K E g $ l s h z x e t m d n A, e.g. KEA) for "
-   "__keyspace@0__:/__keyevent@0__: messages after writes and expiries; empty = off (one "
-   "atomic load per write). evicted (e) never fires: cache eviction drops only a cached copy."},
+   "__keyspace@0__:/__keyevent@0__: messages after writes and expiries; n (new keys) and m "
+   "(key misses) are not in A; empty = off (one atomic load per write). evicted (e) never "
+   "fires: cache eviction drops only a cached copy."},
   // ---- process ----
   {"dir", T::kString, "./data", 0, 0, nullptr, false,
    "Directory of the RocksDB database (created if missing)."},
@@ -167,7 +168,9 @@ bool ParseInt(std::string_view text, int64_t* out) {
 }
 
 // notify-keyspace-events: Redis's letters to its canonical string (keyspaceEventsStringToFlags
-// and keyspaceEventsFlagsToString in notify.c). False on an unknown letter.
+// and keyspaceEventsFlagsToString in notify.c). False on an unknown letter. One difference:
+// Redis 7.0 drops `n` after "A" when it prints the value (the flag stays on; a CONFIG REWRITE
+// then loses it); here the value is what the server parses its flags from, so "An" keeps it.
 bool CanonicalEvents(std::string_view text, std::string* out) {
   static constexpr std::string_view kClasses = "g$lshzxetd";  // what 'A' stands for
   bool has[128] = {};
@@ -186,6 +189,7 @@ bool CanonicalEvents(std::string_view text, std::string* out) {
   out->clear();
   if (all) {
     *out = "A";
+    if (has[static_cast<unsigned char>('n')]) out->push_back('n');
   } else {
     for (char k : std::string_view("g$lshzxetdn")) {
       if (has[static_cast<unsigned char>(k)]) out->push_back(k);

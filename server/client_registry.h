@@ -30,6 +30,7 @@ struct ClientInfo {
   std::atomic<int64_t> multi{-1};  // commands queued in MULTI; -1 when not in MULTI (server/tx/)
   std::atomic<uint32_t> subscriptions{0};          // sub: channels (SUBSCRIBE)
   std::atomic<uint32_t> pattern_subscriptions{0};  // psub: patterns (PSUBSCRIBE)
+  std::atomic<uint32_t> shard_subscriptions{0};    // ssub: shard channels (SSUBSCRIBE)
   std::atomic<int> db{0};                          // the SELECTed database
   // Set by CLIENT KILL (any thread): from then on the client matches no other kill and its loop
   // closes it before running anything more.

@@ -122,6 +122,9 @@ struct Connection {
   // on first use).
   std::shared_ptr<Waiter> waiter;
   event* wait_timer = nullptr;
+  // The blocked command, for INFO commandstats and SLOWLOG when its wait ends (set with waiter).
+  int blocked_command_id = -1;
+  Args blocked_argv;
 };
 
 }  // namespace rockcache::server

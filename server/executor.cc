@@ -3,6 +3,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "server/blocking/serve.h"
+#include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -42,7 +43,9 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   if (spec.rtc == nullptr || cache == nullptr || !cache->enabled()) return false;
   DbScope scope(server.store()->PhysicalDb(db));
   RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
-  return spec.rtc(ctx, argv, out);
+  if (!spec.rtc(ctx, argv, out)) return false;
+  NotifyCacheMisses(server, spec, argv, now_ms, db);
+  return true;
 }
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
@@ -57,6 +60,8 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   ctx.db = db;
   ctx.waiter = waiter;
   ctx.slices = slices;
+  NewKeyWatch new_keys;
+  BeforeCommand(ctx, spec, argv, &new_keys);  // keymiss / new events (server/pubsub/notify.h)
   cache::Cache* cache = server.cache();
   // The discipline holds even while cache-maxmemory is 0: a write that skipped the fence could
   // race a fill that started just after CONFIG SET turned the cache back on.

@@ -153,6 +153,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         return;
       }
       if (handled == TxInLoop::kHandled) continue;
+      if (handled == TxInLoop::kHandledLast) break;  // the rest waits for EXEC's batch
     }
     std::string error;
     if (spec == nullptr) {
@@ -352,6 +353,12 @@ void NetLoop::DrainCompletions() {
       CloseConnection(conn);
       continue;
     }
+    // The batch that ended with a deferred EXEC is back (the last completion of a batch: not a
+    // chunk of a sliced read, no commands left after one): its queued kConnection commands.
+    if (!completion.more && completion.rest.empty() && conn->tx != nullptr &&
+        conn->tx->deferred_exec != nullptr) {
+      FinishExecInLoop(*server_, conn, &completion.replies);
+    }
     conn->output += completion.replies;
     if (completion.more) {  // a chunk of a sliced read: still in flight, parse nothing more
       if (!completion.commands.empty()) {
@@ -372,7 +379,10 @@ void NetLoop::DrainCompletions() {
       continue;
     }
     conn->in_flight = false;
-    if (conn->waiter != nullptr) EndWait(conn);
+    if (conn->waiter != nullptr) {
+      if (completion.unblock != Completion::Unblock::kNone) RecordUnblocked(conn, completion);
+      EndWait(conn);
+    }
     if (!completion.commands.empty()) {
       RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
     }
@@ -396,6 +406,8 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
   }
   command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
   conn->waiter = command->waiter;
+  conn->blocked_command_id = command->command_id;
+  conn->blocked_argv = command->argv;
   constexpr int64_t kMaxTimerSec = 100LL * 365 * 24 * 3600;  // longer ones never fire anyway
   if (ms == 0 || ms / 1000 > kMaxTimerSec) return;
   if (conn->wait_timer == nullptr) {
@@ -408,6 +420,7 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
 void NetLoop::EndWait(Connection* conn) {
   if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
   conn->waiter.reset();
+  conn->blocked_argv.clear();
 }
 
 void NetLoop::OnWaitTimeout(int, short, void* arg) {
@@ -420,6 +433,7 @@ void NetLoop::WaitTimedOut(Connection* conn) {
   Completion completion;  // handled like any reply, after what is queued already
   completion.conn_id = conn->id;
   completion.replies = std::string(conn->waiter->NullReply());
+  completion.unblock = Completion::Unblock::kTimedOut;
   PostCompletion(std::move(completion));
 }
 

@@ -58,6 +58,12 @@ struct Completion {
   bool more = false;
   uint64_t slice_bytes = 0;
   std::vector<PreparedCommand> rest;
+  // kReplies that end a blocked command's wait (served, timed out, CLIENT UNBLOCK): counted in
+  // INFO commandstats then, once, as Redis (and in SLOWLOG when served, with `served_ns`, the
+  // time the serving took; a wait's time is not the command's).
+  enum class Unblock { kNone, kServed, kTimedOut };
+  Unblock unblock = Unblock::kNone;
+  uint64_t served_ns = 0;
 };
 
 class NetLoop {
@@ -147,6 +153,8 @@ class NetLoop {
   // ---- net_record.cc: metrics (loop thread) ----
   // Records metrics (and slow-log entries) for a completed batch.
   void RecordBatch(Connection* conn, const Completion& completion, uint64_t written);
+  // Records the blocked command whose wait `completion` ends (Completion::unblock).
+  void RecordUnblocked(Connection* conn, const Completion& completion);
   // Records a command run in this thread (cache answer, connection or anywhere command).
   void RecordInLoop(Connection* conn, int command_id, const Args& argv, bool rtc, const char* reply,
                     size_t reply_length, uint64_t parsed, uint64_t start, uint64_t end);

@@ -90,4 +90,37 @@ void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64
   }
 }
 
+// As Redis's updateStatsOnUnblock: one call when the wait ends (served, timed out, CLIENT
+// UNBLOCK), failed when its reply is an error; a served command also goes to the slow log with
+// the time its serving took (Redis 7.0 logs no timed-out one).
+void NetLoop::RecordUnblocked(Connection* conn, const Completion& completion) {
+  if (conn->blocked_command_id < 0) return;
+  const std::string& reply = completion.replies;
+  CommandSample sample;
+  sample.command_id = conn->blocked_command_id;
+  sample.failed = !reply.empty() && reply[0] == '-';
+  if (sample.failed) {
+    server_->metrics().loop(index_).RecordError(ErrorCode(reply.data(), reply.size()));
+  }
+  sample.keyspace =
+      sample.failed ? 0 : KeyspaceResult(sample.command_id, IsNilReply(reply.data(), reply.size()));
+  sample.stage_ns[kExecute] = completion.served_ns;
+  sample.stage_ns[kTotal] = completion.served_ns;
+  server_->metrics().loop(index_).Record(sample);
+  const Settings& settings = server_->settings();
+  const uint64_t total_us = completion.served_ns / 1000;
+  if (completion.unblock == Completion::Unblock::kServed &&
+      server_->slowlog().ShouldLog(total_us, settings.slowlog_log_slower_than)) {
+    SlowLogEntry entry;
+    entry.unix_time = NowUnixMs() / 1000;
+    entry.duration_us = total_us;
+    entry.args = SlowLog::TruncateArgs(conn->blocked_argv);
+    entry.client_addr = conn->info->addr;
+    entry.client_name = conn->info->name();
+    entry.stage_us[kExecute] = total_us;
+    entry.stage_us[kTotal] = total_us;
+    server_->slowlog().Add(std::move(entry), static_cast<size_t>(settings.slowlog_max_len.load()));
+  }
+}
+
 }  // namespace rockcache::server

@@ -1,4 +1,5 @@
-// RocksStore: open, close, locks, meta helpers, INFO. See rocks_store.h.
+// RocksStore: open, close, the lifecycle, meta helpers, INFO. See rocks_store.h (write groups and
+// the write path: write_group.cc).
 #include "storage/rocks_store.h"
 
 #include <rocksdb/convenience.h>
@@ -13,33 +14,13 @@
 #include <functional>
 
 #include "storage/perf_counters.h"
+#include "storage/write_group.h"
 
 namespace rockcache::storage {
 
 namespace {
 
 const char kPropsNextVersion[] = "next-version";
-// The logical -> physical database mapping: one u16 (big-endian) per logical database.
-
-// TTL figure changes noted by PutMeta/DeleteMeta, applied by the next successful Write (see
-// rocks_store.h). A method writes at most two databases (MOVE, COPY): four slots are plenty.
-struct PendingDeltas {
-  RocksStore::CounterDelta slots[4];
-  int n = 0;
-  bool empty() const { return n == 0; }
-  void clear() { n = 0; }
-  void Add(const RocksStore::CounterDelta& d) {
-    for (int i = 0; i < n; ++i) {
-      if (slots[i].db == d.db) {
-        slots[i].expires += d.expires;
-        slots[i].expire_sum += d.expire_sum;
-        return;
-      }
-    }
-    if (n < 4) slots[n++] = d;
-  }
-};
-thread_local PendingDeltas tls_pending;
 
 // The meta column family of physical database `db`.
 std::string MetaCfName(int db) {
@@ -335,247 +316,6 @@ Status RocksStore::Enter(Hold* hold) {
   return Status::OK();
 }
 
-// ---- write groups ----
-
-namespace {
-// WriteBatch rep header: sequence (fixed64) then count (fixed32, little endian).
-constexpr size_t kBatchHeader = 12;
-}  // namespace
-
-class RocksWriteGroup final : public WriteGroup {
- public:
-  explicit RocksWriteGroup(RocksStore* store) : store_(store) {
-    rep_.assign(kBatchHeader, '\0');
-    previous_ = tls_group;
-    tls_group = this;
-  }
-  ~RocksWriteGroup() override {
-    (void)Commit();
-    tls_group = previous_;
-  }
-
-  Status Commit() override {
-    if (!failed_.ok()) {  // an early flush failed: the writes it held are lost, say so once
-      Status s = failed_;
-      failed_ = Status::OK();
-      if (count_ == 0) return s;
-      (void)Flush();
-      return s;
-    }
-    return Flush();
-  }
-  // Writes what is pending now (a command that reads back its own earlier write); an error is
-  // kept and returned by the next Commit(), so the group fails every write it acknowledged.
-  Status FlushEarly() {
-    if (atomic_) return ApplyWithoutWal();
-    Status s = Flush();
-    if (!s.ok() && failed_.ok()) failed_ = s;
-    return s;
-  }
-
-  void BeginAtomic() override {
-    atomic_ = true;
-    applied_.assign(kBatchHeader, '\0');
-    applied_count_ = 0;
-  }
-
-  // Atomic mode: the pending records go to the memtables only (readable now; see store.h) and
-  // are kept for the WAL write of the whole transaction at Commit().
-  Status ApplyWithoutWal() {
-    if (count_ == 0) return Status::OK();
-    SetCount(&rep_, count_);
-    rocksdb::WriteBatch batch(rep_);
-    rocksdb::WriteOptions wo;
-    wo.disableWAL = true;
-    Status s = FromRocks(store_->db_->Write(wo, &batch));
-    if (!s.ok()) {
-      if (failed_.ok()) failed_ = s;
-      return s;
-    }
-    applied_.append(rep_, kBatchHeader, std::string::npos);
-    applied_count_ += count_;
-    ApplyPendingDeltas();
-    rep_.assign(kBatchHeader, '\0');
-    count_ = 0;
-    return s;
-  }
-
-  static void SetCount(std::string* rep, uint32_t count) {
-    for (int i = 0; i < 4; ++i) (*rep)[8 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
-  }
-
-  Status Flush() {
-    if (atomic_) {
-      atomic_ = false;
-      if (applied_count_ > 0) {  // the whole transaction, in order, as one WAL record
-        applied_.append(rep_, kBatchHeader, std::string::npos);
-        rep_ = std::move(applied_);
-        count_ += applied_count_;
-        applied_count_ = 0;
-        applied_.clear();
-      }
-    }
-    if (count_ == 0) return Status::OK();
-    SetCount(&rep_, count_);
-    rocksdb::WriteBatch batch(std::move(rep_));
-    Status s = store_->WriteNow(&batch);
-    if (s.ok()) {
-      ApplyPendingDeltas();
-    } else {
-      ndeltas_ = 0;
-      more_deltas_.clear();
-    }
-    rep_.assign(kBatchHeader, '\0');
-    count_ = 0;
-    return s;
-  }
-  // The counter changes of the records written (or applied) since the last call.
-  void ApplyPendingDeltas() {
-    store_->ApplyDeltas(deltas_, static_cast<size_t>(ndeltas_));
-    if (!more_deltas_.empty()) store_->ApplyDeltas(more_deltas_.data(), more_deltas_.size());
-    ndeltas_ = 0;
-    more_deltas_.clear();
-  }
-  size_t pending() const override { return count_; }
-
-  // The group open on this thread for `store`, or nullptr.
-  static RocksWriteGroup* Current(const RocksStore* store) {
-    RocksWriteGroup* g = tls_group;
-    return g != nullptr && g->store_ == store ? g : nullptr;
-  }
-  // Appends one Put record of a string meta (type, version, expire-at, count 0, value: the
-  // EncodeMeta layout) straight into the group's batch, without a WriteBatch or an encoded
-  // value of its own. Record layout (db/write_batch.cc, stable since LevelDB): tag
-  // kTypeValue (0x1) for column family 0, else kTypeColumnFamilyValue (0x5) + varint32 cf id;
-  // varint32 key length, key; varint32 value length, value.
-  void AppendStringPut(uint32_t cf_id, std::string_view key, uint64_t version, int64_t expire_at_ms,
-                       std::string_view value) {
-    if (cf_id == 0) {
-      rep_.push_back(static_cast<char>(0x1));
-    } else {
-      rep_.push_back(static_cast<char>(0x5));
-      PutVarint32(cf_id);
-    }
-    PutVarint32(static_cast<uint32_t>(key.size()));
-    rep_.append(key.data(), key.size());
-    PutVarint32(static_cast<uint32_t>(kMetaHeaderSize + value.size()));
-    char header[kMetaHeaderSize];
-    header[0] = static_cast<char>(MetaType::kString);
-    auto put64 = [](char* p, uint64_t v) {
-      for (int i = 7; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
-    };
-    put64(header + 1, version);
-    put64(header + 9, static_cast<uint64_t>(expire_at_ms));
-    put64(header + 17, 0);  // count
-    rep_.append(header, kMetaHeaderSize);
-    rep_.append(value.data(), value.size());
-    ++count_;
-  }
-  void PutVarint32(uint32_t v) {
-    while (v >= 0x80) {
-      rep_.push_back(static_cast<char>(v | 0x80));
-      v >>= 7;
-    }
-    rep_.push_back(static_cast<char>(v));
-  }
-  void Append(const rocksdb::WriteBatch& batch) {
-    const std::string& data = batch.Data();
-    if (data.size() <= kBatchHeader) return;
-    rep_.append(data, kBatchHeader, std::string::npos);
-    count_ += batch.Count();
-  }
-  void AddDelta(const RocksStore::CounterDelta& d) {
-    for (int i = 0; i < ndeltas_; ++i) {
-      if (deltas_[i].db == d.db) {
-        deltas_[i].keys += d.keys;
-        deltas_[i].expires += d.expires;
-        deltas_[i].expire_sum += d.expire_sum;
-        return;
-      }
-    }
-    if (ndeltas_ < kInlineDeltas) {
-      deltas_[ndeltas_++] = d;
-      return;
-    }
-    RocksStore::AddDelta(&more_deltas_, d);
-  }
-
- private:
-  static thread_local RocksWriteGroup* tls_group;
-  RocksStore* const store_;
-  RocksWriteGroup* previous_ = nullptr;
-  Status failed_;
-  std::string rep_;
-  uint32_t count_ = 0;
-  bool atomic_ = false;  // between BeginAtomic() and Commit()
-  std::string applied_;  // atomic mode: records applied to the memtables only (header first)
-  uint32_t applied_count_ = 0;
-  // Counter changes, applied at a successful Flush: a few databases inline (no allocation on
-  // the common path), the rest in more_deltas_.
-  static constexpr int kInlineDeltas = 4;
-  RocksStore::CounterDelta deltas_[kInlineDeltas];
-  int ndeltas_ = 0;
-  std::vector<RocksStore::CounterDelta> more_deltas_;
-};
-
-thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;
-
-std::unique_ptr<WriteGroup> RocksStore::OpenWriteGroup() {
-  return std::make_unique<RocksWriteGroup>(this);
-}
-
-Status RocksStore::FlushThreadWriteGroup() {
-  RocksWriteGroup* group = RocksWriteGroup::Current(this);
-  return group == nullptr ? Status::OK() : group->FlushEarly();
-}
-
-void RocksStore::AddDelta(std::vector<CounterDelta>* deltas, const CounterDelta& d) {
-  for (CounterDelta& x : *deltas) {
-    if (x.db == d.db) {
-      x.keys += d.keys;
-      x.expires += d.expires;
-      x.expire_sum += d.expire_sum;
-      return;
-    }
-  }
-  deltas->push_back(d);
-}
-
-void RocksStore::ApplyDeltas(const CounterDelta* deltas, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    const CounterDelta& d = deltas[i];
-    DbCounters& c = counters_[static_cast<size_t>(d.db)];
-    if (d.keys != 0) c.keys.fetch_add(d.keys, std::memory_order_relaxed);
-    if (d.expires != 0) c.expires.fetch_add(d.expires, std::memory_order_relaxed);
-    if (d.expire_sum != 0) c.expire_sum.fetch_add(d.expire_sum, std::memory_order_relaxed);
-  }
-}
-
-void RocksStore::AddKeyCount(int64_t delta, int db) {
-  if (db < 0) db = CurrentDb();
-  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
-    if (delta != 0) group->AddDelta(CounterDelta{db, delta, 0, 0});
-    return;
-  }
-  counters_[static_cast<size_t>(db)].keys.fetch_add(delta, std::memory_order_relaxed);
-}
-
-void RocksStore::NoteTtlChange(int db, const MetaLookup& old, const Meta* new_meta) {
-  const bool had = old.present && old.meta.expire_at_ms != 0;
-  const bool has = new_meta != nullptr && new_meta->expire_at_ms != 0;
-  if (!had && !has) return;  // the common case: no TTL before or after
-  CounterDelta d{db, 0, 0, 0};
-  if (had) {
-    d.expires -= 1;
-    d.expire_sum -= static_cast<uint64_t>(old.meta.expire_at_ms - ttl_base_ms_);
-  }
-  if (has) {
-    d.expires += 1;
-    d.expire_sum += static_cast<uint64_t>(new_meta->expire_at_ms - ttl_base_ms_);
-  }
-  tls_pending.Add(d);
-}
-
 Status RocksStore::BeginWrite(std::string_view key, MetaType type, Hold* hold, MetaLookup* old,
                               Meta* meta) {
   if (Status s = Enter(hold); !s.ok()) return s;
@@ -598,7 +338,7 @@ Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key
                             bool full) {
   *out = MetaLookup();
   rocksdb::PinnableSlice value;
-  rocksdb::Status s = db_->Get(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &value);
+  rocksdb::Status s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &value);
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return FromRocks(s);
   std::string_view bytes(value.data(), value.size());
@@ -630,27 +370,6 @@ void RocksStore::DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key, co
   batch->Delete(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()));
 }
 
-Status RocksStore::Write(rocksdb::WriteBatch* batch) {
-  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
-    group->Append(*batch);
-    if (!tls_pending.empty()) {
-      for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
-      tls_pending.clear();
-    }
-    return Status::OK();
-  }
-  Status s = WriteNow(batch);
-  if (!tls_pending.empty()) {
-    if (s.ok()) ApplyDeltas(tls_pending.slots, static_cast<size_t>(tls_pending.n));
-    tls_pending.clear();
-  }
-  return s;
-}
-
-Status RocksStore::WriteNow(rocksdb::WriteBatch* batch) {
-  return FromRocks(db_->Write(write_options_, batch));
-}
-
 StatusOr<uint64_t> RocksStore::NewVersion() {
   std::lock_guard<std::mutex> lock(version_mu_);
   if (next_version_ >= reserved_version_) {
@@ -678,18 +397,7 @@ Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std:
     meta.version = *v;
   }
   meta.expire_at_ms = expire_at_ms;
-  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
-    // The common path of SET/INCR/APPEND: the record goes straight into the group's batch (no
-    // WriteBatch, no encoded copy of the value); counters as Write() would hand them over.
-    const int db = CurrentDb();
-    NoteTtlChange(db, old, &meta);
-    group->AppendStringPut(meta_cfs_[static_cast<size_t>(db)]->GetID(), key, meta.version,
-                           expire_at_ms, value);
-    for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
-    tls_pending.clear();
-    if (!old.present) group->AddDelta(CounterDelta{db, 1, 0, 0});
-    return Status::OK();
-  }
+  if (WriteStringToThreadGroup(key, old, &meta, value)) return Status::OK();
   meta.value.assign(value.data(), value.size());
   rocksdb::WriteBatch batch;
   PutMeta(&batch, key, old, meta);

@@ -9,10 +9,15 @@
 // - No key locks here: the caller holds the key locks of the keys a write touches (store.h).
 //   Every write method starts with one prologue, BeginWrite (lifecycle hold + the key's meta read
 //   once), then does its type's own work and ends with Commit or Write.
-// - Write groups: a thread-local pointer names the group open on the calling thread. Write()
-//   appends a method's batch to it (byte append of the batch's records; WriteBatch's rep is
-//   "seq fixed64, count fixed32, records", stable since LevelDB) and AddKeyCount() defers the
-//   counter change to the group's successful Commit().
+// - Write groups (write_group.{h,cc}): a thread-local pointer names the group open on the calling
+//   thread. Write() appends a method's batch to it (byte append of the batch's records;
+//   WriteBatch's rep is "seq fixed64, count fixed32, records", stable since LevelDB) and
+//   AddKeyCount() defers the counter change to the group's successful Commit().
+// - Transactions (WriteGroup::BeginAtomic): the group's writes go to a TxOverlay (a
+//   rocksdb::WriteBatchWithIndex) installed in tls_tx_overlay; every read of the store goes
+//   through DbGet / DbMultiGet / NewIter, which merge the overlay over the database when one is
+//   installed (one thread-local load otherwise), so a transaction reads its own writes while
+//   none of them is in RocksDB until its Commit writes them as one batch.
 // - counters_[physical db]: atomics, adjusted after each successful write that creates or removes
 //   a meta (keys) or changes whether a key has a TTL (expires, expire_sum): PutMeta/DeleteMeta
 //   note the TTL change on a thread-local list that the next successful Write applies (or hands
@@ -45,6 +50,10 @@
 #include "storage/store.h"
 
 namespace rockcache::storage {
+
+class TxOverlay;  // write_group.h
+// The transaction overlay open on the calling thread, or nullptr (see the top of this file).
+inline thread_local TxOverlay* tls_tx_overlay = nullptr;
 
 // rocksdb::Status -> rockcache::Status.
 Status FromRocks(const rocksdb::Status& s);
@@ -341,10 +350,56 @@ class RocksStore final : public Store {
   }
   // Reads the meta of `key` in physical database `db` (stripe held).
   Status ReadMetaIn(int db, std::string_view key, MetaLookup* out);
+  // Reads of the calling thread's view of the database: plain RocksDB reads, or, inside a
+  // transaction, the transaction's pending writes merged over them (see top). Every read of a
+  // key or data entry in storage/ goes through these (write_group.cc holds the Tx* slow paths).
+  rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                        const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
+    if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);
+    return db_->Get(ro, cf, key, value);
+  }
+  rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                        const rocksdb::Slice& key, std::string* value) {
+    if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);
+    return db_->Get(ro, cf, key, value);
+  }
+  void DbMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
+                  const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
+                  rocksdb::Status* statuses) {
+    if (tls_tx_overlay != nullptr) return TxMultiGet(ro, cf, n, keys, values, statuses);
+    db_->MultiGet(ro, cf, n, keys, values, statuses);
+  }
+  // An iterator over `cf` (within ro's iterate bounds, which the caller's Slices must outlive).
+  std::unique_ptr<rocksdb::Iterator> NewIter(const rocksdb::ReadOptions& ro,
+                                             rocksdb::ColumnFamilyHandle* cf) {
+    if (tls_tx_overlay != nullptr) return TxIter(ro, cf);
+    return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro, cf));
+  }
+  rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                        const rocksdb::Slice& key, rocksdb::PinnableSlice* value);
+  rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                        const rocksdb::Slice& key, std::string* value);
+  void TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
+                  const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
+                  rocksdb::Status* statuses);
+  std::unique_ptr<rocksdb::Iterator> TxIter(const rocksdb::ReadOptions& ro,
+                                            rocksdb::ColumnFamilyHandle* cf);
+  // The key-count change of physical database `db` held by the transaction open on this thread
+  // (0 outside one): DBSIZE inside EXEC counts the transaction's own creations and deletions.
+  int64_t PendingKeyDelta(int db) const;
+  // Group commit's string fast path (storage/write_group.cc): when a write group is open on this
+  // thread outside a transaction, appends `meta` (a string; its value is `value`) as one Put
+  // record straight into the group's batch with its counter changes, and returns true; false
+  // otherwise (the caller writes a WriteBatch). REQUIRES: the key's stripe, `old` its state.
+  bool WriteStringToThreadGroup(std::string_view key, const MetaLookup& old, Meta* meta,
+                                std::string_view value);
   // Writes `batch` now, or appends it to the write group open on this thread (see top).
   Status Write(rocksdb::WriteBatch* batch);
-  // Writes `batch` now, whatever group is open.
+  // Writes `batch` now, whatever group is open. REQUIRES: the lifecycle hold.
   Status WriteNow(rocksdb::WriteBatch* batch);
+  // A write group's batch: WriteNow under its own lifecycle hold (Shutdown after Close).
+  // REQUIRES: the calling thread holds no lifecycle hold (called between Store methods).
+  Status WriteGroupBatch(rocksdb::WriteBatch* batch);
   // A fresh version, larger than every version ever handed out (also across restarts).
   StatusOr<uint64_t> NewVersion();
   // Applies a write of a string value to `key`, whose stripe the caller holds and whose current

@@ -222,8 +222,8 @@ struct XAddSpec {
 // batch, and Commit() writes all of them with one RocksDB Write (one WAL append; one fsync with
 // sync_writes). A method inside a group returns its result at once, as if written; its effect is
 // invisible to reads (of any thread) until Commit().
-// REQUIRES while a group has uncommitted writes: the thread must not read, through any Store
-// method, a key it wrote since the last Commit() (the group's batch is not indexed for reads):
+// REQUIRES while a group has uncommitted writes (outside a transaction, below): the thread must
+// not read, through any Store method, a key it wrote since the last Commit() (not indexed):
 // commit first. The server does this (server/executor.h). Methods with their own WriteOptions
 // (FlushAll, the version counter) still write directly; Keys/Scan/DbSize do not see pending
 // writes. One group per thread at a time; it must be committed or destroyed on its thread.
@@ -237,13 +237,13 @@ class WriteGroup {
   // RocksDB records (puts, deletes) appended since the last Commit().
   virtual size_t pending() const = 0;
   // Transactions (EXEC): from BeginAtomic() to the next Commit(), every write of the group reaches
-  // the WAL in that Commit, as ONE RocksDB batch, so a crash keeps all of them or none. A
-  // FlushThreadWriteGroup() in between (a command reading back an earlier write of the
-  // transaction) applies the pending records to the memtables only (no WAL) so reads see them;
-  // Commit() then writes every record since BeginAtomic() to the WAL as one batch, re-applying
-  // those (blind puts and deletes, in their order: the end state is the same). Not covered:
-  // methods that write with their own WriteOptions (FlushAll), and a memtable flush to SST that
-  // completes while the transaction runs (its memtable-only records would then survive a crash).
+  // RocksDB in that Commit, as ONE batch (one WAL record), so a crash keeps all of them or none;
+  // until then nothing of them is in RocksDB (not even in a memtable). Unlike a plain group,
+  // reads of the thread (every Store method, Keys/Scan/DbSize included) see the transaction's
+  // writes (the batch is indexed: rocksdb::WriteBatchWithIndex), so FlushThreadWriteGroup() is a
+  // no-op. A range deletion in a transaction becomes point deletes (one per entry). Not covered:
+  // methods that write with their own WriteOptions (FlushAll, FlushDb, SwapDb): the caller
+  // commits before them. Commit() fails the whole transaction if any of its writes failed.
   virtual void BeginAtomic() = 0;
 };
 

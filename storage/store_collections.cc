@@ -200,7 +200,7 @@ Status RocksStore::LoadForRead(const rocksdb::ReadOptions& ro, std::string_view 
 Status RocksStore::GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                             std::string_view key, uint64_t version, std::string_view sub_key,
                             std::string* value, bool* found) {
-  rocksdb::Status s = db_->Get(ro, cf, DataKey(key, version, sub_key), value);
+  rocksdb::Status s = DbGet(ro, cf, DataKey(key, version, sub_key), value);
   *found = s.ok();
   if (s.IsNotFound()) return Status::OK();
   return FromRocks(s);
@@ -242,7 +242,7 @@ Status RocksStore::ForEachEntry(const rocksdb::ReadOptions& ro_in, rocksdb::Colu
     }
     from = *bounds.gap;
   }
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, cf);
   if (from) {
     std::string target = prefix;
     target.append(from->data(), from->size());
@@ -361,7 +361,7 @@ Status RocksStore::RandomEntries(const rocksdb::ReadOptions& ro, rocksdb::Column
   rocksdb::ReadOptions bounded = ro;
   bounded.iterate_lower_bound = &lower_bound;
   bounded.iterate_upper_bound = &upper_bound;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(bounded, cf));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(bounded, cf);
   std::unordered_set<std::string> seen;
   uint64_t attempts = 0;
   while (out->size() < want && attempts++ < want * 16 + 64) {
@@ -450,7 +450,7 @@ Status RocksStore::ScanEntries(const rocksdb::ReadOptions& ro_in, rocksdb::Colum
   rocksdb::ReadOptions ro = ro_in;
   ro.iterate_lower_bound = &lower_bound;
   ro.iterate_upper_bound = &upper_bound;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, cf);
   bool match_all = pattern.empty() || pattern == "*";
   return ScanStep(
       it.get(), prefix, scope, cursor, count,
@@ -537,7 +537,7 @@ StatusOr<bool> RocksStore::Rename(std::string_view src, std::string_view dst, bo
 StatusOr<std::optional<std::string>> RocksStore::RandomKey() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), MetaCf()));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), MetaCf());
   int64_t now = NowMs();
   auto live_here = [&]() {
     Meta meta;
@@ -577,7 +577,7 @@ StatusOr<uint64_t> RocksStore::CountDataEntries() {
   if (Status s = Enter(&hold); !s.ok()) return s;
   uint64_t n = 0;
   for (auto* cf : {hash_cf_, set_cf_, list_cf_, zset_cf_, zscore_cf_, stream_cf_}) {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+    std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), cf);
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     if (!it->status().ok()) return FromRocks(it->status());
   }

@@ -150,7 +150,7 @@ StatusOr<std::vector<std::string>> RocksStore::Keys(std::string_view pattern, ui
   int64_t now = NowMs();
   std::vector<std::string> out;
   ResultBytes bytes(max_bytes);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), MetaCf()));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), MetaCf());
   for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
     std::string_view key(it->key().data(), it->key().size());
     Meta meta;
@@ -172,7 +172,7 @@ StatusOr<ScanResult> RocksStore::Scan(uint64_t cursor, std::string_view pattern,
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   bool match_all = pattern.empty() || pattern == "*";
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), MetaCf()));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), MetaCf());
   ScanResult result;
   int64_t now = NowMs();
   bool over = false;
@@ -200,7 +200,9 @@ StatusOr<ScanResult> RocksStore::Scan(uint64_t cursor, std::string_view pattern,
 StatusOr<int64_t> RocksStore::DbSize() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  return std::max<int64_t>(0, counters_[CurrentDb()].keys.load(std::memory_order_relaxed));
+  const int db = CurrentDb();
+  return std::max<int64_t>(
+      0, counters_[db].keys.load(std::memory_order_relaxed) + PendingKeyDelta(db));
 }
 
 KeyStats RocksStore::GetKeyStats() {
@@ -219,7 +221,7 @@ KeyStats RocksStore::GetKeyStats() {
 // Deletes every meta of physical database `db` into `batch` (one range deletion).
 Status RocksStore::DeleteAllMetas(int db, rocksdb::WriteBatch* batch) {
   rocksdb::ColumnFamilyHandle* cf = meta_cfs_[static_cast<size_t>(db)];
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), cf);
   it->SeekToFirst();
   if (it->Valid()) {
     std::string first = it->key().ToString();
@@ -372,7 +374,7 @@ StatusOr<int64_t> RocksStore::SweepExpired(
       continue;
     }
     DbScope scope(sweep_db_);
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, MetaCf()));
+    std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, MetaCf());
     if (sweep_has_pos_) {
       it->Seek(sweep_pos_);
       if (it->Valid() && it->key() == rocksdb::Slice(sweep_pos_)) it->Next();

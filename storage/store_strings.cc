@@ -106,8 +106,8 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
   for (auto k : keys) slices.emplace_back(k.data(), k.size());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  db_->MultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
-                statuses.data());
+  DbMultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
+             statuses.data());
   int64_t now = NowMs();
   for (size_t i = 0; i < keys.size(); ++i) {
     if (statuses[i].IsNotFound()) continue;
@@ -150,8 +150,8 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   for (auto k : keys) slices.emplace_back(k.data(), k.size());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  db_->MultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
-                statuses.data());
+  DbMultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
+             statuses.data());
   const int64_t now = NowMs();
   rocksdb::WriteBatch batch;
   int64_t created = 0;

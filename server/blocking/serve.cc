@@ -7,6 +7,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
+#include "server/clock.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/server.h"
@@ -52,6 +53,7 @@ class Serving {
   struct Served {
     std::shared_ptr<Waiter> waiter;
     std::string reply;
+    uint64_t ns = 0;  // the serving's time (INFO commandstats, SLOWLOG)
   };
 
   bool Holds(uint32_t stripe) const {
@@ -99,6 +101,7 @@ class Serving {
         }
       }
       if (!registry_.Finish(waiter.get(), WaitState::kServed)) continue;
+      const uint64_t start = Clock::Now();
       std::string reply;
       Status s = PopFor(store_, waiter->op, key, &reply);
       // The next waiter's reads must see this pop: make it durable now (one WAL write per served
@@ -113,7 +116,7 @@ class Serving {
         cache_->Erase(key);
         if (move) cache_->Erase(waiter->op.dst);
       }
-      served_.push_back({waiter, std::move(reply)});
+      served_.push_back({waiter, std::move(reply), Clock::NanosBetween(start, Clock::Now())});
       if (failed_) return;
       if (move && registry_.HasWaiters(db, waiter->op.dst)) ready->push_back(waiter->op.dst);
     }
@@ -129,6 +132,8 @@ class Serving {
       Completion completion;
       completion.conn_id = served.waiter->client_id;
       completion.replies = std::move(served.reply);
+      completion.unblock = Completion::Unblock::kServed;
+      completion.served_ns = served.ns;
       server_.loop(served.waiter->loop_index)->PostCompletion(std::move(completion));
     }
     for (auto& key : deferred_) ScheduleServe(server_, std::move(key));

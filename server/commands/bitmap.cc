@@ -17,6 +17,7 @@
 #include "server/commands/cache_access.h"
 #include "server/commands/command.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -87,6 +88,7 @@ void SetBit(CommandContext& ctx, Args& argv, std::string* out) {
   if (!value || bits != *value) {
     if (!WriteKeepTtl(ctx, argv[1], bits, out)) return;
   }
+  NotifyKeyspaceEvent(ctx, kNotifyString, "setbit", argv[1]);  // as Redis, even when unchanged
   AppendInteger(out, old);
 }
 
@@ -270,6 +272,7 @@ void BitOp(CommandContext& ctx, Args& argv, std::string* out) {
   if (max_len == 0) {
     auto deleted = ctx.store->Del({argv[2]});
     if (!deleted.ok()) return AppendStatusError(out, deleted.status());
+    if (*deleted > 0) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", argv[2]);
     return AppendInteger(out, 0);
   }
   std::string result(max_len, '\0');
@@ -288,6 +291,7 @@ void BitOp(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto set = ctx.store->Set(argv[2], result, storage::SetOptions{});
   if (!set.ok()) return AppendStatusError(out, set.status());
+  NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[2]);
   AppendInteger(out, static_cast<int64_t>(max_len));
 }
 
@@ -493,6 +497,7 @@ void BitFieldGeneric(CommandContext& ctx, const Args& argv, bool readonly_comman
   // As Redis, a write form creates (or grows) the key even when every operation failed.
   if (!readonly && (!value || bits != *value)) {
     if (!WriteKeepTtl(ctx, argv[1], bits, out)) return;
+    NotifyKeyspaceEvent(ctx, kNotifyString, "setbit", argv[1]);
   }
   out->append(reply);
 }

@@ -37,6 +37,7 @@ struct Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
 struct SliceSink;    // server/slicing/sliced_read.h
+struct NewKeyWatch;  // server/pubsub/notify.h
 
 enum CommandFlags : uint32_t {
   kWrite = 1u << 0,       // may modify the dataset
@@ -85,6 +86,9 @@ struct CommandContext {
   // Set on workers for a command that may be sliced (server/slicing/sliced_read.h): a big read
   // leaves its continuation here. nullptr (EXEC, blocking commands...): it runs whole.
   SliceSink* slices = nullptr;
+  // Set while `new` keyspace events (n) are on: the command's keys that did not exist before it
+  // ran (server/pubsub/notify.h). nullptr otherwise.
+  NewKeyWatch* new_keys = nullptr;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);

@@ -9,6 +9,7 @@
 #include "server/commands/command.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -57,7 +58,14 @@ void EraseInDb(CommandContext& ctx, int db, std::string_view key) {
   ctx.cache->Erase(key);
 }
 
-// MOVE key db
+// A keyspace event in logical database `db` (MOVE and COPY ... DB announce the key there).
+void NotifyInDb(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key,
+                int db) {
+  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  if (flags & type) PublishKeyspaceEvent(*ctx.server, flags, type, event, key, db);
+}
+
+// MOVE key db. Events as Redis: new (in db), move_from, move_to (in db).
 void Move(CommandContext& ctx, Args& argv, std::string* out) {
   int db = 0;
   if (!ParseDb(ctx, argv[2], &db, out)) return;
@@ -65,6 +73,11 @@ void Move(CommandContext& ctx, Args& argv, std::string* out) {
   EraseInDb(ctx, db, argv[1]);  // a negative entry there must not survive the key's arrival
   auto moved = ctx.store->Move(argv[1], db);
   if (!moved.ok()) return AppendStatusError(out, moved.status());
+  if (*moved) {
+    NotifyInDb(ctx, kNotifyNew, "new", argv[1], db);  // MOVE only moves to an absent key
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "move_from", argv[1]);
+    NotifyInDb(ctx, kNotifyGeneric, "move_to", argv[1], db);
+  }
   AppendInteger(out, *moved ? 1 : 0);
 }
 
@@ -87,6 +100,16 @@ void Copy(CommandContext& ctx, Args& argv, std::string* out) {
   if (db != ctx.db) EraseInDb(ctx, db, argv[2]);
   auto copied = ctx.store->Copy(argv[1], argv[2], db == ctx.db ? -1 : db, replace);
   if (!copied.ok()) return AppendStatusError(out, copied.status());
+  if (*copied) {  // events as Redis: new (when created), copy_to, in the destination database
+    // (Redis deletes a replaced destination and adds it again: `new` either way.)
+    if (db == ctx.db) {
+      AnnounceNewKey(ctx, argv[2]);
+      NotifyKeyspaceEvent(ctx, kNotifyGeneric, "copy_to", argv[2]);
+    } else {
+      NotifyInDb(ctx, kNotifyNew, "new", argv[2], db);
+      NotifyInDb(ctx, kNotifyGeneric, "copy_to", argv[2], db);
+    }
+  }
   AppendInteger(out, *copied ? 1 : 0);
 }
 

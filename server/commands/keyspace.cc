@@ -220,6 +220,7 @@ void Scan(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void NotifyRename(CommandContext& ctx, std::string_view from, std::string_view to) {
+  AnnounceNewKey(ctx, to);  // Redis adds the destination before announcing the rename
   NotifyKeyspaceEvent(ctx, kNotifyGeneric, "rename_from", from);
   NotifyKeyspaceEvent(ctx, kNotifyGeneric, "rename_to", to);
 }

@@ -1,5 +1,7 @@
-// Pub/sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE (kConnection: they change
-// the connection's subscriptions on its network thread), PUBLISH and PUBSUB (kAnywhere: they read
+// Pub/sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE
+// (kConnection: they change
+// the connection's subscriptions on its network thread), PUBLISH, SPUBLISH and PUBSUB (kAnywhere:
+// they read
 // or fan out through the registry, server/pubsub/pubsub.h, and never go to the pool as a task of
 // their own), and RESET. Replies are Redis 7.0's RESP2 ones.
 #include "server/pubsub/pubsub.h"
@@ -41,12 +43,52 @@ void SyncInfo(Connection* conn) {  // CLIENT LIST sub= / psub=
                                   std::memory_order_relaxed);
   conn->info->pattern_subscriptions.store(static_cast<uint32_t>(conn->pubsub->patterns.size()),
                                           std::memory_order_relaxed);
+  conn->info->shard_subscriptions.store(static_cast<uint32_t>(conn->pubsub->shard_channels.size()),
+                                        std::memory_order_relaxed);
 }
 
 // Leaves subscribed mode once nothing is left.
 void Settle(Connection* conn) {
   SyncInfo(conn);
-  if (conn->pubsub->count() == 0) conn->pubsub.reset();
+  if (conn->pubsub->total() == 0) conn->pubsub.reset();
+}
+
+// SSUBSCRIBE shardchannel [shardchannel ...]: ["ssubscribe", channel, shard subscriptions].
+void SSubscribe(CommandContext& ctx, Args& argv, std::string* out) {
+  Connection* conn = ctx.conn;
+  PubSubState& state = StateOf(conn);
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (state.shard_channels.insert(argv[i]).second) {
+      ctx.server->pubsub().SSubscribe(argv[i], conn->id, conn->info->loop_index);
+    }
+    AppendSubscriptionReply(out, "ssubscribe", &argv[i], state.shard_channels.size());
+  }
+  Settle(conn);
+}
+
+// SUNSUBSCRIBE [shardchannel ...] (none: all of them).
+void SUnsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
+  Connection* conn = ctx.conn;
+  PubSubState& state = StateOf(conn);
+  auto drop = [&](const std::string& name) {
+    if (state.shard_channels.erase(name) != 0) ctx.server->pubsub().SUnsubscribe(name, conn->id);
+    AppendSubscriptionReply(out, "sunsubscribe", &name, state.shard_channels.size());
+  };
+  if (argv.size() == 1) {
+    if (state.shard_channels.empty()) {
+      AppendSubscriptionReply(out, "sunsubscribe", nullptr, 0);
+    } else {
+      std::vector<std::string> names(state.shard_channels.begin(), state.shard_channels.end());
+      for (const auto& name : names) drop(name);
+    }
+  } else {
+    for (size_t i = 1; i < argv.size(); ++i) drop(argv[i]);
+  }
+  Settle(conn);
+}
+
+void SPublishCommand(CommandContext& ctx, Args& argv, std::string* out) {
+  AppendInteger(out, ctx.server->pubsub().SPublish(argv[1], argv[2]));
 }
 
 void Subscribe(CommandContext& ctx, Args& argv, std::string* out) {
@@ -108,8 +150,9 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
   PubSub& pubsub = ctx.server->pubsub();
   const std::string& sub = argv[1];
   if ((Is(sub, "CHANNELS") || Is(sub, "SHARDCHANNELS")) && argv.size() <= 3) {
-    std::vector<std::string> channels;
-    if (Is(sub, "CHANNELS")) channels = pubsub.Channels(argv.size() == 3 ? argv[2] : "");
+    const std::string_view pattern = argv.size() == 3 ? std::string_view(argv[2]) : "";
+    std::vector<std::string> channels =
+        Is(sub, "CHANNELS") ? pubsub.Channels(pattern) : pubsub.ShardChannels(pattern);
     AppendArrayHeader(out, static_cast<int64_t>(channels.size()));
     for (const auto& channel : channels) AppendBulk(out, channel);
     return;
@@ -118,7 +161,7 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
     AppendArrayHeader(out, static_cast<int64_t>((argv.size() - 2) * 2));
     for (size_t i = 2; i < argv.size(); ++i) {
       AppendBulk(out, argv[i]);
-      AppendInteger(out, Is(sub, "NUMSUB") ? pubsub.NumSub(argv[i]) : 0);
+      AppendInteger(out, Is(sub, "NUMSUB") ? pubsub.NumSub(argv[i]) : pubsub.ShardNumSub(argv[i]));
     }
     return;
   }
@@ -168,6 +211,11 @@ const std::vector<CommandSpec> kPubSubCommands = {
     {"unsubscribe", -1, kConnection, 0, 0, 0, Unsubscribe},
     {"punsubscribe", -1, kConnection, 0, 0, 0, Unsubscribe},
     {"publish", 3, kAnywhere | kFast, 0, 0, 0, PublishCommand},
+    // Shard channels: their key positions (COMMAND INFO) come from the metadata; none here, so
+    // the pool never locks or looks up a channel name as a key.
+    {"ssubscribe", -2, kConnection, 0, 0, 0, SSubscribe},
+    {"sunsubscribe", -1, kConnection, 0, 0, 0, SUnsubscribe},
+    {"spublish", 3, kAnywhere | kFast, 0, 0, 0, SPublishCommand},
     {"pubsub", -2, kAnywhere, 0, 0, 0, PubSubCommand, nullptr,
      "channels|numpat|numsub|shardchannels|shardnumsub|help"},
     {"reset", 1, kConnection | kNoAuth | kFast, 0, 0, 0, Reset},

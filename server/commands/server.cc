@@ -136,7 +136,8 @@ void Hello(CommandContext& ctx, Args& argv, std::string* out) {
 // A client's CLIENT LIST / CLIENT KILL TYPE class: pubsub while it subscribes to anything.
 bool IsPubSubClient(const ClientInfo& info) {
   return info.subscriptions.load(std::memory_order_relaxed) +
-             info.pattern_subscriptions.load(std::memory_order_relaxed) >
+             info.pattern_subscriptions.load(std::memory_order_relaxed) +
+             info.shard_subscriptions.load(std::memory_order_relaxed) >
          0;
 }
 
@@ -159,7 +160,8 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
                      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
                      " flags=" + ClientFlags(info) + " db=" + std::to_string(info.db.load()) +
                      " sub=" + std::to_string(sub) + " psub=" + std::to_string(psub) +
-                     " ssub=0 multi=" + std::to_string(info.multi.load()) +
+                     " ssub=" + std::to_string(info.shard_subscriptions.load()) +
+                     " multi=" + std::to_string(info.multi.load()) +
                      " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
                      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
                      std::to_string(info.pending_reply_bytes.load()) +
@@ -262,6 +264,7 @@ void ClientUnblock(CommandContext& ctx, Args& argv, std::string* out) {
   }
   Completion completion;
   completion.conn_id = waiter->client_id;
+  completion.unblock = Completion::Unblock::kTimedOut;  // counted, not slow-logged (Redis)
   if (error) {
     AppendError(&completion.replies, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
   } else {

@@ -70,7 +70,9 @@ void PubSubInbox::Drain() {
     for (uint64_t id : delivery.conn_ids) {
       Connection* conn = loop_->FindConnection(id);
       if (conn == nullptr || conn->pubsub == nullptr) continue;  // closed or unsubscribed
-      const auto& set = delivery.pattern ? conn->pubsub->patterns : conn->pubsub->channels;
+      const auto& set = delivery.pattern ? conn->pubsub->patterns
+                        : delivery.shard ? conn->pubsub->shard_channels
+                                         : conn->pubsub->channels;
       if (set.count(delivery.source) == 0) continue;  // unsubscribed after the publish
       if (hard == 0 || conn->output.size() - conn->output_pos <= hard) {
         conn->output += *delivery.bytes;

@@ -1,5 +1,8 @@
 #include "server/pubsub/notify.h"
 
+#include "cache/cache.h"
+#include "storage/store.h"
+
 namespace rockcache::server {
 
 uint32_t ParseNotifyFlags(std::string_view letters) {
@@ -75,10 +78,117 @@ void PublishKeyspaceEvent(Server& server, uint32_t flags, uint32_t type, std::st
   }
 }
 
+namespace {
+
+// Publishes `new` for `key` when the running write found it absent and has not announced it.
+void AnnounceIfNew(CommandContext& ctx, uint32_t flags, std::string_view key) {
+  NewKeyWatch* watch = ctx.new_keys;
+  for (size_t i = 0; i < watch->absent.size(); ++i) {
+    if (watch->absent[i] != key || watch->announced[i]) continue;
+    watch->announced[i] = true;
+    PublishKeyspaceEvent(*ctx.server, flags, kNotifyNew, "new", key, NotifyDb(ctx));
+    return;
+  }
+}
+
+// Which keys a command reads through Redis's lookupKeyRead (see notify.h).
+enum class MissKeys { kNone, kAll, kFirst, kRest };
+
+MissKeys MissKeysOf(const CommandSpec& spec) {
+  std::string_view name = spec.name;
+  if (!(spec.flags & kWrite)) {
+    if (name == "object" || name == "memory" || name == "watch") return MissKeys::kNone;
+    return MissKeys::kAll;
+  }
+  if (name == "getdel" || name == "getex" || name == "copy" || name == "sort" ||
+      name == "georadius" || name == "georadiusbymember") {
+    return MissKeys::kFirst;
+  }
+  if (name == "pfcount" || name == "pfmerge") return MissKeys::kAll;
+  if (name == "bitop" || name == "sinterstore" || name == "sunionstore" || name == "sdiffstore" ||
+      name == "zunionstore" || name == "zinterstore" || name == "zdiffstore" ||
+      name == "zrangestore" || name == "geosearchstore") {
+    return MissKeys::kRest;
+  }
+  return MissKeys::kNone;
+}
+
+// The keys of the command that a `keymiss` may name, in argument order.
+std::vector<std::string_view> MissCandidates(const CommandSpec& spec, const Args& argv) {
+  const MissKeys which = MissKeysOf(spec);
+  if (which == MissKeys::kNone) return {};
+  std::vector<std::string_view> keys = CommandKeys(spec, argv);
+  if (keys.empty()) return keys;
+  if (which == MissKeys::kFirst) keys.resize(1);
+  if (which == MissKeys::kRest) keys.erase(keys.begin());
+  return keys;
+}
+
+void PublishKeyMiss(Server& server, uint32_t flags, std::string_view key, int db) {
+  PublishKeyspaceEvent(server, flags, kNotifyKeyMiss, "keymiss", key, db);
+}
+
+}  // namespace
+
 void NotifyKeyspaceEventSlow(CommandContext& ctx, uint32_t type, std::string_view event,
                              std::string_view key) {
-  PublishKeyspaceEvent(*ctx.server, ctx.server->pubsub().notify_flags(), type, event, key,
-                       NotifyDb(ctx));
+  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  if (ctx.new_keys != nullptr && (flags & kNotifyNew) && event != "del" && event != "expired" &&
+      event != "evicted") {
+    AnnounceIfNew(ctx, flags, key);
+  }
+  PublishKeyspaceEvent(*ctx.server, flags, type, event, key, NotifyDb(ctx));
+}
+
+void AnnounceNewKey(CommandContext& ctx, std::string_view key) {
+  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  if (!(flags & kNotifyNew)) return;
+  if (NewKeyWatch* watch = ctx.new_keys) {
+    for (size_t i = 0; i < watch->absent.size(); ++i) {
+      if (watch->absent[i] == key) {
+        if (watch->announced[i]) return;
+        watch->announced[i] = true;
+      }
+    }
+  }
+  PublishKeyspaceEvent(*ctx.server, flags, kNotifyNew, "new", key, NotifyDb(ctx));
+}
+
+void BeforeCommandSlow(CommandContext& ctx, const CommandSpec& spec, const Args& argv,
+                       NewKeyWatch* watch) {
+  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  storage::Store* store = ctx.store;
+  if (store == nullptr) return;
+  auto exists = [&](std::string_view key) {
+    auto n = store->Exists({key});
+    return !n.ok() || *n > 0;  // an error: say nothing
+  };
+  if (flags & kNotifyKeyMiss) {
+    for (auto key : MissCandidates(spec, argv)) {
+      if (!exists(key)) PublishKeyMiss(*ctx.server, flags, key, NotifyDb(ctx));
+    }
+  }
+  if ((flags & kNotifyNew) && (spec.flags & kWrite) && !(spec.flags & kAllKeys) &&
+      watch != nullptr) {
+    watch->absent.clear();
+    for (auto key : CommandKeys(spec, argv)) {
+      if (!exists(key)) watch->absent.push_back(key);
+    }
+    watch->announced.assign(watch->absent.size(), false);
+    ctx.new_keys = watch;
+  }
+}
+
+void NotifyCacheMissesSlow(Server& server, const CommandSpec& spec, const Args& argv,
+                           int64_t now_ms, int db) {
+  cache::Cache* cache = server.cache();
+  if (cache == nullptr) return;
+  const uint32_t flags = server.pubsub().notify_flags();
+  for (auto key : MissCandidates(spec, argv)) {
+    if (cache->Peek(key, now_ms, [](const cache::Value&, int64_t) {}) == cache::Lookup::kAbsent) {
+      PublishKeyMiss(server, flags, key, db);
+    }
+  }
 }
 
 }  // namespace rockcache::server

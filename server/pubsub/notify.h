@@ -5,10 +5,23 @@
 //
 // Cost while disabled (the default ""): one relaxed atomic load and a branch per call.
 //
+// `new` (n, not part of A, as Redis 7): a key was created. A worker that runs a write while `n`
+// is on first notes which of its keys do not exist (NewKeyWatch, one storage read per key); the
+// first event the command then publishes for such a key (its own: set, lpush, rename_to...) is
+// preceded by `new`, as Redis's dbAdd announces the key before the command's event. RENAME, COPY
+// and MOVE announce their destination (also a replaced one) before their own events, as Redis.
+//
+// `keymiss` (m, not part of A): a read of a key that does not exist. Redis emits it from its
+// read lookups (lookupKeyRead): every key of a read command (not OBJECT, MEMORY, WATCH) and the
+// source keys of a few writes (GETDEL, GETEX, COPY, SORT, PFCOUNT, PFMERGE, BITOP, *STORE). On a
+// worker the keys are checked before the command runs (one storage read per key); a command the
+// network thread answers from the cache (a negative entry is a known miss) publishes from there
+// (Publish is loop-safe). Cost while `n` and `m` are off: one relaxed load per command.
+//
 // Events rockcache never emits: `evicted` (cache eviction drops a cached copy, never a key: every
-// key stays in RocksDB until it is deleted or expires, so no key is ever deleted for memory),
-// `keymiss` (m) and the module (d) class (no such commands). Their letters are
-// accepted and shown by CONFIG GET as Redis does.
+// key stays in RocksDB until it is deleted or expires, so no key is ever deleted for memory) and
+// the module (d) class (no such commands). Their letters are accepted and shown by CONFIG GET as
+// Redis does.
 //
 // Any thread (workers mostly): Publish only queues messages to the subscribers' loops.
 #pragma once
@@ -16,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/commands/command.h"
 #include "server/pubsub/pubsub.h"
@@ -57,12 +71,43 @@ inline bool NotifyEnabled(Server& server, uint32_t type) {
   return (server.pubsub().notify_flags() & type) != 0;
 }
 
+// The keys of one write that did not exist before it ran, and which of them were announced
+// with `new` already (CommandContext::new_keys). One command, one worker thread.
+struct NewKeyWatch {
+  std::vector<std::string_view> absent;  // views of the command's arguments
+  std::vector<bool> announced;
+};
+
 // The call handlers make, after their write succeeded.
 void NotifyKeyspaceEventSlow(CommandContext& ctx, uint32_t type, std::string_view event,
                              std::string_view key);
 inline void NotifyKeyspaceEvent(CommandContext& ctx, uint32_t type, std::string_view event,
                                 std::string_view key) {
-  if (NotifyEnabled(*ctx.server, type)) NotifyKeyspaceEventSlow(ctx, type, event, key);
+  if (NotifyEnabled(*ctx.server, type | kNotifyNew)) NotifyKeyspaceEventSlow(ctx, type, event, key);
+}
+// Publishes `new` for `key` now (n on): a key the running write (re)creates whether or not it
+// existed, as Redis's RENAME and COPY ... REPLACE delete the destination and add it again. Not
+// repeated by the command's later events.
+void AnnounceNewKey(CommandContext& ctx, std::string_view key);
+
+// Worker, under the command's key locks, before its handler runs: publishes `keymiss` for the
+// keys it reads that do not exist (m on), and while `n` is on fills *watch with the keys of a
+// write that do not exist and points ctx.new_keys at it. One relaxed load when both are off.
+void BeforeCommandSlow(CommandContext& ctx, const CommandSpec& spec, const Args& argv,
+                       NewKeyWatch* watch);
+inline void BeforeCommand(CommandContext& ctx, const CommandSpec& spec, const Args& argv,
+                          NewKeyWatch* watch) {
+  if (NotifyEnabled(*ctx.server, kNotifyNew | kNotifyKeyMiss)) {
+    BeforeCommandSlow(ctx, spec, argv, watch);
+  }
+}
+// Network thread, after a command was answered from the cache (`now_ms` as the lookup, inside
+// the DbScope of its database): `keymiss` for the keys the cache knows absent. Never blocks.
+void NotifyCacheMissesSlow(Server& server, const CommandSpec& spec, const Args& argv,
+                           int64_t now_ms, int db);
+inline void NotifyCacheMisses(Server& server, const CommandSpec& spec, const Args& argv,
+                              int64_t now_ms, int db) {
+  if (NotifyEnabled(server, kNotifyKeyMiss)) NotifyCacheMissesSlow(server, spec, argv, now_ms, db);
 }
 
 // For the "del" Redis emits when a removal empties a collection: the collection's length before

@@ -37,28 +37,43 @@ PubSub::PubSub(Server* server, config::Config* config) : server_(server) {
   });
 }
 
-PubSub::Shard& PubSub::ShardOf(std::string_view channel) const {
-  return shards_[std::hash<std::string_view>()(channel) % kShards];
+PubSub::Shard& PubSub::ShardOf(std::string_view channel) const { return ShardIn(Plain(), channel); }
+
+PubSub::Shard& PubSub::ShardIn(Space space, std::string_view channel) {
+  return space.shards[std::hash<std::string_view>()(channel) % kShards];
 }
 
-void PubSub::Subscribe(std::string_view channel, uint64_t conn_id, uint32_t loop) {
-  Shard& shard = ShardOf(channel);
+void PubSub::Add(Space space, std::string_view channel, uint64_t conn_id, uint32_t loop) {
+  Shard& shard = ShardIn(space, channel);
   std::unique_lock<std::shared_mutex> lock(shard.mu);
   auto [it, inserted] = shard.channels.try_emplace(std::string(channel));
-  if (inserted) channel_count_.fetch_add(1, std::memory_order_relaxed);
+  if (inserted) space.count->fetch_add(1, std::memory_order_relaxed);
   it->second.push_back(Subscriber{conn_id, loop});
 }
 
-void PubSub::Unsubscribe(std::string_view channel, uint64_t conn_id) {
-  Shard& shard = ShardOf(channel);
+void PubSub::Remove(Space space, std::string_view channel, uint64_t conn_id) {
+  Shard& shard = ShardIn(space, channel);
   std::unique_lock<std::shared_mutex> lock(shard.mu);
   auto it = shard.channels.find(std::string(channel));
   if (it == shard.channels.end()) return;
   EraseConn(&it->second, conn_id);
   if (it->second.empty()) {
     shard.channels.erase(it);
-    channel_count_.fetch_sub(1, std::memory_order_relaxed);
+    space.count->fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+void PubSub::Subscribe(std::string_view channel, uint64_t conn_id, uint32_t loop) {
+  Add(Plain(), channel, conn_id, loop);
+}
+void PubSub::Unsubscribe(std::string_view channel, uint64_t conn_id) {
+  Remove(Plain(), channel, conn_id);
+}
+void PubSub::SSubscribe(std::string_view channel, uint64_t conn_id, uint32_t loop) {
+  Add(Sharded(), channel, conn_id, loop);
+}
+void PubSub::SUnsubscribe(std::string_view channel, uint64_t conn_id) {
+  Remove(Sharded(), channel, conn_id);
 }
 
 void PubSub::PSubscribe(std::string_view pattern, uint64_t conn_id, uint32_t loop) {
@@ -96,25 +111,39 @@ void PubSub::AddDeliveries(const std::vector<Subscriber>& subscribers,
   }
 }
 
-int64_t PubSub::Publish(std::string_view channel, std::string_view message) {
-  const size_t loops = server_->loop_count();
-  std::vector<std::vector<PubSubDelivery>> per_loop(loops);
-  int64_t receivers = 0;
-  {
-    Shard& shard = ShardOf(channel);
-    std::shared_lock<std::shared_mutex> lock(shard.mu);
-    auto it = shard.channels.find(std::string(channel));
-    if (it != shard.channels.end()) {
-      auto bytes = std::make_shared<std::string>();
-      AppendArrayHeader(bytes.get(), 3);
-      AppendBulk(bytes.get(), "message");
-      AppendBulk(bytes.get(), channel);
-      AppendBulk(bytes.get(), message);
-      std::shared_ptr<const std::string> shared = std::move(bytes);
-      AddDeliveries(it->second, shared, channel, /*pattern=*/false, &per_loop);
-      receivers += static_cast<int64_t>(it->second.size());
+int64_t PubSub::DeliverTo(Space space, std::string_view kind, std::string_view channel,
+                          std::string_view message, bool shard,
+                          std::vector<std::vector<PubSubDelivery>>* per_loop) const {
+  Shard& sh = ShardIn(space, channel);
+  std::shared_lock<std::shared_mutex> lock(sh.mu);
+  auto it = sh.channels.find(std::string(channel));
+  if (it == sh.channels.end()) return 0;
+  auto bytes = std::make_shared<std::string>();
+  AppendArrayHeader(bytes.get(), 3);
+  AppendBulk(bytes.get(), kind);
+  AppendBulk(bytes.get(), channel);
+  AppendBulk(bytes.get(), message);
+  std::shared_ptr<const std::string> shared = std::move(bytes);
+  AddDeliveries(it->second, shared, channel, /*pattern=*/false, per_loop);
+  if (shard) {
+    for (auto& deliveries : *per_loop) {
+      if (!deliveries.empty() && deliveries.back().bytes == shared) deliveries.back().shard = true;
     }
   }
+  return static_cast<int64_t>(it->second.size());
+}
+
+void PubSub::PostAll(std::vector<std::vector<PubSubDelivery>>* per_loop) {
+  for (size_t i = 0; i < per_loop->size(); ++i) {
+    if (!(*per_loop)[i].empty()) {
+      server_->loop(static_cast<uint32_t>(i))->pubsub_inbox().Post(std::move((*per_loop)[i]));
+    }
+  }
+}
+
+int64_t PubSub::Publish(std::string_view channel, std::string_view message) {
+  std::vector<std::vector<PubSubDelivery>> per_loop(server_->loop_count());
+  int64_t receivers = DeliverTo(Plain(), "message", channel, message, false, &per_loop);
   if (pattern_count_.load(std::memory_order_relaxed) > 0) {
     std::shared_lock<std::shared_mutex> lock(patterns_mu_);
     for (const auto& [pattern, subscribers] : patterns_) {
@@ -130,23 +159,34 @@ int64_t PubSub::Publish(std::string_view channel, std::string_view message) {
       receivers += static_cast<int64_t>(subscribers.size());
     }
   }
-  for (size_t i = 0; i < loops; ++i) {
-    if (!per_loop[i].empty()) {
-      server_->loop(static_cast<uint32_t>(i))->pubsub_inbox().Post(std::move(per_loop[i]));
-    }
-  }
+  PostAll(&per_loop);
   return receivers;
 }
 
-std::vector<std::string> PubSub::Channels(std::string_view pattern) const {
+int64_t PubSub::SPublish(std::string_view channel, std::string_view message) {
+  std::vector<std::vector<PubSubDelivery>> per_loop(server_->loop_count());
+  const int64_t receivers = DeliverTo(Sharded(), "smessage", channel, message, true, &per_loop);
+  PostAll(&per_loop);
+  return receivers;
+}
+
+std::vector<std::string> PubSub::List(Space space, std::string_view pattern) const {
   std::vector<std::string> out;
-  for (const Shard& shard : shards_) {
+  for (size_t i = 0; i < kShards; ++i) {
+    const Shard& shard = space.shards[i];
     std::shared_lock<std::shared_mutex> lock(shard.mu);
     for (const auto& [channel, subscribers] : shard.channels) {
       if (pattern.empty() || GlobMatch(pattern, channel)) out.push_back(channel);
     }
   }
   return out;
+}
+
+std::vector<std::string> PubSub::Channels(std::string_view pattern) const {
+  return List(Plain(), pattern);
+}
+std::vector<std::string> PubSub::ShardChannels(std::string_view pattern) const {
+  return List(Sharded(), pattern);
 }
 
 namespace {
@@ -196,11 +236,14 @@ void PubSub::NotifyExpired(std::string_view key) {
   }
 }
 
-int64_t PubSub::NumSub(std::string_view channel) const {
-  const Shard& shard = ShardOf(channel);
+int64_t PubSub::Count(Space space, std::string_view channel) const {
+  const Shard& shard = ShardIn(space, channel);
   std::shared_lock<std::shared_mutex> lock(shard.mu);
   auto it = shard.channels.find(std::string(channel));
   return it == shard.channels.end() ? 0 : static_cast<int64_t>(it->second.size());
 }
+
+int64_t PubSub::NumSub(std::string_view channel) const { return Count(Plain(), channel); }
+int64_t PubSub::ShardNumSub(std::string_view channel) const { return Count(Sharded(), channel); }
 
 }  // namespace rockcache::server

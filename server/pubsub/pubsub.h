@@ -50,6 +50,7 @@ struct PubSubDelivery {
   std::shared_ptr<const std::string> bytes;  // the whole RESP message, shared by all receivers
   std::string source;                        // the channel, or the pattern for a pmessage
   bool pattern = false;
+  bool shard = false;              // an SPUBLISH (smessage): `source` is a shard channel
   std::vector<uint64_t> conn_ids;  // receivers on that loop, in subscription order
 };
 
@@ -70,6 +71,15 @@ class PubSub {
   // Any thread; never blocks on I/O. Queues the message for every subscriber of `channel` and
   // every subscription of a matching pattern; returns how many that is (PUBLISH's reply).
   int64_t Publish(std::string_view channel, std::string_view message);
+
+  // Shard channels (SSUBSCRIBE, SPUBLISH; Redis 7 outside cluster mode: one shard): a namespace
+  // of their own, no patterns, messages as ["smessage", channel, message]. Same threads as the
+  // plain ones above.
+  void SSubscribe(std::string_view channel, uint64_t conn_id, uint32_t loop);
+  void SUnsubscribe(std::string_view channel, uint64_t conn_id);
+  int64_t SPublish(std::string_view channel, std::string_view message);
+  std::vector<std::string> ShardChannels(std::string_view pattern) const;
+  int64_t ShardNumSub(std::string_view channel) const;
 
   // Any thread.
   int64_t ChannelCount() const { return channel_count_.load(std::memory_order_relaxed); }
@@ -114,6 +124,23 @@ class PubSub {
     SubscriberMap channels;  // GUARDED_BY(mu)
   };
   Shard& ShardOf(std::string_view channel) const;
+  // The registry of plain channels (shards_) or of shard channels (sharded_).
+  struct Space {
+    Shard* shards;
+    std::atomic<int64_t>* count;
+  };
+  Space Plain() const { return Space{shards_, &channel_count_}; }
+  Space Sharded() const { return Space{sharded_, &shard_channel_count_}; }
+  static Shard& ShardIn(Space space, std::string_view channel);
+  void Add(Space space, std::string_view channel, uint64_t conn_id, uint32_t loop);
+  void Remove(Space space, std::string_view channel, uint64_t conn_id);
+  std::vector<std::string> List(Space space, std::string_view pattern) const;
+  int64_t Count(Space space, std::string_view channel) const;
+  // Adds the deliveries of `channel`'s subscribers in `space` (kind: "message" / "smessage").
+  int64_t DeliverTo(Space space, std::string_view kind, std::string_view channel,
+                    std::string_view message, bool shard,
+                    std::vector<std::vector<PubSubDelivery>>* per_loop) const;
+  void PostAll(std::vector<std::vector<PubSubDelivery>>* per_loop);
   // Appends `subscribers` to the per-loop deliveries of one message.
   void AddDeliveries(const std::vector<Subscriber>& subscribers,
                      const std::shared_ptr<const std::string>& bytes, std::string_view source,
@@ -121,9 +148,11 @@ class PubSub {
 
   Server* const server_;
   mutable Shard shards_[kShards];
+  mutable Shard sharded_[kShards];  // shard channels
   mutable std::shared_mutex patterns_mu_;
   SubscriberMap patterns_;  // GUARDED_BY(patterns_mu_)
-  std::atomic<int64_t> channel_count_{0};
+  mutable std::atomic<int64_t> channel_count_{0};
+  mutable std::atomic<int64_t> shard_channel_count_{0};
   std::atomic<int64_t> pattern_count_{0};
   std::atomic<uint32_t> notify_flags_{0};
   static constexpr size_t kMaxExpiredSeen = 1024;

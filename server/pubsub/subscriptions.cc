@@ -40,9 +40,13 @@ void UnsubscribeAll(Server& server, Connection* conn) {
   for (const auto& channel : conn->pubsub->channels) server.pubsub().Unsubscribe(channel, conn->id);
   for (const auto& pattern : conn->pubsub->patterns)
     server.pubsub().PUnsubscribe(pattern, conn->id);
+  for (const auto& channel : conn->pubsub->shard_channels) {
+    server.pubsub().SUnsubscribe(channel, conn->id);
+  }
   conn->pubsub.reset();
   conn->info->subscriptions.store(0, std::memory_order_relaxed);
   conn->info->pattern_subscriptions.store(0, std::memory_order_relaxed);
+  conn->info->shard_subscriptions.store(0, std::memory_order_relaxed);
 }
 
 bool AnswerInSubscribedMode(const CommandSpec& spec, const Args& argv, std::string* out) {

@@ -1,15 +1,16 @@
 #include "server/tx/transaction.h"
 
 #include <string_view>
-#include <unordered_set>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "config/current_db.h"
 #include "server/blocking/serve.h"
+#include "server/commands/args.h"
 #include "server/commands/reply_budget.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -57,33 +58,41 @@ void PushToBatch(const CommandSpec* spec, int id, Args* argv, std::shared_ptr<Tx
   batch->push_back(std::move(command));
 }
 
-// EXEC while in MULTI: hands the transaction to the pool (or answers EXECABORT).
-void Exec(Server& server, Connection* conn, TxState& state, const CommandSpec* spec, int id,
-          Args& argv, std::vector<PreparedCommand>* batch) {
+// The database a queued SELECT moves the commands after it to (`db` when it will fail).
+int SelectedDb(Server& server, const PreparedCommand& command, int db) {
+  int64_t value = 0;
+  if (command.argv.size() != 2 || !ParseInteger(command.argv[1], &value)) return db;
+  if (value < 0 || value >= server.store()->databases()) return db;
+  return static_cast<int>(value);
+}
+
+// EXEC while in MULTI: hands the transaction to the pool (or answers EXECABORT). kHandledLast
+// when queued kConnection commands wait for the batch to return (FinishExecInLoop).
+TxInLoop Exec(Server& server, Connection* conn, TxState& state, const CommandSpec* spec, int id,
+              Args& argv, std::vector<PreparedCommand>* batch) {
   conn->info->multi.store(-1, std::memory_order_relaxed);
   if (state.aborted) {
     conn->output += kExecAbort;
     state.Reset();
     if (state.watcher != nullptr) server.watches().Remove(state.watcher.get());
-    return;
+    return TxInLoop::kHandled;
   }
   auto payload = std::make_shared<TxPayload>();
   payload->watcher = std::move(state.watcher);  // EXEC unwatches, whatever its outcome
   payload->commands = std::move(state.queued);
   state.Reset();
-  payload->answered.assign(payload->commands.size(), false);
-  for (size_t i = 0; i < payload->commands.size(); ++i) {
-    PreparedCommand& command = payload->commands[i];
+  bool deferred = false;
+  int db = conn->db;
+  for (PreparedCommand& command : payload->commands) {
     // In queue order, so a queued SELECT moves the commands after it to its database.
-    command.db = conn->db;
+    command.db = db;
     if (!(command.spec->flags & kConnection)) continue;
-    CommandContext ctx{&server, nullptr, conn};
-    ctx.db = conn->db;
-    ctx.in_exec = true;
-    command.spec->handler(ctx, command.argv, &command.reply);
-    payload->answered[i] = true;
+    deferred = true;
+    if (Is(command.spec, "select")) db = SelectedDb(server, command, db);
   }
+  if (deferred) state.deferred_exec = payload;
   PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db);
+  return deferred ? TxInLoop::kHandledLast : TxInLoop::kHandled;
 }
 
 }  // namespace
@@ -115,10 +124,7 @@ TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* 
     state.aborted = true;
     return TxInLoop::kHandled;
   }
-  if (Is(spec, "exec")) {
-    Exec(server, conn, state, spec, id, argv, batch);
-    return TxInLoop::kHandled;
-  }
+  if (Is(spec, "exec")) return Exec(server, conn, state, spec, id, argv, batch);
   if (Is(spec, "discard") || Is(spec, "quit") || Is(spec, "reset")) return TxInLoop::kNotHandled;
   if (Is(spec, "multi")) {
     AppendError(&conn->output, "ERR MULTI calls can not be nested");
@@ -155,12 +161,6 @@ void RunWatch(Server& server, TxPayload& payload, const Args& argv, std::string*
     server.watches().Add(payload.watcher.get(), argv[i], expire_at);
   }
   AppendSimple(out, "OK");
-}
-
-// Does the command read or write data outside its keys (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSHALL)?
-bool Keyless(const CommandSpec& spec) {
-  return spec.first_key == 0 && spec.find_keys == nullptr &&
-         !(spec.flags & (kAnywhere | kConnection));
 }
 
 void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std::string* out,
@@ -205,56 +205,40 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     }
   }
 
+  // Every write from here to Commit() reaches RocksDB in that Commit, as one batch; the
+  // commands' reads see the earlier writes of the transaction through the store's overlay.
   group->BeginAtomic();
   AppendArrayHeader(out, payload.commands.size());
-  std::unordered_set<std::string_view> written;
   // Every key a write touched, with its physical database, for blocked clients.
   std::vector<std::pair<int, std::string_view>> written_all;
-  bool wrote = false;
   for (size_t i = 0; i < payload.commands.size(); ++i) {
     PreparedCommand& command = payload.commands[i];
-    if (payload.answered[i]) {
-      *out += command.reply;
+    if (command.spec->flags & kConnection) {  // run by the network thread afterwards
+      payload.connection_slots.push_back(out->size());
       continue;
     }
     const CommandSpec& spec = *command.spec;
     std::vector<std::string_view> command_keys = CommandKeys(spec, command.argv);
     if (spec.flags & kAllKeys) {
-      // FLUSHALL writes with its own WriteOptions: what the transaction wrote before it is
-      // committed first (a transaction holding FLUSHALL is atomic for other clients, not for a
-      // crash between these two writes).
+      // FLUSHALL / FLUSHDB / SWAPDB write with their own WriteOptions: what the transaction
+      // wrote before is committed first (a transaction holding one is atomic for other clients,
+      // not for a crash between these writes).
       (void)group->Commit();
       group->BeginAtomic();
-      written.clear();
-      wrote = false;
-    } else if (wrote && Keyless(spec)) {
-      (void)store->FlushThreadWriteGroup();  // KEYS/SCAN... see the transaction's writes
-      written.clear();
-      wrote = false;
-    } else {
-      for (auto key : command_keys) {
-        if (written.count(key) != 0) {
-          // Read-your-writes inside the transaction: memtables only, the WAL gets all at once.
-          (void)store->FlushThreadWriteGroup();
-          written.clear();
-          wrote = false;
-          break;
-        }
-      }
     }
     DbScope scope(store->PhysicalDb(command.db));
     CommandContext ctx{&server, store, nullptr, nullptr, NowUnixMs()};
     ctx.reply_budget = budget;
     ctx.db = command.db;
     ctx.in_exec = true;
+    NewKeyWatch new_keys;
+    BeforeCommand(ctx, spec, command.argv, &new_keys);
     const size_t reply_start = out->size();
     spec.handler(ctx, command.argv, out);
     if (budget != nullptr && budget->exceeded) break;
     if (spec.flags & kWrite) {
       NoteWriteForWatch(watches, spec, command.argv, *out, reply_start);
-      written.insert(command_keys.begin(), command_keys.end());
       for (auto key : command_keys) written_all.emplace_back(CurrentDb(), key);
-      wrote = true;
     }
   }
   Status s = group->Commit();
@@ -264,6 +248,8 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     out->clear();
     AppendStatusError(out, s);
   }
+  payload.ran = s.ok() && (budget == nullptr || !budget->exceeded);
+  payload.reply_size = out->size();
   locks.EndWrite(stripes);
   // Clients blocked on keys the transaction pushed to are served after the whole transaction
   // (as Redis), still under its locks, so nobody else takes the elements first.
@@ -276,6 +262,27 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
 }
 
 }  // namespace
+
+void FinishExecInLoop(Server& server, Connection* conn, std::string* replies) {
+  std::shared_ptr<TxPayload> payload = std::move(conn->tx->deferred_exec);
+  if (!payload->ran || payload->reply_size > replies->size()) return;  // aborted: none runs
+  const size_t begin = replies->size() - payload->reply_size;
+  const std::string exec_reply = replies->substr(begin);
+  replies->resize(begin);
+  size_t from = 0, slot = 0;
+  for (PreparedCommand& command : payload->commands) {
+    if (!(command.spec->flags & kConnection)) continue;
+    if (slot >= payload->connection_slots.size()) break;
+    const size_t at = payload->connection_slots[slot++];
+    replies->append(exec_reply, from, at - from);
+    from = at;
+    CommandContext ctx{&server, nullptr, conn};
+    ctx.db = conn->db;
+    ctx.in_exec = true;
+    command.spec->handler(ctx, command.argv, replies);
+  }
+  replies->append(exec_reply, from, std::string::npos);
+}
 
 void RunTxCommand(Server& server, storage::WriteGroup* group, PreparedCommand* command,
                   ReplyBudget* budget) {

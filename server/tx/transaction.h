@@ -4,9 +4,12 @@
 // (unknown command, arity, commands Redis refuses in a transaction) and queued on the connection
 // with "+QUEUED"; a refused one makes EXEC answer -EXECABORT. EXEC hands the queued commands to
 // the pool as ONE command (a group-commit barrier, server/group_commit.h) carrying a TxPayload.
-// kConnection commands queued in the transaction (CLIENT SETNAME, CONFIG SET...) run on the
-// network thread when EXEC is handed over, before the storage commands; their replies take their
-// place in EXEC's array.
+// kConnection commands queued in the transaction (SELECT, CLIENT SETNAME, CONFIG SET...) need the
+// network thread, and must not run when a WATCH aborts the EXEC (Redis runs none of an aborted
+// transaction): such an EXEC ends its batch (TxInLoop::kHandledLast), the worker leaves their
+// slots in EXEC's array, and when the batch is back FinishExecInLoop runs them in order (unless
+// the EXEC was aborted) and splices their replies in. A queued SELECT still moves the commands
+// queued after it to its database (decided when EXEC is handed over).
 //
 // Worker (RunTxCommand): EXEC takes the key-stripe locks of every key of its commands and of its
 // watched keys in one KeyLocks::Lock (ascending stripe order, the only lock acquisition of the
@@ -16,7 +19,10 @@
 // whole run (so no cache reader, single- or multi-key, sees a value of the transaction before
 // all of it is done; readers miss, go to a worker and wait for the locks), runs the commands
 // without cache fills or write-through, and commits their writes to RocksDB as one WriteBatch
-// (storage::WriteGroup::BeginAtomic), all before releasing the locks.
+// (storage::WriteGroup::BeginAtomic), all before releasing the locks. The commands read the
+// transaction's earlier writes (SET k; INCR k; LRANGE...) from the store's per-thread overlay,
+// so nothing of a transaction is in RocksDB (memtables included) before that one write: a
+// kill -9 keeps all of it or none.
 //
 // WATCH runs on a worker too, holding its keys' stripe locks (server/tx/watch.h explains why).
 //
@@ -26,8 +32,8 @@
 // SWAPDB / FLUSHDB of one database.
 //
 // Differences from Redis, all rare:
-// - Queued kConnection commands run when EXEC is handed over, before its storage commands, even
-//   when a WATCH then aborts the EXEC.
+// - Queued kConnection commands run after the transaction's storage commands (their replies in
+//   their place): a CONFIG SET queued before a write takes effect after it.
 // - A write marks its keys' watchers even when it changed nothing (DEL of a missing key, SET NX
 //   on an existing one; a failed write does not mark), and FLUSHALL marks every watcher, also of
 //   keys that did not exist: spurious aborts, never a missed one.
@@ -53,8 +59,11 @@ struct Connection;
 struct ReplyBudget;
 
 // A connection's transaction state (Connection::tx, created on first use).
+struct TxPayload;
 struct TxState {
   bool in_multi = false;
+  // An EXEC whose queued kConnection commands wait for its batch to return (FinishExecInLoop).
+  std::shared_ptr<TxPayload> deferred_exec;
   bool aborted = false;  // a command was refused while queuing: EXEC answers EXECABORT
   std::vector<PreparedCommand> queued;
   uint64_t queued_bytes = 0;         // argument bytes queued (bounded by client-query-buffer-limit)
@@ -71,19 +80,30 @@ struct TxState {
 struct TxPayload {
   std::shared_ptr<Watcher> watcher;       // WATCH: registers here; EXEC: checked, then cleared
   std::vector<PreparedCommand> commands;  // EXEC: the queued commands, in order
-  std::vector<bool> answered;  // EXEC: commands[i].reply already holds the answer (kConnection)
+  // Written by the worker, read by the network thread once the batch is back (the completion
+  // queue orders them): EXEC ran its commands (not aborted, no storage error); the size of its
+  // reply; where, in it, the reply of each queued kConnection command goes, in order.
+  bool ran = false;
+  size_t reply_size = 0;
+  std::vector<size_t> connection_slots;
 };
 
 enum class TxInLoop {
-  kNotHandled,  // run the command the normal way
-  kHandled,     // answered in conn->output, or pushed to `batch`
-  kClose,       // the queued transaction passed client-query-buffer-limit: close the client
+  kNotHandled,   // run the command the normal way
+  kHandled,      // answered in conn->output, or pushed to `batch`
+  kHandledLast,  // pushed to `batch`, which it ends: parse nothing more until it is back
+  kClose,        // the queued transaction passed client-query-buffer-limit: close the client
 };
 
 // Network thread: called for every command of a connection in MULTI, and for EXEC/WATCH (spec
 // flag kTransaction) otherwise. `spec` may be null (unknown command).
 TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* spec, int id,
                            Args& argv, std::vector<PreparedCommand>* batch);
+
+// Network thread, when a batch of `conn` comes back and conn->tx->deferred_exec is set (the
+// batch ended with that EXEC, whose reply is the tail of `replies`): runs the EXEC's queued
+// kConnection commands unless it was aborted, splicing their replies into its array.
+void FinishExecInLoop(Server& server, Connection* conn, std::string* replies);
 
 // Worker: runs an EXEC or WATCH command (command->tx set). `group`: the thread's open write
 // group (EXEC commits through it). REQUIRES for WATCH: the caller holds the keys' stripe locks;

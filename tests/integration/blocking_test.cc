@@ -457,3 +457,43 @@ TEST_CASE("redis-py (python3-redis) blpop, brpop, blmove, bzpopmin", "[blocking]
   CHECK(code == 0);
   CHECK(out == "OK\n");
 }
+
+TEST_CASE("a blocked command counts once in INFO commandstats and SLOWLOG, as Redis",
+          "[blocking][metrics]") {
+  TestServer server;
+  Client admin(server.port());
+  Client w(server.port());
+  const std::string id = std::to_string(w.Command({"CLIENT", "ID"}).integer);
+  REQUIRE(Run(admin, {"CONFIG", "SET", "slowlog-log-slower-than", "0"}) == "status:OK");
+  REQUIRE(Run(admin, {"CONFIG", "RESETSTAT"}) == "status:OK");
+  REQUIRE(Run(admin, {"SLOWLOG", "RESET"}) == "status:OK");
+
+  CHECK(Run(w, {"BLPOP", "q", "0.05"}) == "nil");  // blocked, then timed out
+  Send(w, {"BLPOP", "q", "0"});                    // blocked, then served by a push
+  WaitBlocked(admin, 1);
+  CHECK(Run(admin, {"RPUSH", "q", "a"}) == "int:1");
+  CHECK(Next(w) == "[bulk:q, bulk:a]");
+  Send(w, {"BRPOP", "q", "0"});  // blocked, then CLIENT UNBLOCK ... ERROR
+  WaitBlocked(admin, 1);
+  CHECK(Run(admin, {"CLIENT", "UNBLOCK", id, "ERROR"}) == "int:1");
+  CHECK(Next(w) == "err:UNBLOCKED client unblocked via CLIENT UNBLOCK");
+
+  auto stats = InfoFields(InfoText(admin, "commandstats"));
+  CHECK(Contains(stats["cmdstat_blpop"], "calls=2,"));
+  CHECK(Contains(stats["cmdstat_blpop"], "failed_calls=0"));
+  CHECK(Contains(stats["cmdstat_brpop"], "calls=1,"));
+  CHECK(Contains(stats["cmdstat_brpop"], "failed_calls=1"));
+  CHECK(Contains(InfoText(admin, "errorstats"), "errorstat_UNBLOCKED:count=1"));
+
+  // SLOWLOG: the served BLPOP, once; Redis 7.0 logs no timed-out or unblocked wait.
+  Reply log = admin.Command({"SLOWLOG", "GET", "100"});
+  int blpop = 0, brpop = 0;
+  for (const auto& entry : log.elements) {
+    REQUIRE(entry.elements.size() >= 4);
+    const std::string name = entry.elements[3].elements.at(0).str;
+    if (name == "blpop" || name == "BLPOP") ++blpop;
+    if (name == "brpop" || name == "BRPOP") ++brpop;
+  }
+  CHECK(blpop == 1);
+  CHECK(brpop == 0);
+}

@@ -12,6 +12,7 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::Contains;
 using rockcache::testing::Describe;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
@@ -420,4 +421,44 @@ TEST_CASE("timeout closes idle clients but not subscribers", "[pubsub]") {
   Client pub(server.port());
   CHECK(Run(pub, {"PUBLISH", "ch", "still"}) == "int:1");
   CHECK(Next(sub) == Message("ch", "still"));
+}
+
+TEST_CASE("shard channels: SSUBSCRIBE, SPUBLISH, SUNSUBSCRIBE, PUBSUB SHARD* (Redis 7, one shard)",
+          "[pubsub]") {
+  TestServer server({"--net-threads", "2"});
+  Client sub(server.port());
+  Client pub(server.port());
+  Send(sub, {"SSUBSCRIBE", "news", "sport"});
+  CHECK(Next(sub) == "[bulk:ssubscribe, bulk:news, int:1]");
+  CHECK(Next(sub) == "[bulk:ssubscribe, bulk:sport, int:2]");
+  // A namespace of its own: the counts of (P)SUBSCRIBE and SSUBSCRIBE are separate.
+  Send(sub, {"SUBSCRIBE", "news"});
+  CHECK(Next(sub) == "[bulk:subscribe, bulk:news, int:1]");
+  CHECK(Run(pub, {"SPUBLISH", "news", "hello"}) == "int:1");
+  CHECK(Next(sub) == "[bulk:smessage, bulk:news, bulk:hello]");
+  CHECK(Run(pub, {"PUBLISH", "news", "plain"}) == "int:1");
+  CHECK(Next(sub) == Message("news", "plain"));
+  CHECK(Run(pub, {"SPUBLISH", "nobody", "x"}) == "int:0");
+  CHECK(Run(pub, {"PUBSUB", "SHARDCHANNELS"}).find("bulk:news") != std::string::npos);
+  CHECK(Run(pub, {"PUBSUB", "SHARDCHANNELS", "s*"}) == "[bulk:sport]");
+  CHECK(Run(pub, {"PUBSUB", "SHARDNUMSUB", "news", "other"}) ==
+        "[bulk:news, int:1, bulk:other, int:0]");
+  CHECK(Run(pub, {"PUBSUB", "CHANNELS"}) == "[bulk:news]");
+  CHECK(Contains(Run(pub, {"CLIENT", "LIST"}), "sub=1 psub=0 ssub=2 "));
+  // Subscribed mode lasts while shard subscriptions remain.
+  Send(sub, {"UNSUBSCRIBE"});
+  CHECK(Next(sub) == "[bulk:unsubscribe, bulk:news, int:0]");
+  Send(sub, {"GET", "x"});
+  CHECK(Next(sub) ==
+        "err:ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+        "RESET are allowed in this context");
+  Send(sub, {"SUNSUBSCRIBE", "news", "zz"});
+  CHECK(Next(sub) == "[bulk:sunsubscribe, bulk:news, int:1]");
+  CHECK(Next(sub) == "[bulk:sunsubscribe, bulk:zz, int:1]");
+  CHECK(Run(pub, {"SPUBLISH", "news", "gone"}) == "int:0");
+  Send(sub, {"SUNSUBSCRIBE"});
+  CHECK(Next(sub) == "[bulk:sunsubscribe, bulk:sport, int:0]");
+  CHECK(Run(sub, {"SUNSUBSCRIBE"}) == "[bulk:sunsubscribe, nil, int:0]");
+  CHECK(Run(sub, {"PING"}) == "status:PONG");  // out of subscribed mode
+  CHECK(Run(pub, {"PUBSUB", "SHARDNUMSUB", "sport"}) == "[bulk:sport, int:0]");
 }

@@ -362,7 +362,9 @@ TEST_CASE("no client observes part of a transaction", "[transaction]") {
 
 TEST_CASE("kill -9 during big transactions keeps each all or nothing",
           "[transaction][durability]") {
-  TestServer server;
+  // Small memtables: they flush to SST files while transactions run, so a transaction's write
+  // that reached a memtable before its commit would survive the crash.
+  TestServer server({"--rocksdb-write-buffer-size", "1mb"});
   constexpr int kKeys = 200;   // keys per transaction
   constexpr int kCrashes = 4;  // kill -9 / restart cycles, each on its own keys
   const std::string big(512, 'v');
@@ -384,15 +386,25 @@ TEST_CASE("kill -9 during big transactions keeps each all or nothing",
           if (k % 10 == 9) c.Append({"STRLEN", prefix + std::to_string(k)});
         }
         c.Append({"RPUSH", prefix + "list", std::to_string(round)});
+        c.Append({"LRANGE", prefix + "list", "-1", "-1"});
         c.Append({"HSET", prefix + "hash", "round", std::to_string(round)});
         c.Append({"INCR", prefix + "count"});
+        c.Append({"GET", prefix + "count"});
         c.Append({"EXEC"});
         Reply r;
-        for (int i = 0; i < kKeys + kKeys / 10 + 5; ++i) {
+        for (int i = 0; i < kKeys + kKeys / 10 + 7; ++i) {
           if (!c.GetReply(&r)) return;  // the server died
         }
         if (r.type != REDIS_REPLY_ARRAY) {
           error = Describe(r);
+          return;
+        }
+        // The transaction read its own writes: LRANGE saw the push, GET the increment.
+        const std::string last = Describe(r.elements[r.elements.size() - 1]);
+        const std::string pushed = Describe(r.elements[r.elements.size() - 4]);
+        if (last != "bulk:" + std::to_string(round) ||
+            pushed != "[bulk:" + std::to_string(round) + "]") {
+          error = "read-back: " + pushed + " " + last;
           return;
         }
         acked = round;
@@ -424,6 +436,97 @@ TEST_CASE("kill -9 during big transactions keeps each all or nothing",
     }
     CHECK(mismatched == 0);
   }
+}
+
+TEST_CASE("kill -9 while a transaction that read back its writes runs keeps none of it",
+          "[transaction][durability]") {
+  // The transaction writes, reads those writes back (INCR, LRANGE, GET, APPEND), then sleeps in
+  // the middle of EXEC (DEBUG SLEEP) while another client's writes fill and flush the 1 MB
+  // memtables to SST files; then kill -9. Nothing of the transaction may be found afterwards.
+  TestServer server({"--rocksdb-write-buffer-size", "1mb"});
+  const std::string fill(64 * 1024, 'f');
+  for (int round = 0; round < 3; ++round) {
+    const std::string p = "r" + std::to_string(round) + ":";
+    Client tx(server.port());
+    const std::vector<std::vector<std::string>> queued = {
+        {"SET", p + "a", "1"},          {"INCR", p + "a"},    {"LPUSH", p + "l", "x"},
+        {"LRANGE", p + "l", "0", "-1"}, {"GET", p + "a"},     {"APPEND", p + "a", "z"},
+        {"HSET", p + "h", "f", "v"},    {"HGETALL", p + "h"}, {"DEBUG", "SLEEP", "30"},
+        {"SET", p + "b", "2"}};
+    tx.Append({"MULTI"});
+    for (const auto& cmd : queued) tx.Append(cmd);
+    tx.Append({"EXEC"});
+    Reply r;
+    for (size_t i = 0; i < queued.size() + 1; ++i) {
+      REQUIRE(tx.GetReply(&r));
+      REQUIRE(!r.is_error());
+    }
+    SleepMs(500);  // the EXEC is now in DEBUG SLEEP, its first writes done
+    Client c(server.port(), 30000);
+    const std::string sst_before = InfoFields(InfoText(c, "rocksdb"))["rocksdb_total_sst_size"];
+    int i = 0;
+    const long long deadline = NowMs() + 15000;
+    // At least 4 MB, then until a flush has written a new SST file.
+    while (NowMs() < deadline) {
+      REQUIRE(Run(c, {"SET", p + "fill:" + std::to_string(i++), fill}) == "status:OK");
+      if (i >= 64 && i % 16 == 0 &&
+          InfoFields(InfoText(c, "rocksdb"))["rocksdb_total_sst_size"] != sst_before) {
+        break;
+      }
+    }
+    INFO("fill writes: " << i);
+    REQUIRE(InfoFields(InfoText(c, "rocksdb"))["rocksdb_total_sst_size"] != sst_before);
+    server.Kill9();
+    server.Restart();
+    Client after(server.port(), 30000);
+    CHECK(Run(after, {"EXISTS", p + "a", p + "l", p + "h", p + "b"}) == "int:0");
+    CHECK(Run(after, {"EXISTS", p + "fill:0"}) == "int:1");  // acknowledged: kept
+  }
+}
+
+TEST_CASE("an EXEC aborted by WATCH runs none of its queued commands, CLIENT/SELECT/CONFIG too",
+          "[transaction]") {
+  TestServer server;
+  Client c(server.port());
+  Client other(server.port());
+  const std::string samples = Run(c, {"CONFIG", "GET", "maxmemory-samples"});
+  REQUIRE(Run(c, {"CLIENT", "SETNAME", "before"}) == "status:OK");
+  REQUIRE(Run(c, {"WATCH", "w"}) == "status:OK");
+  REQUIRE(Run(c, {"MULTI"}) == "status:OK");
+  CHECK(Run(c, {"CLIENT", "SETNAME", "inside"}) == "status:QUEUED");
+  CHECK(Run(c, {"SELECT", "3"}) == "status:QUEUED");
+  CHECK(Run(c, {"SET", "a", "1"}) == "status:QUEUED");
+  CHECK(Run(c, {"CONFIG", "SET", "maxmemory-samples", "9"}) == "status:QUEUED");
+  CHECK(Run(other, {"SET", "w", "changed"}) == "status:OK");
+  CHECK(Run(c, {"EXEC"}) == "nil");
+  CHECK(Run(c, {"CLIENT", "GETNAME"}) == "bulk:before");
+  CHECK(Run(c, {"CONFIG", "GET", "maxmemory-samples"}) == samples);
+  CHECK(Run(c, {"SET", "z", "1"}) == "status:OK");  // still in database 0
+  CHECK(Run(other, {"GET", "z"}) == "bulk:1");
+  CHECK(Run(other, {"EXISTS", "a"}) == "int:0");
+
+  // Not aborted: each reply in its place, SELECT moving the commands after it, and the commands
+  // pipelined after EXEC run in the database the transaction left.
+  REQUIRE(Run(c, {"WATCH", "w"}) == "status:OK");
+  c.Append({"MULTI"});
+  c.Append({"CLIENT", "SETNAME", "inside"});
+  c.Append({"SET", "a", "0"});
+  c.Append({"SELECT", "3"});
+  c.Append({"SET", "a", "3"});
+  c.Append({"CLIENT", "GETNAME"});
+  c.Append({"GET", "a"});
+  c.Append({"EXEC"});
+  c.Append({"GET", "a"});
+  c.Append({"CLIENT", "GETNAME"});
+  Reply r;
+  for (int i = 0; i < 7; ++i) REQUIRE(c.GetReply(&r));
+  REQUIRE(c.GetReply(&r));
+  CHECK(Describe(r) == "[status:OK, status:OK, status:OK, status:OK, bulk:inside, bulk:3]");
+  REQUIRE(c.GetReply(&r));
+  CHECK(Describe(r) == "bulk:3");
+  REQUIRE(c.GetReply(&r));
+  CHECK(Describe(r) == "bulk:inside");
+  CHECK(Run(other, {"GET", "a"}) == "bulk:0");
 }
 
 TEST_CASE("CLIENT LIST shows a client in MULTI (flags=x, multi=<queued>)", "[transaction]") {

@@ -314,8 +314,10 @@ TEST_CASE("notify-keyspace-events is kept in Redis's canonical form", "[config][
     return config.Get("notify-keyspace-events");
   };
   CHECK(canonical("KEA") == "AKE");
-  CHECK(canonical("An") == "A");
-  CHECK(canonical("g$lshzxetdmn") == "Am");
+  // Redis 7.0 prints "A" for "An" while `n` stays on (and a CONFIG REWRITE then loses it); the
+  // server's flags are parsed from this value, so `n` stays in it after "A".
+  CHECK(canonical("An") == "An");
+  CHECK(canonical("g$lshzxetdmn") == "Anm");
   CHECK(canonical("x$") == "$x");
   CHECK(canonical("nK") == "nK");
   CHECK(canonical("") == "");

@@ -626,35 +626,3 @@ TEST_CASE_METHOD(Fixture, "a WriteGroup is bound to its thread", "[storage][grou
   CHECK(Get("other") == "x");  // written directly: the group belongs to this thread
   CHECK(group->pending() == 0);
 }
-
-TEST_CASE_METHOD(Fixture, "an atomic WriteGroup reads back its writes and commits them once",
-                 "[storage][group]") {
-  Set("old", "0");
-  auto group = store->OpenWriteGroup();
-  group->BeginAtomic();
-  Set("a", "1");
-  REQUIRE(store->RPush("l", {"x", "y"}).ok());
-  CHECK(Get("a") == std::nullopt);  // pending, as in any group
-  // A read-back inside the transaction: applied to the memtables, readable, still pending for
-  // the WAL (so the group still reports its records as not durable until Commit).
-  REQUIRE(store->FlushThreadWriteGroup().ok());
-  CHECK(Get("a") == "1");
-  CHECK(DbSize() == 3);
-  REQUIRE(*store->IncrBy("a", 1) == 2);  // read-modify-write on an applied key
-  REQUIRE(*store->Del({"old"}) == 1);
-  REQUIRE(store->FlushThreadWriteGroup().ok());
-  CHECK(Get("a") == "2");
-  Set("b", "3");
-  REQUIRE(group->Commit().ok());
-  // After Commit the whole transaction was re-applied in order: the same end state.
-  CHECK(Get("a") == "2");
-  CHECK(Get("b") == "3");
-  CHECK(Get("old") == std::nullopt);
-  CHECK(*store->LLen("l") == 2);
-  CHECK(DbSize() == 3);
-  // The group is back to plain mode: a read-back flushes to the WAL directly again.
-  Set("c", "4");
-  REQUIRE(store->FlushThreadWriteGroup().ok());
-  CHECK(group->pending() == 0);
-  CHECK(Get("c") == "4");
-}

@@ -1,0 +1,456 @@
+// RocksStore: write groups (group commit, transactions), the transaction's read overlay, and the
+// batch plumbing every write goes through (Write, counters). See write_group.h, rocks_store.h.
+#include "storage/write_group.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/encoding.h"
+
+namespace rockcache::storage {
+
+thread_local PendingDeltas tls_pending;
+
+namespace {
+
+// WriteBatch rep header: sequence (fixed64) then count (fixed32, little endian).
+constexpr size_t kBatchHeader = 12;
+
+// An iterator kept within ro's [iterate_lower_bound, iterate_upper_bound). The base iterator of
+// WriteBatchWithIndex::NewIteratorWithBase honours them, but in RocksDB 7.8 its delta (the batch)
+// does not: a transaction's write just outside the bounds (the next key's data) would show.
+class BoundedIterator final : public rocksdb::Iterator {
+ public:
+  BoundedIterator(rocksdb::Iterator* inner, const rocksdb::Slice* lo, const rocksdb::Slice* hi)
+      : inner_(inner), lo_(lo), hi_(hi) {}
+  bool Valid() const override {
+    if (!inner_->Valid()) return false;
+    const rocksdb::Slice k = inner_->key();
+    return (lo_ == nullptr || k.compare(*lo_) >= 0) && (hi_ == nullptr || k.compare(*hi_) < 0);
+  }
+  void SeekToFirst() override { lo_ != nullptr ? inner_->Seek(*lo_) : inner_->SeekToFirst(); }
+  void SeekToLast() override {
+    if (hi_ == nullptr) return inner_->SeekToLast();
+    inner_->SeekForPrev(*hi_);
+    if (inner_->Valid() && inner_->key().compare(*hi_) >= 0) inner_->Prev();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    inner_->Seek(lo_ != nullptr && target.compare(*lo_) < 0 ? *lo_ : target);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    if (hi_ != nullptr && target.compare(*hi_) >= 0) return SeekToLast();
+    inner_->SeekForPrev(target);
+  }
+  void Next() override { inner_->Next(); }
+  void Prev() override { inner_->Prev(); }
+  rocksdb::Slice key() const override { return inner_->key(); }
+  rocksdb::Slice value() const override { return inner_->value(); }
+  rocksdb::Status status() const override { return inner_->status(); }
+
+ private:
+  std::unique_ptr<rocksdb::Iterator> inner_;
+  const rocksdb::Slice* lo_;
+  const rocksdb::Slice* hi_;
+};
+
+}  // namespace
+
+// ---- the transaction's read overlay ----
+
+rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                                  const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx->store() != this) return db_->Get(ro, cf, key, value);
+  return tx->batch()->GetFromBatchAndDB(db_, ro, cf, key, value);
+}
+
+rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                                  const rocksdb::Slice& key, std::string* value) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx->store() != this) return db_->Get(ro, cf, key, value);
+  return tx->batch()->GetFromBatchAndDB(db_, ro, cf, key, value);
+}
+
+void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                            size_t n, const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
+                            rocksdb::Status* statuses) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx->store() != this) return db_->MultiGet(ro, cf, n, keys, values, statuses);
+  tx->batch()->MultiGetFromBatchAndDB(db_, ro, cf, n, keys, values, statuses,
+                                      /*sorted_input=*/false);
+}
+
+std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,
+                                                      rocksdb::ColumnFamilyHandle* cf) {
+  TxOverlay* tx = tls_tx_overlay;
+  rocksdb::Iterator* base = db_->NewIterator(ro, cf);
+  if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(base);
+  rocksdb::Iterator* merged = tx->batch()->NewIteratorWithBase(cf, base, &ro);
+  if (ro.iterate_lower_bound == nullptr && ro.iterate_upper_bound == nullptr) {
+    return std::unique_ptr<rocksdb::Iterator>(merged);
+  }
+  return std::make_unique<BoundedIterator>(merged, ro.iterate_lower_bound, ro.iterate_upper_bound);
+}
+
+// ---- write groups ----
+
+class RocksWriteGroup final : public WriteGroup {
+ public:
+  explicit RocksWriteGroup(RocksStore* store) : store_(store) {
+    rep_.assign(kBatchHeader, '\0');
+    previous_ = tls_group;
+    tls_group = this;
+  }
+  ~RocksWriteGroup() override {
+    (void)Commit();
+    tls_group = previous_;
+  }
+
+  Status Commit() override {
+    if (overlay_ != nullptr) return CommitAtomic();
+    if (!failed_.ok()) {  // an early flush failed: the writes it held are lost, say so once
+      Status s = failed_;
+      failed_ = Status::OK();
+      if (count_ == 0) return s;
+      (void)Flush();
+      return s;
+    }
+    return Flush();
+  }
+  // Writes what is pending now (a command that reads back its own earlier write); an error is
+  // kept and returned by the next Commit(), so the group fails every write it acknowledged.
+  // In a transaction there is nothing to do: its reads see its writes through the overlay.
+  Status FlushEarly() {
+    if (overlay_ != nullptr) return Status::OK();
+    Status s = Flush();
+    if (!s.ok() && failed_.ok()) failed_ = s;
+    return s;
+  }
+
+  void BeginAtomic() override {
+    if (overlay_ != nullptr) return;
+    if (count_ > 0 || !failed_.ok()) (void)Commit();  // REQUIRES says nothing pending; be safe
+    overlay_ = std::make_unique<TxOverlay>(store_);
+    previous_overlay_ = tls_tx_overlay;
+    tls_tx_overlay = overlay_.get();
+  }
+
+  size_t pending() const override {
+    return overlay_ != nullptr ? overlay_->batch()->GetWriteBatch()->Count() : count_;
+  }
+
+  // The group open on this thread for `store`, or nullptr.
+  static RocksWriteGroup* Current(const RocksStore* store) {
+    RocksWriteGroup* g = tls_group;
+    return g != nullptr && g->store_ == store ? g : nullptr;
+  }
+  // True when string records may go straight into the batch (AppendStringPut): not inside a
+  // transaction, whose writes go through the indexed overlay.
+  bool TakesRawStrings() const { return overlay_ == nullptr; }
+  // Appends one Put record of a string meta (type, version, expire-at, count 0, value: the
+  // EncodeMeta layout) straight into the group's batch, without a WriteBatch or an encoded
+  // value of its own. Record layout (db/write_batch.cc, stable since LevelDB): tag
+  // kTypeValue (0x1) for column family 0, else kTypeColumnFamilyValue (0x5) + varint32 cf id;
+  // varint32 key length, key; varint32 value length, value. REQUIRES: TakesRawStrings().
+  void AppendStringPut(uint32_t cf_id, std::string_view key, uint64_t version, int64_t expire_at_ms,
+                       std::string_view value) {
+    if (cf_id == 0) {
+      rep_.push_back(static_cast<char>(0x1));
+    } else {
+      rep_.push_back(static_cast<char>(0x5));
+      PutVarint32(cf_id);
+    }
+    PutVarint32(static_cast<uint32_t>(key.size()));
+    rep_.append(key.data(), key.size());
+    PutVarint32(static_cast<uint32_t>(kMetaHeaderSize + value.size()));
+    char header[kMetaHeaderSize];
+    header[0] = static_cast<char>(MetaType::kString);
+    auto put64 = [](char* p, uint64_t v) {
+      for (int i = 7; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
+    };
+    put64(header + 1, version);
+    put64(header + 9, static_cast<uint64_t>(expire_at_ms));
+    put64(header + 17, 0);  // count
+    rep_.append(header, kMetaHeaderSize);
+    rep_.append(value.data(), value.size());
+    ++count_;
+  }
+  void PutVarint32(uint32_t v) {
+    while (v >= 0x80) {
+      rep_.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    rep_.push_back(static_cast<char>(v));
+  }
+  void Append(const rocksdb::WriteBatch& batch) {
+    if (overlay_ != nullptr) return AppendToOverlay(batch);
+    const std::string& data = batch.Data();
+    if (data.size() <= kBatchHeader) return;
+    rep_.append(data, kBatchHeader, std::string::npos);
+    count_ += batch.Count();
+  }
+  void AddDelta(const RocksStore::CounterDelta& d) {
+    for (int i = 0; i < ndeltas_; ++i) {
+      if (deltas_[i].db == d.db) {
+        deltas_[i].keys += d.keys;
+        deltas_[i].expires += d.expires;
+        deltas_[i].expire_sum += d.expire_sum;
+        return;
+      }
+    }
+    if (ndeltas_ < kInlineDeltas) {
+      deltas_[ndeltas_++] = d;
+      return;
+    }
+    RocksStore::AddDelta(&more_deltas_, d);
+  }
+  // The change of database `db`'s key count that the transaction holds (0 outside one).
+  int64_t PendingKeys(int db) const {
+    if (overlay_ == nullptr) return 0;
+    int64_t n = 0;
+    for (int i = 0; i < ndeltas_; ++i) {
+      if (deltas_[i].db == db) n += deltas_[i].keys;
+    }
+    for (const auto& d : more_deltas_) {
+      if (d.db == db) n += d.keys;
+    }
+    return n;
+  }
+
+ private:
+  // Replays a method's batch into the overlay. WriteBatchWithIndex has no range deletion: a
+  // DeleteRange becomes point deletes of the keys the transaction sees in the range (data keys of
+  // one collection: as many deletes as entries).
+  class Replay final : public rocksdb::WriteBatch::Handler {
+   public:
+    Replay(RocksStore* store, TxOverlay* overlay) : store_(store), overlay_(overlay) {}
+    rocksdb::Status PutCF(uint32_t id, const rocksdb::Slice& key,
+                          const rocksdb::Slice& value) override {
+      rocksdb::ColumnFamilyHandle* cf = Cf(id);
+      if (cf == nullptr) return rocksdb::Status::InvalidArgument("unknown column family");
+      return overlay_->batch()->Put(cf, key, value);
+    }
+    rocksdb::Status DeleteCF(uint32_t id, const rocksdb::Slice& key) override {
+      rocksdb::ColumnFamilyHandle* cf = Cf(id);
+      if (cf == nullptr) return rocksdb::Status::InvalidArgument("unknown column family");
+      return overlay_->batch()->Delete(cf, key);
+    }
+    rocksdb::Status DeleteRangeCF(uint32_t id, const rocksdb::Slice& begin,
+                                  const rocksdb::Slice& end) override {
+      rocksdb::ColumnFamilyHandle* cf = Cf(id);
+      if (cf == nullptr) return rocksdb::Status::InvalidArgument("unknown column family");
+      rocksdb::ReadOptions ro;
+      ro.iterate_lower_bound = &begin;
+      ro.iterate_upper_bound = &end;
+      std::vector<std::string> keys;  // collected first: the batch must not change under `it`
+      {
+        std::unique_ptr<rocksdb::Iterator> it = store_->TxIter(ro, cf);
+        for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
+        if (!it->status().ok()) return it->status();
+      }
+      for (const auto& key : keys) {
+        rocksdb::Status s = overlay_->batch()->Delete(cf, key);
+        if (!s.ok()) return s;
+      }
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status SingleDeleteCF(uint32_t id, const rocksdb::Slice& key) override {
+      return DeleteCF(id, key);
+    }
+    rocksdb::Status MergeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+      return rocksdb::Status::NotSupported("merge in a transaction");
+    }
+    void LogData(const rocksdb::Slice&) override {}
+
+   private:
+    rocksdb::ColumnFamilyHandle* Cf(uint32_t id) const {
+      for (auto* h : store_->handles_) {
+        if (h->GetID() == id) return h;
+      }
+      return nullptr;
+    }
+    RocksStore* store_;
+    TxOverlay* overlay_;
+  };
+
+  void AppendToOverlay(const rocksdb::WriteBatch& batch) {
+    if (batch.Count() == 0) return;
+    Replay replay(store_, overlay_.get());
+    rocksdb::Status s = batch.Iterate(&replay);
+    if (!s.ok() && failed_.ok()) failed_ = FromRocks(s);
+  }
+
+  static void SetCount(std::string* rep, uint32_t count) {
+    for (int i = 0; i < 4; ++i) (*rep)[8 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
+  }
+
+  // Ends the transaction: its whole batch as one RocksDB write, or nothing of it.
+  Status CommitAtomic() {
+    std::unique_ptr<TxOverlay> overlay = std::move(overlay_);
+    tls_tx_overlay = previous_overlay_;
+    previous_overlay_ = nullptr;
+    Status s = failed_;
+    failed_ = Status::OK();
+    if (s.ok() && overlay->count() > 0)
+      s = store_->WriteGroupBatch(overlay->batch()->GetWriteBatch());
+    if (s.ok()) {
+      ApplyPendingDeltas();
+    } else {
+      ndeltas_ = 0;
+      more_deltas_.clear();
+    }
+    return s;
+  }
+
+  Status Flush() {
+    if (count_ == 0) return Status::OK();
+    SetCount(&rep_, count_);
+    rocksdb::WriteBatch batch(std::move(rep_));
+    Status s = store_->WriteGroupBatch(&batch);
+    if (s.ok()) {
+      ApplyPendingDeltas();
+    } else {
+      ndeltas_ = 0;
+      more_deltas_.clear();
+    }
+    rep_.assign(kBatchHeader, '\0');
+    count_ = 0;
+    return s;
+  }
+  // The counter changes of the records written since the last call.
+  void ApplyPendingDeltas() {
+    store_->ApplyDeltas(deltas_, static_cast<size_t>(ndeltas_));
+    if (!more_deltas_.empty()) store_->ApplyDeltas(more_deltas_.data(), more_deltas_.size());
+    ndeltas_ = 0;
+    more_deltas_.clear();
+  }
+
+  static thread_local RocksWriteGroup* tls_group;
+  RocksStore* const store_;
+  RocksWriteGroup* previous_ = nullptr;
+  Status failed_;
+  std::string rep_;
+  uint32_t count_ = 0;
+  // Between BeginAtomic() and Commit(): the transaction's writes (rep_ stays empty meanwhile).
+  std::unique_ptr<TxOverlay> overlay_;
+  TxOverlay* previous_overlay_ = nullptr;
+  // Counter changes, applied at a successful Flush: a few databases inline (no allocation on
+  // the common path), the rest in more_deltas_.
+  static constexpr int kInlineDeltas = 4;
+  RocksStore::CounterDelta deltas_[kInlineDeltas];
+  int ndeltas_ = 0;
+  std::vector<RocksStore::CounterDelta> more_deltas_;
+};
+
+thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;
+
+std::unique_ptr<WriteGroup> RocksStore::OpenWriteGroup() {
+  return std::make_unique<RocksWriteGroup>(this);
+}
+
+Status RocksStore::FlushThreadWriteGroup() {
+  RocksWriteGroup* group = RocksWriteGroup::Current(this);
+  return group == nullptr ? Status::OK() : group->FlushEarly();
+}
+
+bool RocksStore::WriteStringToThreadGroup(std::string_view key, const MetaLookup& old, Meta* meta,
+                                          std::string_view value) {
+  RocksWriteGroup* group = RocksWriteGroup::Current(this);
+  if (group == nullptr || !group->TakesRawStrings()) return false;
+  // The common path of SET/INCR/APPEND: the record goes straight into the group's batch (no
+  // WriteBatch, no encoded copy of the value); counters as Write() would hand them over.
+  const int db = CurrentDb();
+  NoteTtlChange(db, old, meta);
+  group->AppendStringPut(meta_cfs_[static_cast<size_t>(db)]->GetID(), key, meta->version,
+                         meta->expire_at_ms, value);
+  for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
+  tls_pending.clear();
+  if (!old.present) group->AddDelta(CounterDelta{db, 1, 0, 0});
+  return true;
+}
+
+int64_t RocksStore::PendingKeyDelta(int db) const {
+  const RocksWriteGroup* group = RocksWriteGroup::Current(this);
+  return group == nullptr ? 0 : group->PendingKeys(db);
+}
+
+// ---- counters ----
+
+void RocksStore::AddDelta(std::vector<CounterDelta>* deltas, const CounterDelta& d) {
+  for (CounterDelta& x : *deltas) {
+    if (x.db == d.db) {
+      x.keys += d.keys;
+      x.expires += d.expires;
+      x.expire_sum += d.expire_sum;
+      return;
+    }
+  }
+  deltas->push_back(d);
+}
+
+void RocksStore::ApplyDeltas(const CounterDelta* deltas, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const CounterDelta& d = deltas[i];
+    DbCounters& c = counters_[static_cast<size_t>(d.db)];
+    if (d.keys != 0) c.keys.fetch_add(d.keys, std::memory_order_relaxed);
+    if (d.expires != 0) c.expires.fetch_add(d.expires, std::memory_order_relaxed);
+    if (d.expire_sum != 0) c.expire_sum.fetch_add(d.expire_sum, std::memory_order_relaxed);
+  }
+}
+
+void RocksStore::AddKeyCount(int64_t delta, int db) {
+  if (db < 0) db = CurrentDb();
+  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
+    if (delta != 0) group->AddDelta(CounterDelta{db, delta, 0, 0});
+    return;
+  }
+  counters_[static_cast<size_t>(db)].keys.fetch_add(delta, std::memory_order_relaxed);
+}
+
+void RocksStore::NoteTtlChange(int db, const MetaLookup& old, const Meta* new_meta) {
+  const bool had = old.present && old.meta.expire_at_ms != 0;
+  const bool has = new_meta != nullptr && new_meta->expire_at_ms != 0;
+  if (!had && !has) return;  // the common case: no TTL before or after
+  CounterDelta d{db, 0, 0, 0};
+  if (had) {
+    d.expires -= 1;
+    d.expire_sum -= static_cast<uint64_t>(old.meta.expire_at_ms - ttl_base_ms_);
+  }
+  if (has) {
+    d.expires += 1;
+    d.expire_sum += static_cast<uint64_t>(new_meta->expire_at_ms - ttl_base_ms_);
+  }
+  tls_pending.Add(d);
+}
+
+// ---- writes ----
+
+Status RocksStore::Write(rocksdb::WriteBatch* batch) {
+  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
+    group->Append(*batch);
+    if (!tls_pending.empty()) {
+      for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
+      tls_pending.clear();
+    }
+    return Status::OK();
+  }
+  Status s = WriteNow(batch);
+  if (!tls_pending.empty()) {
+    if (s.ok()) ApplyDeltas(tls_pending.slots, static_cast<size_t>(tls_pending.n));
+    tls_pending.clear();
+  }
+  return s;
+}
+
+Status RocksStore::WriteNow(rocksdb::WriteBatch* batch) {
+  return FromRocks(db_->Write(write_options_, batch));
+}
+
+Status RocksStore::WriteGroupBatch(rocksdb::WriteBatch* batch) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  return WriteNow(batch);
+}
+
+}  // namespace rockcache::storage
