@@ -27,6 +27,8 @@ SERVER      = $(BUILD)/rockcache-server
 UNIT_TESTS  = $(BUILD)/unit-tests
 INTEG_TESTS = $(BUILD)/integration-tests
 POOL_BENCH  = $(BUILD)/pool-bench
+# The mlfq bench's heavy load generator (scripts/mlfq-bench.sh): a plain socket client.
+HEAVY_CLIENT = $(BUILD)/heavy-client
 
 DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev libfmt-dev \
                libhiredis-dev catch2 redis-tools
@@ -44,7 +46,7 @@ TEST_PACKAGES = redis-server python3-redis python3-rq
         compose-test
 
 all: build
-build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH)
+build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH) $(HEAVY_CLIENT)
 
 # Installs the Debian packages that are missing (apt-get update runs once, only when needed).
 deps:
@@ -70,6 +72,9 @@ $(INTEG_TESTS): $(INTEG_OBJS)
 $(POOL_BENCH): $(BENCH_SRCS:%.cc=$(BUILD)/%.o) $(BUILD)/librockcache.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+$(HEAVY_CLIENT): $(BUILD)/tests/bench/heavy_client/heavy_client.o
+	$(CXX) $(LDFLAGS) $^ -o $@
+
 run: deps
 	@$(MAKE) --no-print-directory $(SERVER)
 	$(SERVER) $(ARGS)
@@ -87,8 +92,9 @@ integration-test: $(SERVER) $(INTEG_TESTS)
 
 bench: deps
 	@./scripts/install-deps.sh $(BENCH_PACKAGES)
-	@$(MAKE) --no-print-directory $(SERVER) $(POOL_BENCH)
-	ROCKCACHE_SERVER=$(abspath $(SERVER)) POOL_BENCH=$(abspath $(POOL_BENCH)) ./scripts/bench.sh
+	@$(MAKE) --no-print-directory $(SERVER) $(POOL_BENCH) $(HEAVY_CLIENT)
+	ROCKCACHE_SERVER=$(abspath $(SERVER)) POOL_BENCH=$(abspath $(POOL_BENCH)) \
+	  HEAVY_CLIENT=$(abspath $(HEAVY_CLIENT)) ./scripts/bench.sh
 
 asan: deps
 	@ROCKCACHE_SANITIZER=address UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \

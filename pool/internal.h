@@ -10,6 +10,7 @@
 
 #include "config/histogram.h"
 #include "pool/mlfq.h"
+#include "pool/thread_cpu.h"
 #include "pool/worker_pool.h"
 
 namespace rockcache::pool::internal {
@@ -122,7 +123,7 @@ struct alignas(64) WorkerStats {
 
   // Runs and deletes every task of an oldest-first chain of `level`, recording each one's queue
   // wait and run time (one clock read per task: a task's end is the next one's start). A task
-  // with a client is charged its run time to `clients` (when non-null). A level-0 chain tells
+  // with a client is charged its run time on the CPU (ThreadCpu) to `clients` (when non-null). A level-0 chain tells
   // `sched` (when non-null) that level 0 is active; a `chosen` one (taken through
   // ShareScheduler::Choose) reports its span with Finished. Returns the end time.
   int64_t RunChain(Task* chain, int level, ClientTable* clients, ShareScheduler* sched,
@@ -136,12 +137,15 @@ struct alignas(64) WorkerStats {
           static_cast<uint64_t>(std::max<int64_t>(0, start - TaskAccess::EnqueueNs(chain))));
       const int64_t carried = TaskAccess::Elapsed(chain);
       tls_running_task = RunningTask{start, carried};
+      ThreadCpu::MarkStart(start);
       chain->Run();
       tls_running_task = RunningTask{};
       const int64_t end = NowNs();
       exec[level].Record(static_cast<uint64_t>(std::max<int64_t>(0, end - start)));
       const uint64_t client = TaskAccess::Client(chain);
-      if (client != 0 && clients != nullptr) clients->Charge(client, carried + end - start, end);
+      if (client != 0 && clients != nullptr) {
+        clients->Charge(client, carried + ThreadCpu::Spent(start, end), end);
+      }
       delete chain;
       tasks_run.Add(1);
       chain = next;

@@ -74,8 +74,9 @@ size_t ClientTable::size() const {
 
 // ---- ShareScheduler ----
 
-ShareScheduler::ShareScheduler(int threads, int small_share_percent)
-    : threads_(std::max(1, threads)) {
+ShareScheduler::ShareScheduler(int threads, int small_share_percent, int cpu_workers)
+    : threads_(std::max(1, threads)),
+      cpu_workers_(cpu_workers > 0 ? std::min(cpu_workers, threads_) : threads_) {
   SetSmallShare(small_share_percent);
 }
 
@@ -88,11 +89,12 @@ int ShareScheduler::HighCap() const {
   return std::max(1, (threads_ * high_percent + 50) / 100);
 }
 
-bool ShareScheduler::PushHigh(Task* task, int level, int64_t /*now_ns*/) {
+bool ShareScheduler::PushHigh(Task* task, int level, int64_t now_ns) {
   level = std::clamp(level, 1, kLevels - 1);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return false;
+    DecayTo(now_ns);  // before the count moves: a span without high work accrues no capacity
     queue_[level].push_back(task);
   }
   // After the push: a worker that sees the count finds the task under mu_.
@@ -108,10 +110,19 @@ bool ShareScheduler::Contended(int64_t now_ns) const {
 
 void ShareScheduler::DecayTo(int64_t now_ns) {
   if (now_ns <= decayed_at_) return;
-  const double f =
-      std::exp2(-static_cast<double>(now_ns - decayed_at_) / static_cast<double>(kShareHalfLifeNs));
+  const int64_t dt = now_ns - decayed_at_;
+  const double f = std::exp2(-static_cast<double>(dt) / static_cast<double>(kShareHalfLifeNs));
   for (double& u : used_ns_) u *= f;
+  capacity_ns_ *= f;
+  // The span since the last update counts as contended if it is now (updates come at every
+  // push, choice and finish, so a span is at most one task or one hold poll long).
+  if (Contended(now_ns)) capacity_ns_ += static_cast<double>(dt) * cpu_workers_;
   decayed_at_ = now_ns;
+}
+
+bool ShareScheduler::HighUnderBudget(double hi_ns) const {
+  const int share = share_.load(std::memory_order_relaxed);
+  return hi_ns * 100 <= capacity_ns_ * (100 - share) + static_cast<double>(kBudgetSlackNs) * 100;
 }
 
 double ShareScheduler::InFlight(int level, int64_t now_ns) const {
@@ -164,9 +175,9 @@ Choice ShareScheduler::Choose(bool level0_waiting, int64_t now_ns, bool drain) {
   const bool level0_recent =
       level0_waiting || now_ns - last_level0_ns_.load(std::memory_order_relaxed) < kLevel0LingerNs;
   if (!level0_recent) return high();  // nothing small around: work conserving
-  const bool under_cap = running_[1] + running_[2] < HighCap();
-  if (!level0_waiting) return under_cap ? high() : c;  // kWait: keep this worker for level 0
   const double hi = used_ns_[1] + used_ns_[2] + InFlight(1, now_ns) + InFlight(2, now_ns);
+  const bool under_cap = running_[1] + running_[2] < HighCap() && HighUnderBudget(hi);
+  if (!level0_waiting) return under_cap ? high() : c;  // kWait: keep this worker for level 0
   if (under_cap && Owed(used_ns_[0], hi)) return high();
   c.kind = Choice::kLevel0;
   return c;

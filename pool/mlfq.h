@@ -4,7 +4,8 @@
 // any monotonic origin), so tests drive them with a synthetic one.
 //
 // Levels. A task's level comes from its client (a connection id): the execution time the
-// client's recent pieces of work took, decayed over time. A piece is what one Charge reports: a
+// client's recent pieces of work took on a CPU (pool/thread_cpu.h: time a worker sat preempted
+// is not charged), decayed over time. A piece is what one Charge reports: a
 // network loop's batch of the client's commands, or a resumable command's slices so far (a slice
 // reports the time of the slices before it too, Task::set_elapsed_ns). The client keeps the
 // biggest recent piece, decayed with a half-life of LevelPolicy::half_life_ns (100 ms): below
@@ -31,11 +32,16 @@
 //    time its running tasks have taken so far) is at most (100 - share)% of the total. share is
 //    pool-small-share (80 by default). Without that in-flight term every idle worker would pick
 //    a big task before the first one finished and charged its time.
-//  * Whatever the shares, while level-0 work was seen within kLevel0LingerNs at most
-//    HighCap() = max(1, round(threads x (100 - share) / 100)) workers run high tasks at once:
-//    a big task cannot be preempted (until the slicing work lands, one KEYS * may run a second),
-//    so this keeps workers free for small requests. A worker that finds only high work beyond the
-//    cap waits (re-checking every kHoldPollNs) for level-0 work instead.
+//  * Whatever the shares, while level-0 work was seen within kLevel0LingerNs, high tasks get
+//    at most (100 - share)% of the pool's contended capacity (contended wall time x the workers
+//    that can be on a CPU at once, decayed like the counted time: WorkerPool passes the usable
+//    cores less the network threads' default, at least 1, at most pool-threads), and at most HighCap() = max(1, round(threads x (100 -
+//    share) / 100)) workers run them at once. This holds even while no level-0 task is queued at
+//    the moment a worker looks: small requests from clients waiting for their replies arrive one
+//    at a time, so they rarely queue, and an idle worker is not an idle CPU (network threads and
+//    the clients themselves run on the same cores). Without it, big work took a whole worker and
+//    light clients beside it lost half their throughput on 2 cores. A worker that finds only high
+//    work beyond the cap or the budget waits (re-checking every kHoldPollNs) for level-0 work.
 //  * With no level-0 work seen for kLevel0LingerNs, high tasks run on every worker (work
 //    conserving), and with no high work level 0 runs as if the MLFQ did not exist.
 //
@@ -127,8 +133,13 @@ class ShareScheduler {
   static constexpr int64_t kLevel0LingerNs = 5'000'000;  // level 0 counts as active this long
   static constexpr int64_t kShareHalfLifeNs = 1'000'000'000;
   static constexpr int64_t kHoldPollNs = 1'000'000;  // a holding worker re-checks this often
+  // High work may run this far ahead of its budget (one slice), so it starts when contention
+  // begins and the budget has not accrued yet.
+  static constexpr int64_t kBudgetSlackNs = 2'000'000;
 
-  ShareScheduler(int threads, int small_share_percent);
+  // `cpu_workers`: how many workers can be on a CPU at once (the pool's capacity in the budget
+  // below); 0 means `threads`.
+  ShareScheduler(int threads, int small_share_percent, int cpu_workers = 0);
   ShareScheduler(const ShareScheduler&) = delete;
   ShareScheduler& operator=(const ShareScheduler&) = delete;
 
@@ -172,10 +183,14 @@ class ShareScheduler {
   void DecayTo(int64_t now_ns);          // REQUIRES: mu_ held
   // The high side `hi` is owed time against `lo` (decayed + in-flight). REQUIRES: mu_ held.
   bool Owed(double lo_ns, double hi_ns) const;
+  // High work of `hi_ns` (decayed + in flight) is within (100 - share)% of the contended
+  // capacity. REQUIRES: mu_ held.
+  bool HighUnderBudget(double hi_ns) const;
   double InFlight(int level, int64_t now_ns) const;  // REQUIRES: mu_ held
   Task* PopHigh(int64_t now_ns, int* level);         // REQUIRES: mu_ held
 
   const int threads_;
+  const int cpu_workers_;
   std::atomic<int> share_{80};
   std::atomic<int> high_active_{0};
   std::atomic<int> high_queued_{0};
@@ -186,6 +201,7 @@ class ShareScheduler {
   bool closed_ = false;                      // GUARDED_BY(mu_)
   double used_ns_[kLevels] = {};             // GUARDED_BY(mu_); contended, decayed to decayed_at_
   int64_t decayed_at_ = 0;                   // GUARDED_BY(mu_)
+  double capacity_ns_ = 0;  // GUARDED_BY(mu_); threads x contended wall time, decayed
   int running_[kLevels] = {};                // GUARDED_BY(mu_); high tasks running
   int64_t running_start_sum_[kLevels] = {};  // GUARDED_BY(mu_); sum of their start times
   uint64_t given_ns_[kLevels] = {};          // GUARDED_BY(mu_); contended, not decayed

@@ -10,6 +10,7 @@
 #include <sched.h>
 #endif
 
+#include "pool/auto_tune.h"
 #include "pool/classic_queue.h"
 #include "pool/internal.h"
 #include "pool/task_list.h"
@@ -57,7 +58,10 @@ WorkerPool::WorkerPool(const Options& options)
   if (mode_ == Mode::kClassic) {
     classic_ = std::make_unique<internal::ClassicQueue>(tunables_.get());
   } else {
-    sched_ = std::make_unique<internal::ShareScheduler>(threads_, options.small_share);
+    // The workers that can be on a CPU at once: the cores the network threads leave.
+    const int cores = UsableCores();
+    sched_ = std::make_unique<internal::ShareScheduler>(
+        threads_, options.small_share, std::max(1, cores - AutoNetThreads(cores)));
     const int nlists = (threads_ + workers_per_list_ - 1) / workers_per_list_;
     for (int i = 0; i < nlists; ++i) {
       lists_.push_back(
@@ -163,7 +167,13 @@ void WorkerPool::ForgetClient(uint64_t client) { clients_->Forget(client); }
 int64_t WorkerPool::RunningTaskElapsedNs() {
   const internal::RunningTask& r = internal::tls_running_task;
   if (r.start_ns == 0) return 0;
-  return r.carried_ns + std::max<int64_t>(0, internal::NowNs() - r.start_ns);
+  return r.carried_ns + internal::ThreadCpu::Spent(r.start_ns, internal::NowNs());
+}
+
+int64_t WorkerPool::RunningTaskCpuNs() {
+  const internal::RunningTask& r = internal::tls_running_task;
+  if (r.start_ns == 0) return 0;
+  return internal::ThreadCpu::Spent(r.start_ns, internal::NowNs());
 }
 
 bool WorkerPool::mlfq_enabled() const {

@@ -248,8 +248,14 @@ class WorkerPool {
   // True when Submit applies levels (adaptive mode and the MLFQ on). A relaxed load.
   bool mlfq_enabled() const;
   // On a pool worker inside Task::Run: the running task's elapsed_ns() plus its run so far (the
-  // elapsed_ns a continuation of it should carry). 0 on other threads. Lock-free.
+  // elapsed_ns a continuation of it should carry). 0 on other threads. Lock-free. "Run so far"
+  // is time on the CPU, not time preempted (pool/thread_cpu.h), as everything the MLFQ charges:
+  // runs of 1 ms or more cost one read of the thread's CPU clock (a syscall).
   static int64_t RunningTaskElapsedNs();
+  // On a pool worker inside Task::Run: the running task's run so far on the CPU (without the
+  // elapsed_ns it carried); a task that splits its run among clients (a group of batches)
+  // scales its wall-clock split by this. 0 on other threads.
+  static int64_t RunningTaskCpuNs();
 
   // Marks the calling thread as one that must never wait (a network loop): its Submit calls
   // never yield or block for room, like the pool's own threads; they may overshoot

@@ -12,11 +12,12 @@
 # MLFQ_N=50000): MLFQ_KEYS (1000000), MLFQ_ITEMS (200000), MLFQ_N (light requests per test,
 # 200000), MLFQ_CLIENTS (50), MLFQ_POOL_THREADS (pool-threads, default auto), MLFQ_TARGETS
 # ("rockcache redis"), MLFQ_SHARES ("50 80 95").
-# Heavy clients are redis-cli -r loops (C parsing, so the clients do not become the bottleneck).
+# Heavy clients are build/heavy-client (HEAVY_CLIENT), which checks replies without printing them.
 # Servers run on free loopback ports and are stopped by pid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER=${1:-${ROCKCACHE_SERVER:-build/rockcache-server}}
+HEAVY_CLIENT=${HEAVY_CLIENT:-build/heavy-client}
 KEYS=${MLFQ_KEYS:-1000000}
 ITEMS=${MLFQ_ITEMS:-200000}
 N=${MLFQ_N:-200000}
@@ -88,36 +89,39 @@ load() {
     }' | redis-cli -p "$PORT" --pipe >/dev/null
 }
 
-# Heavy clients: one redis-cli each, repeating its command on one connection (-r, so the server
-# sees one client whose commands are all big), its output counted by wc. Stopped by pid.
+# Heavy clients: one heavy-client each (tests/bench/heavy_client), repeating its command on one
+# connection, so the server sees one client whose commands are all big. It checks each reply's
+# element count and framing without formatting it (redis-cli spent more CPU printing a KEYS *
+# reply than the server spent producing it). Stopped by pid; prints "complete bad".
 HEAVY_PIDS=()
-heavy() {  # heavy NAME ARGS...
+heavy() {  # heavy NAME EXPECTED_ELEMENTS ARGS...
   local name=$1; shift
-  redis-cli -p "$PORT" -r 100000000 -i 0 "$@" > >(wc -l >"$TMP/heavy.$name") 2>/dev/null &
+  "$HEAVY_CLIENT" "$PORT" "$@" >"$TMP/heavy.$name" 2>/dev/null &
   HEAVY_PIDS+=($!)
 }
 start_heavy() {
-  heavy keys KEYS '*'
-  heavy hgetall HGETALL bighash
-  heavy lrange LRANGE biglist 0 -1
-  heavy zrange ZRANGE bigzset 0 -1
+  heavy keys $((KEYS + 3)) KEYS '*'
+  heavy hgetall $((2 * ITEMS)) HGETALL bighash
+  heavy lrange "$ITEMS" LRANGE biglist 0 -1
+  heavy zrange "$ITEMS" ZRANGE bigzset 0 -1
   sleep 1  # let them get going
 }
 
-# stop_heavy: stops the loops; HEAVY holds complete replies per client, keys/hgetall/lrange/zrange.
+# stop_heavy: stops the loops; HEAVY holds complete replies per client, keys/hgetall/lrange/zrange,
+# and BAD_REPLIES the replies that came back wrong (must stay 0).
 stop_heavy() {
-  local pid
+  local pid name c b
   for pid in "${HEAVY_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${HEAVY_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   HEAVY_PIDS=()
-  sleep 0.2  # wc writes its count when its input closes
-  local lines_keys lines_h lines_l lines_z
-  lines_keys=$(cat "$TMP/heavy.keys" 2>/dev/null || echo 0)
-  lines_h=$(cat "$TMP/heavy.hgetall" 2>/dev/null || echo 0)
-  lines_l=$(cat "$TMP/heavy.lrange" 2>/dev/null || echo 0)
-  lines_z=$(cat "$TMP/heavy.zrange" 2>/dev/null || echo 0)
-  HEAVY="$((lines_keys / (KEYS + 3)))/$((lines_h / (2 * ITEMS)))/$((lines_l / ITEMS))/$((lines_z / ITEMS))"
+  HEAVY=""
+  for name in keys hgetall lrange zrange; do
+    read -r c b <"$TMP/heavy.$name" || { c=0; b=0; }
+    HEAVY="$HEAVY${HEAVY:+/}$c"
+    BAD_REPLIES=$((BAD_REPLIES + ${b:-0}))
+  done
 }
+BAD_REPLIES=0
 
 # light: "get_rps get_p99 set_rps set_p99" from redis-benchmark --csv.
 light() {
@@ -179,3 +183,7 @@ for target in $TARGETS; do
   fi
   stop
 done
+if [ "$BAD_REPLIES" -ne 0 ]; then
+  echo "heavy clients got $BAD_REPLIES incomplete or wrong replies" >&2
+  exit 1
+fi

@@ -312,12 +312,19 @@ class GroupTask : public pool::Task {
     charging_ = batch;
     mark_ = now;
   }
+  // Charges each batch its part of the group's time on the CPU: the wall-clock split, scaled by
+  // CPU / wall time of the whole run (a group preempted halfway is not charged the pause).
   void ChargeClients() {
     if (!charge_ || charging_ >= spent_.size()) return;
     spent_[charging_] += Clock::NanosBetween(mark_, Clock::Now());
+    uint64_t wall = 0;
+    for (uint64_t ns : spent_) wall += ns;
+    const auto cpu = static_cast<uint64_t>(pool::WorkerPool::RunningTaskCpuNs());
+    const double on_cpu = wall > 0 && cpu < wall ? static_cast<double>(cpu) / wall : 1.0;
     pool::WorkerPool* pool = server_->worker_pool();
     for (size_t b = 0; b < group_.size(); ++b) {
-      if (spent_[b] > 0) pool->Charge(group_[b].conn_id, static_cast<int64_t>(spent_[b]));
+      const auto ns = static_cast<int64_t>(static_cast<double>(spent_[b]) * on_cpu);
+      if (ns > 0) pool->Charge(group_[b].conn_id, ns);
     }
   }
 

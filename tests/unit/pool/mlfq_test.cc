@@ -123,6 +123,55 @@ TEST_CASE("mlfq: the share holds with big tasks far longer than small ones", "[p
   CHECK(max_high == 1);
 }
 
+// Small work is around but never queued when a worker looks (clients waiting for their replies
+// send one request at a time); big work always is. Workers that may not run big work hold and
+// look again every kHoldPollNs. Returns big work's time as a fraction of the span.
+double SimulatedHighUse(int workers, int cpu_workers, int share, int64_t big_ns, int64_t span_ns) {
+  ShareScheduler sched(workers, share, cpu_workers);
+  std::vector<std::unique_ptr<Task>> owned;
+  std::vector<int64_t> free_at(static_cast<size_t>(workers), 0);
+  std::vector<int64_t> started(static_cast<size_t>(workers), -1);  // -1: holding
+  int64_t high = 0;
+  int64_t now = 0;
+  while (now < span_ns) {
+    const auto i = static_cast<size_t>(std::min_element(free_at.begin(), free_at.end()) -
+                                       free_at.begin());
+    now = free_at[i];
+    if (started[i] >= 0) {
+      sched.Finished(2, started[i], now);
+      high += now - started[i];
+    }
+    while (sched.HighQueued() < 2) {
+      owned.push_back(MakeTask([] {}));
+      REQUIRE(sched.PushHigh(owned.back().get(), 2, now));
+    }
+    sched.NoteLevel0(now);
+    const Choice c = sched.Choose(/*level0_waiting=*/false, now, /*drain=*/false);
+    REQUIRE(c.kind != Choice::kLevel0);
+    if (c.kind == Choice::kHigh) {
+      started[i] = now;
+      free_at[i] = now + big_ns;
+    } else {
+      started[i] = -1;
+      free_at[i] = now + ShareScheduler::kHoldPollNs;
+    }
+  }
+  sched.Close();
+  return static_cast<double>(high) / static_cast<double>(now);
+}
+
+TEST_CASE("mlfq: with small work around, big work gets its share of the CPU, not a worker",
+          "[pool][mlfq]") {
+  const int share = GENERATE(50, 80, 95);
+  const int cpu_workers = GENERATE(1, 2);
+  INFO("share " << share << " cpu workers " << cpu_workers);
+  // 1 ms slices, 2 workers, 20 simulated seconds. Before the budget, one worker ran big work
+  // all the time (1.0 of the span) whatever the share.
+  const double got = SimulatedHighUse(2, cpu_workers, share, kMs, 20'000 * kMs);
+  const double want = std::min(1.0, cpu_workers * (100 - share) / 100.0);
+  CHECK(got == Approx(want).margin(0.03));
+}
+
 TEST_CASE("mlfq: without small work around, big work takes every worker", "[pool][mlfq]") {
   ShareScheduler sched(4, 80);
   std::vector<std::unique_ptr<Task>> owned;
