@@ -109,8 +109,8 @@ const std::vector<OptionSpec> kOptionTable = {
    "execution time it used recently grows, so big commands cannot crowd out small ones; no = one "
    "FIFO level."},
   {"pool-small-share", T::kInt, "80", 1, 99, nullptr, true,
-   "Percent of the workers' time level-0 (small) requests get while small and big work both "
-   "wait; higher protects small-request latency, lower finishes big commands sooner."},
+   "Percent of the pool's CPU level-0 (small) requests are owed while small work is around: big "
+   "work gets at most the rest; higher protects small requests, lower finishes big ones sooner."},
   // ---- cache ----
   {"cache-maxmemory", T::kMemory, "256mb", 0, LLONG_MAX, nullptr, true,
    "Bytes of keys + values + overhead the in-memory cache may hold (0 turns the cache off)."},

@@ -107,16 +107,18 @@ start_heavy() {
   sleep 1  # let them get going
 }
 
-# stop_heavy: stops the loops; HEAVY holds complete replies per client, keys/hgetall/lrange/zrange,
-# and BAD_REPLIES the replies that came back wrong (must stay 0).
+# stop_heavy: stops the loops. Each client finishes the reply it is reading (a KEYS * that had
+# only started when the light run ended still has to arrive whole). HEAVY holds the replies
+# completed during the light run per client, keys/hgetall/lrange/zrange; BAD_REPLIES counts
+# wrong replies and replies cut off (must stay 0).
 stop_heavy() {
-  local pid name c b
+  local pid name c a b  # complete during the run, finished after the stop, bad
   for pid in "${HEAVY_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${HEAVY_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   HEAVY_PIDS=()
   HEAVY=""
   for name in keys hgetall lrange zrange; do
-    read -r c b <"$TMP/heavy.$name" || { c=0; b=0; }
+    read -r c a b <"$TMP/heavy.$name" || { c=0; a=0; b=1; }
     HEAVY="$HEAVY${HEAVY:+/}$c"
     BAD_REPLIES=$((BAD_REPLIES + ${b:-0}))
   done

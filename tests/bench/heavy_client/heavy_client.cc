@@ -6,10 +6,11 @@
 // servers under test are measured on (the same client drives rockcache and redis-server).
 //
 // Usage: heavy-client PORT EXPECT ARG...   (EXPECT: elements a complete reply has; 0 = any)
-// Runs until SIGTERM or SIGINT, then prints "<complete replies> <bad replies>" and exits 0.
-// A reply is complete when its array holds EXPECT elements (or any count if EXPECT is 0) and
-// every element arrived whole; an error reply or a wrong count is bad. Exits 1 if the
-// connection fails.
+// Runs until SIGTERM or SIGINT; then it sends nothing more, reads the reply in flight to its
+// end, prints "<complete> <finished after the signal> <bad>" and exits 0. A reply is complete
+// when its array holds EXPECT elements (or any count if EXPECT is 0) and every element arrived
+// whole; an error reply, a wrong count or a reply cut by a broken connection is bad. Exits 1
+// if the connection fails.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -43,7 +44,7 @@ std::string Request(int argc, char** argv) {
 
 // Reads one reply's shape from the socket. Returns 1 for a complete reply of `expect` elements
 // (any count when expect is 0), 0 for a bad one (error, wrong count, element not a bulk string),
-// -1 when the connection broke or a stop was requested.
+// -1 when the connection broke.
 class ReplyReader {
  public:
   explicit ReplyReader(int fd) : fd_(fd), buf_(1 << 20) {}
@@ -68,7 +69,6 @@ class ReplyReader {
 
  private:
   bool Fill() {
-    if (stop_requested) return false;
     if (begin_ > 0) {
       std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
       end_ -= begin_;
@@ -81,7 +81,7 @@ class ReplyReader {
         end_ += static_cast<size_t>(n);
         return true;
       }
-      if (n < 0 && errno == EINTR && !stop_requested) continue;
+      if (n < 0 && errno == EINTR) continue;  // a stop lets the reply in flight finish
       return false;
     }
   }
@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
   const std::string request = Request(argc - 3, argv + 3);
 
   long long complete = 0;
+  long long after_stop = 0;  // the reply in flight when the stop came, finished whole
   long long bad = 0;
   ReplyReader reader(fd);
   while (!stop_requested) {
@@ -156,10 +157,13 @@ int main(int argc, char** argv) {
     }
     if (sent < request.size()) break;
     const int r = reader.Read(expect);
-    if (r < 0) break;
-    (r == 1 ? complete : bad) += 1;
+    if (r < 0) {  // the connection broke with a reply in flight
+      ++bad;
+      break;
+    }
+    (r == 0 ? bad : stop_requested ? after_stop : complete) += 1;
   }
   close(fd);
-  std::printf("%lld %lld\n", complete, bad);
+  std::printf("%lld %lld %lld\n", complete, after_stop, bad);
   return stop_requested ? 0 : 1;
 }
