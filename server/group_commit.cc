@@ -175,10 +175,17 @@ class GroupTask : public pool::Task {
     std::vector<std::string_view>& keys = command_keys_;
     keys.clear();
     AppendCommandKeys(spec, command->argv, &keys);
-    for (auto key : keys) {
-      if (written_.count(key) != 0) {
-        CommitPending();  // read-your-writes: storage reads must see the earlier write
-        break;
+    if (!indexed_) {
+      for (auto key : keys) {
+        if (written_.count(key) != 0) {
+          // Read-your-writes: storage reads must see the earlier write. Rather than one RocksDB
+          // write per command on a hot key, the rest of the segment reads through the indexed
+          // overlay of its pending writes (storage::WriteGroup::BeginIndexed).
+          CommitPending();
+          write_group_->BeginIndexed();
+          indexed_ = true;
+          break;
+        }
       }
     }
     // The clock is read per command: an entry must not look alive to a command that runs after
@@ -194,7 +201,7 @@ class GroupTask : public pool::Task {
     });
     NoteSliced(command, batch);
     if (spec.flags & kWrite) {
-      written_.insert(keys.begin(), keys.end());
+      if (!indexed_) written_.insert(keys.begin(), keys.end());
       pending_.push_back(command);
     }
   }
@@ -202,7 +209,9 @@ class GroupTask : public pool::Task {
   // Makes the writes since the last commit durable (one RocksDB Write). REQUIRES: the locks of
   // their keys are still held.
   void CommitPending() {
-    if (write_group_->pending() > 0) {
+    // Also with nothing pending when commands wrote: an earlier early flush's error is reported
+    // by this Commit.
+    if (write_group_->pending() > 0 || !pending_.empty()) {
       Status s = write_group_->Commit();
       if (!s.ok()) FailPending(s);
       if (group_timed()) {
@@ -212,6 +221,7 @@ class GroupTask : public pool::Task {
     }
     pending_.clear();
     written_.clear();
+    indexed_ = false;  // Commit ended the indexed overlay
   }
 
   void FailPending(const Status& status) {
@@ -341,6 +351,7 @@ class GroupTask : public pool::Task {
   std::unique_ptr<storage::WriteGroup> write_group_;
   std::vector<PreparedCommand*> pending_;         // write commands since the last commit
   std::unordered_set<std::string_view> written_;  // their keys (views into their argv)
+  bool indexed_ = false;  // the segment reads through the write group's indexed overlay
   std::vector<std::string_view> command_keys_;    // RunInSegment's, reused
 };
 

@@ -245,6 +245,15 @@ class WriteGroup {
   // methods that write with their own WriteOptions (FlushAll, FlushDb, SwapDb): the caller
   // commits before them. Commit() fails the whole transaction if any of its writes failed.
   virtual void BeginAtomic() = 0;
+  // Group commit of commands that touch the same key (a pipeline of LPUSHes to one list, 50
+  // clients' SADDs to one set): from BeginIndexed() to the next Commit(), the group's writes go
+  // to the same indexed overlay as a transaction's, so the thread's reads see them without a
+  // RocksDB write per command, and Commit() writes them as one batch. Not atomic, unlike
+  // BeginAtomic: FlushThreadWriteGroup() writes the overlay (a blocked client is served only
+  // what is durable) and goes on with an empty one, and a write holding a range deletion (LTRIM
+  // of more than 64 elements, XTRIM) is not turned into point deletes: the overlay is written,
+  // then that write, and the overlay starts over empty. No-op inside BeginAtomic.
+  virtual void BeginIndexed() = 0;
 };
 
 // Runs `critical` while holding the caller's key lock of `key` (see SweepExpired).

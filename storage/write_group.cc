@@ -121,8 +121,16 @@ class RocksWriteGroup final : public WriteGroup {
   // Writes what is pending now (a command that reads back its own earlier write); an error is
   // kept and returned by the next Commit(), so the group fails every write it acknowledged.
   // In a transaction there is nothing to do: its reads see its writes through the overlay.
+  // In a transaction there is nothing to do: its reads see its writes through the overlay. In an
+  // indexed group the overlay is written and starts over (see WriteGroup::BeginIndexed).
   Status FlushEarly() {
-    if (overlay_ != nullptr) return Status::OK();
+    if (overlay_ != nullptr) {
+      if (!indexed_) return Status::OK();
+      Status s = CommitAtomic();
+      if (!s.ok() && failed_.ok()) failed_ = s;
+      BeginIndexed();
+      return s;
+    }
     Status s = Flush();
     if (!s.ok() && failed_.ok()) failed_ = s;
     return s;
@@ -131,9 +139,16 @@ class RocksWriteGroup final : public WriteGroup {
   void BeginAtomic() override {
     if (overlay_ != nullptr) return;
     if (count_ > 0 || !failed_.ok()) (void)Commit();  // REQUIRES says nothing pending; be safe
-    overlay_ = std::make_unique<TxOverlay>(store_);
-    previous_overlay_ = tls_tx_overlay;
-    tls_tx_overlay = overlay_.get();
+    OpenOverlay(/*indexed=*/false);
+  }
+
+  void BeginIndexed() override {
+    if (overlay_ != nullptr) return;
+    if (count_ > 0) {  // an error is kept for Commit(), as FlushEarly does
+      Status s = Flush();
+      if (!s.ok() && failed_.ok()) failed_ = s;
+    }
+    OpenOverlay(/*indexed=*/true);
   }
 
   size_t pending() const override {
@@ -184,7 +199,10 @@ class RocksWriteGroup final : public WriteGroup {
     rep_.push_back(static_cast<char>(v));
   }
   void Append(const rocksdb::WriteBatch& batch) {
-    if (overlay_ != nullptr) return AppendToOverlay(batch);
+    if (overlay_ != nullptr) {
+      if (indexed_ && batch.HasDeleteRange()) return AppendAroundOverlay(batch);
+      return AppendToOverlay(batch);
+    }
     const std::string& data = batch.Data();
     if (data.size() <= kBatchHeader) return;
     rep_.append(data, kBatchHeader, std::string::npos);
@@ -281,6 +299,26 @@ class RocksWriteGroup final : public WriteGroup {
     if (!s.ok() && failed_.ok()) failed_ = FromRocks(s);
   }
 
+  // Indexed group only: a method's batch with a range deletion goes to RocksDB as it is, right
+  // after the overlay it was computed over, and the overlay starts over empty.
+  void AppendAroundOverlay(const rocksdb::WriteBatch& batch) {
+    Status s = CommitAtomic();
+    if (s.ok()) {
+      rep_.append(batch.Data(), kBatchHeader, std::string::npos);
+      count_ += batch.Count();
+      s = Flush();
+    }
+    if (!s.ok() && failed_.ok()) failed_ = s;
+    OpenOverlay(/*indexed=*/true);
+  }
+
+  void OpenOverlay(bool indexed) {
+    indexed_ = indexed;
+    overlay_ = std::make_unique<TxOverlay>(store_);
+    previous_overlay_ = tls_tx_overlay;
+    tls_tx_overlay = overlay_.get();
+  }
+
   static void SetCount(std::string* rep, uint32_t count) {
     for (int i = 0; i < 4; ++i) (*rep)[8 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
   }
@@ -290,6 +328,7 @@ class RocksWriteGroup final : public WriteGroup {
     std::unique_ptr<TxOverlay> overlay = std::move(overlay_);
     tls_tx_overlay = previous_overlay_;
     previous_overlay_ = nullptr;
+    indexed_ = false;
     Status s = failed_;
     failed_ = Status::OK();
     if (s.ok() && overlay->count() > 0)
@@ -335,6 +374,7 @@ class RocksWriteGroup final : public WriteGroup {
   // Between BeginAtomic() and Commit(): the transaction's writes (rep_ stays empty meanwhile).
   std::unique_ptr<TxOverlay> overlay_;
   TxOverlay* previous_overlay_ = nullptr;
+  bool indexed_ = false;  // the overlay is BeginIndexed's (not atomic), not BeginAtomic's
   // Counter changes, applied at a successful Flush: a few databases inline (no allocation on
   // the common path), the rest in more_deltas_.
   static constexpr int kInlineDeltas = 4;

@@ -1,0 +1,107 @@
+// storage::WriteGroup::BeginIndexed: group commit of commands on the same key. The thread's
+// reads see the group's pending writes without a RocksDB write per command; Commit writes them
+// as one batch; FlushThreadWriteGroup and range deletions write what is pending and go on.
+#include <catch2/catch.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/store.h"
+#include "tests/unit/storage/store_fixture.h"
+
+using namespace rockcache;
+using namespace rockcache::storage;
+using rockcache::storage::testing::Ok;
+using rockcache::storage::testing::StoreFixture;
+
+namespace {
+
+struct IndexedFixture : StoreFixture {
+  // What another thread (no group) reads: what is in RocksDB.
+  template <typename Fn>
+  auto Elsewhere(Fn fn) {
+    decltype(fn()) out{};
+    std::thread t([&] { out = fn(); });
+    t.join();
+    return out;
+  }
+  std::optional<std::string> GetElsewhere(std::string_view key) {
+    return Elsewhere([&] { return Ok(store->Get(key)); });
+  }
+  int64_t LLenElsewhere(std::string_view key) {
+    return Elsewhere([&] { return Ok(store->LLen(key)); });
+  }
+};
+
+std::vector<std::string> Strings(std::initializer_list<const char*> items) {
+  return std::vector<std::string>(items.begin(), items.end());
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(IndexedFixture, "an indexed group reads its pending writes; Commit writes them",
+                 "[storage][group]") {
+  auto group = store->OpenWriteGroup();
+  REQUIRE(Ok(store->Set("s", "0", SetOptions())).written);  // plain: pending, unseen
+  CHECK(Ok(store->Get("s")) == std::nullopt);
+  group->BeginIndexed();  // writes what was pending, then indexes
+  CHECK(GetElsewhere("s") == "0");
+  for (int i = 0; i < 50; ++i) REQUIRE(Ok(store->LPush("hot", {std::to_string(i)})) == i + 1);
+  CHECK(Ok(store->LRange("hot", 0, 1)) == Strings({"49", "48"}));
+  CHECK(Ok(store->IncrBy("s", 5)) == 5);
+  CHECK(Ok(store->SAdd("set", {"a", "b"})) == 2);
+  CHECK(Ok(store->SAdd("set", {"b", "c"})) == 1);
+  CHECK(Ok(store->DbSize()) == 3);
+  // None of it is in RocksDB yet: 53 commands, no write.
+  CHECK(LLenElsewhere("hot") == 0);
+  CHECK(GetElsewhere("s") == "0");
+  CHECK(group->pending() > 0);
+  REQUIRE(group->Commit().ok());
+  CHECK(LLenElsewhere("hot") == 50);
+  CHECK(GetElsewhere("s") == "5");
+  CHECK(Elsewhere([&] { return Ok(store->SCard("set")); }) == 3);
+  CHECK(Elsewhere([&] { return Ok(store->DbSize()); }) == 3);
+  // Back to a plain group after the Commit.
+  REQUIRE(Ok(store->Set("t", "1", SetOptions())).written);
+  CHECK(Ok(store->Get("t")) == std::nullopt);
+  REQUIRE(group->Commit().ok());
+  CHECK(Ok(store->Get("t")) == "1");
+}
+
+TEST_CASE_METHOD(IndexedFixture, "an indexed group's early flush writes and goes on indexing",
+                 "[storage][group]") {
+  auto group = store->OpenWriteGroup();
+  group->BeginIndexed();
+  REQUIRE(Ok(store->RPush("l", {"a"})) == 1);
+  // A blocked client may only be served what is durable: the flush writes the overlay.
+  REQUIRE(store->FlushThreadWriteGroup().ok());
+  CHECK(LLenElsewhere("l") == 1);
+  REQUIRE(Ok(store->RPush("l", {"b"})) == 2);  // still read through the overlay
+  CHECK(Ok(store->LRange("l", 0, -1)) == Strings({"a", "b"}));
+  CHECK(LLenElsewhere("l") == 1);
+  REQUIRE(group->Commit().ok());
+  CHECK(LLenElsewhere("l") == 2);
+}
+
+TEST_CASE_METHOD(IndexedFixture, "a range deletion in an indexed group stays a range deletion",
+                 "[storage][group]") {
+  std::vector<std::string> items;
+  for (int i = 0; i < 300; ++i) items.push_back("e" + std::to_string(i));
+  std::vector<std::string_view> views(items.begin(), items.end());
+  REQUIRE(Ok(store->RPush("big", views)) == 300);
+  auto group = store->OpenWriteGroup();
+  group->BeginIndexed();
+  REQUIRE(Ok(store->RPush("big", {"new"})) == 301);
+  REQUIRE(store->LTrim("big", 200, -1).ok());  // > 64 removed: a range deletion
+  // Written at once, after the pending push it was computed over (not as 200 point deletes).
+  CHECK(LLenElsewhere("big") == 101);
+  CHECK(Elsewhere([&] { return Ok(store->LRange("big", -1, -1)); }) == Strings({"new"}));
+  REQUIRE(Ok(store->RPush("big", {"newer"})) == 102);  // indexed again
+  CHECK(Ok(store->LRange("big", 0, 0)) == Strings({"e200"}));
+  CHECK(Ok(store->LRange("big", -2, -1)) == Strings({"new", "newer"}));
+  CHECK(LLenElsewhere("big") == 101);
+  REQUIRE(group->Commit().ok());
+  CHECK(LLenElsewhere("big") == 102);
+  CHECK(Ok(store->LRange("big", 0, 1)) == Strings({"e200", "e201"}));
+}
