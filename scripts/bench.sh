@@ -4,7 +4,8 @@
 # ratios; then the worker pool microbenchmark.
 #
 # Environment: ROCKCACHE_SERVER (binary), POOL_BENCH (binary), BASELINE_SERVER (an older
-# rockcache binary, measured in the same run as "before"), BENCH_N (requests per test, default
+# rockcache binary, measured in the same run as "before"; BASELINE_SERVERS="NAME=BINARY ..." adds
+# more, in the default and drain sections), BENCH_N (requests per test, default
 # 50000), BENCH_CLIENTS (default 50), BENCH_TESTS (a -t list; default: every default test),
 # BENCH_SECTIONS (default "default drain instructions pool-modes cache pool mlfq"); the mlfq
 # section's sizes: MLFQ_KEYS, MLFQ_ITEMS, MLFQ_N (scripts/mlfq-bench.sh).
@@ -57,6 +58,14 @@ wait_ready() {
   done
   echo "server on port $port did not start" >&2
   return 1
+}
+
+# baselines: "NAME=BINARY" for each older rockcache measured in the same run: BASELINE_SERVER
+# (named "before") and BASELINE_SERVERS ("NAME=BINARY ...", names made of letters, digits, _).
+baselines() {
+  [ -n "${BASELINE_SERVER:-}" ] && echo "before=$BASELINE_SERVER"
+  local spec
+  for spec in ${BASELINE_SERVERS:-}; do echo "$spec"; done
 }
 
 # start_rockcache NAME [--option value ...]: starts one rockcache, sets PORT_<NAME>, PID_<NAME>.
@@ -147,12 +156,13 @@ section_default() {
   start_rockcache rockcache
   start_redis_named redis_aof --appendonly yes --appendfsync everysec
   start_redis_named redis_mem --appendonly no
-  if [ -n "${BASELINE_SERVER:-}" ]; then
-    SERVER_SAVED=$SERVER; SERVER=$BASELINE_SERVER
-    start_rockcache before
+  local spec
+  for spec in $(baselines); do
+    SERVER_SAVED=$SERVER; SERVER=${spec#*=}
+    start_rockcache "${spec%%=*}"
     SERVER=$SERVER_SAVED
-    targets+=(before)
-  fi
+    targets+=("${spec%%=*}")
+  done
   MATRIX_NAMES="${targets[*]}"
   local keys pipe target port_var
   for keys in spread hot; do
@@ -231,7 +241,9 @@ section_cache() {
 # rockcache (and BASELINE_SERVER) beside redis-server. The script starts each server itself.
 section_drain() {
   local n=${DRAIN_N:-100000} bin
-  for bin in "$SERVER" ${BASELINE_SERVER:+"$BASELINE_SERVER"} "$(command -v redis-server)"; do
+  local spec baseline_bins=()
+  for spec in $(baselines); do baseline_bins+=("${spec#*=}"); done
+  for bin in "$SERVER" "${baseline_bins[@]}" "$(command -v redis-server)"; do
     echo
     echo "== drain: fill then pop $n: scripts/drain-bench.sh $bin PORT $n"
     DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-60} scripts/drain-bench.sh "$bin" "$(free_port)" "$n" || true
