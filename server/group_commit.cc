@@ -175,6 +175,12 @@ class GroupTask : public pool::Task {
     std::vector<std::string_view>& keys = command_keys_;
     keys.clear();
     AppendCommandKeys(spec, command->argv, &keys);
+    if (indexed_ && pending_.size() >= kMaxIndexedWrites) {
+      // A long run on one key (a pipelined drain): commit and start a new overlay, so each
+      // read through it stays cheap (it is a skip list of the pending writes, and pops leave
+      // deletes in it that iterations step over).
+      CommitPending();
+    }
     if (!indexed_) {
       for (auto key : keys) {
         if (written_.count(key) != 0) {
@@ -352,6 +358,7 @@ class GroupTask : public pool::Task {
   std::vector<PreparedCommand*> pending_;         // write commands since the last commit
   std::unordered_set<std::string_view> written_;  // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
+  static constexpr size_t kMaxIndexedWrites = 128;  // write commands per indexed overlay
   std::vector<std::string_view> command_keys_;    // RunInSegment's, reused
 };
 
