@@ -16,6 +16,7 @@
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/slicing/sliced_read.h"
+#include "server/slicing/sliced_scan.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -266,21 +267,13 @@ void HScan(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseCollectionScan(ctx, argv, storage::KeyType::kHash, &cursor, &pattern, &count, out)) {
     return;
   }
-  auto result = ctx.store->HScan(argv[1], cursor, pattern, count);
-  if (!result.ok()) return AppendStatusError(out, result.status());
-  auto& items = result->items;
-  if (pattern.empty()) {  // MATCH "" matches "" only (the store reads "" as "everything")
-    items.erase(
-        std::remove_if(items.begin(), items.end(), [](auto& i) { return !i.first.empty(); }),
-        items.end());
-  }
-  AppendArrayHeader(out, 2);
-  AppendBulk(out, std::to_string(result->next_cursor));
-  AppendArrayHeader(out, static_cast<int64_t>(items.size() * 2));
-  for (const auto& [field, value] : items) {
-    AppendBulk(out, field);
-    AppendBulk(out, value);
-  }
+  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
+  request.target = ScanTarget::kHash;
+  request.key = argv[1];
+  request.cursor = cursor;
+  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
+  request.count = count;
+  ReplyScan(ctx, request, out);
 }
 
 }  // namespace

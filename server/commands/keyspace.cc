@@ -14,6 +14,7 @@
 #include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "server/slicing/sliced_read.h"
+#include "server/slicing/sliced_scan.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -209,14 +210,13 @@ void Scan(CommandContext& ctx, Args& argv, std::string* out) {
       return out->append(kReplySyntaxError), void();
     }
   }
-  auto result =
-      ctx.store->Scan(cursor, pattern, static_cast<uint64_t>(count), type, ReplyRoom(ctx, *out));
-  if (ReplyOverBudget(ctx, *out, result.status())) return;
-  if (!result.ok()) return AppendStatusError(out, result.status());
-  AppendArrayHeader(out, 2);
-  AppendBulk(out, std::to_string(result->next_cursor));
-  AppendArrayHeader(out, static_cast<int64_t>(result->keys.size()));
-  for (const auto& key : result->keys) AppendBulk(out, key);
+  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
+  request.target = ScanTarget::kKeys;
+  request.cursor = cursor;
+  request.pattern = pattern;
+  request.count = static_cast<uint64_t>(count);
+  request.type = type;
+  ReplyScan(ctx, request, out);
 }
 
 void NotifyRename(CommandContext& ctx, std::string_view from, std::string_view to) {

@@ -15,6 +15,7 @@
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/slicing/sliced_read.h"
+#include "server/slicing/sliced_scan.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -193,16 +194,13 @@ void SScan(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseCollectionScan(ctx, argv, storage::KeyType::kSet, &cursor, &pattern, &count, out)) {
     return;
   }
-  auto result = ctx.store->SScan(argv[1], cursor, pattern, count);
-  if (!result.ok()) return AppendStatusError(out, result.status());
-  if (pattern.empty()) {  // MATCH "" matches "" only (the store reads "" as "everything")
-    auto& keys = result->keys;
-    keys.erase(std::remove_if(keys.begin(), keys.end(), [](auto& m) { return !m.empty(); }),
-               keys.end());
-  }
-  AppendArrayHeader(out, 2);
-  AppendBulk(out, std::to_string(result->next_cursor));
-  AppendMembers(out, result->keys);
+  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
+  request.target = ScanTarget::kSet;
+  request.key = argv[1];
+  request.cursor = cursor;
+  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
+  request.count = count;
+  ReplyScan(ctx, request, out);
 }
 
 }  // namespace

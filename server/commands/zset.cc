@@ -18,6 +18,7 @@
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/slicing/sliced_read.h"
+#include "server/slicing/sliced_scan.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -327,17 +328,13 @@ void ZScan(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseCollectionScan(ctx, argv, storage::KeyType::kZSet, &cursor, &pattern, &count, out)) {
     return;
   }
-  auto result = ctx.store->ZScan(argv[1], cursor, pattern, count);
-  if (!result.ok()) return AppendStatusError(out, result.status());
-  auto& items = result->items;
-  if (pattern.empty()) {  // MATCH "" matches "" only (the store reads "" as "everything")
-    items.erase(
-        std::remove_if(items.begin(), items.end(), [](auto& i) { return !i.member.empty(); }),
-        items.end());
-  }
-  AppendArrayHeader(out, 2);
-  AppendBulk(out, std::to_string(result->next_cursor));
-  AppendScoredMembers(out, items, true);
+  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
+  request.target = ScanTarget::kZSet;
+  request.key = argv[1];
+  request.cursor = cursor;
+  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
+  request.count = count;
+  ReplyScan(ctx, request, out);
 }
 
 }  // namespace

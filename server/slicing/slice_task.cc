@@ -43,10 +43,15 @@ class SliceTask : public pool::Task {
     ++st.steps;
     st.command.slices = static_cast<uint32_t>(st.steps);
     server.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
+    if (s.IsOverLimit()) return Close(/*over_limit=*/true);  // a reply past the output limit
     if (!s.ok()) {
       spdlog::warn("closing client id={}: sliced read failed after its reply began: {}", st.conn_id,
                    s.ToString());
       return Close(/*over_limit=*/false);
+    }
+    if (!complete && completion.replies.empty()) {  // nothing to send yet (a scan's items)
+      SubmitSliceStep(std::move(state_));
+      return;
     }
     completion.slice_bytes = completion.replies.size();
     info.slice_queued_bytes.fetch_add(completion.slice_bytes, std::memory_order_relaxed);

@@ -20,13 +20,13 @@ int ItemsPerEntry(ItemFormat format) {
 
 }  // namespace
 
-SlicedRead::SlicedRead(std::unique_ptr<storage::RangeRead> read, ItemFormat format)
+SlicedRangeRead::SlicedRangeRead(std::unique_ptr<storage::RangeRead> read, ItemFormat format)
     : read_(std::move(read)), format_(format) {
   counting_ = read_->total() < 0;
   if (!counting_) total_ = static_cast<uint64_t>(read_->total());
 }
 
-Status SlicedRead::Step(const Settings& settings, std::string* out, bool* complete) {
+Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* complete) {
   using SteadyClock = std::chrono::steady_clock;
   const uint64_t max_visits = settings.slice_items.load(std::memory_order_relaxed);
   const auto deadline =
@@ -91,7 +91,7 @@ bool ReplyRange(CommandContext& ctx, const storage::RangeQuery& query, ItemForma
     AppendStatusError(out, opened.status());
     return false;
   }
-  auto read = std::make_unique<SlicedRead>(std::move(*opened), format);
+  auto read = std::make_unique<SlicedRangeRead>(std::move(*opened), format);
   const Settings& settings = ctx.server->settings();
   const size_t reply_start = out->size();
   uint64_t steps = 0;

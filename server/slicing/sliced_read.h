@@ -1,8 +1,14 @@
 // Sliced reads: commands whose work grows with the data (KEYS, HGETALL/HKEYS/HVALS, SMEMBERS,
-// LRANGE, the ZRANGE family) run as steps of bounded cost (`slice-items` entries walked or
-// `slice-usec` microseconds, whichever comes first) and give the worker back to the pool
-// between steps, so that big reads do not hold workers for hundreds of milliseconds while small
-// commands queue behind them.
+// LRANGE, the ZRANGE family, and SCAN/HSCAN/SSCAN/ZSCAN with a COUNT above `slice-items`) run as
+// steps of bounded cost (`slice-items` entries walked or `slice-usec` microseconds, whichever
+// comes first) and give the worker back to the pool between steps, so that big reads do not
+// hold workers for hundreds of milliseconds while small commands queue behind them.
+//
+// A SlicedRead is what the remaining steps need. This file has the range reads
+// (SlicedRangeRead, ReplyRange: the reply streamed chunk by chunk, as described below);
+// server/slicing/sliced_scan.h has the scans (ReplyScan: a chain of store scans resuming at each
+// other's cursor, over the current state rather than one snapshot, the reply written whole by
+// the last step since its cursor comes first; earlier steps post nothing).
 //
 // How a sliced command runs
 // 1. Its handler calls ReplyRange on a worker, inside its batch's group (server/group_commit.h),
@@ -67,15 +73,26 @@ enum class ItemFormat {
   kMemberScore,  // two bulks: member and score (ZRANGE ... WITHSCORES)
 };
 
-// A range read in progress: its snapshot, its position, and what it has replied. Worker threads,
-// one at a time.
+// A sliced command in progress: what its remaining steps need (a range read's snapshot and
+// position, a scan's cursor and items). Worker threads, one at a time.
 class SlicedRead {
  public:
-  SlicedRead(std::unique_ptr<storage::RangeRead> read, ItemFormat format);
-  // One step of bounded cost (see the top): appends reply bytes to *out and sets *complete when
-  // the reply is whole. An error after the array header (storage failure) cannot be replied: the
-  // caller closes the client. May block on disk.
-  [[nodiscard]] Status Step(const Settings& settings, std::string* out, bool* complete);
+  virtual ~SlicedRead() = default;
+  // One step of bounded cost (see the top): appends reply bytes to *out (possibly none) and sets
+  // *complete when the reply is whole. Status::OverLimit(): the reply passed the client's
+  // output-buffer room; the caller closes the client as over its limit. Any other error comes
+  // after reply bytes were sent and cannot be replied: the caller closes the client. May block
+  // on disk.
+  [[nodiscard]] virtual Status Step(const Settings& settings, std::string* out,
+                                    bool* complete) = 0;
+};
+
+// A range read (storage::RangeRead) in progress: its snapshot, its position, and what it has
+// replied, streamed step by step.
+class SlicedRangeRead final : public SlicedRead {
+ public:
+  SlicedRangeRead(std::unique_ptr<storage::RangeRead> read, ItemFormat format);
+  [[nodiscard]] Status Step(const Settings& settings, std::string* out, bool* complete) override;
 
  private:
   std::unique_ptr<storage::RangeRead> read_;
