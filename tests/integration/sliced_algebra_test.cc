@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/integration/differential.h"
+#include "tests/integration/differential_peer.h"
 #include "tests/integration/test_helpers.h"
 #include "tests/integration/test_server.h"
 
@@ -21,6 +23,7 @@ using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
 using rockcache::testing::RawConnection;
+using rockcache::testing::ReferenceRedis;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
@@ -304,4 +307,55 @@ TEST_CASE("a big SUNION in a pipeline keeps reply order; a client leaving mid-co
   Client other(server.port());
   CHECK(Run(other, {"PING"}) == "status:PONG");
   CHECK(other.Command({"SINTERCARD", "2", "a", "b"}).integer == 3000);
+}
+
+TEST_CASE("Differential: sliced ZUNION/ZINTER/ZDIFF/ZINTERCARD/SINTERCARD equal redis-server's",
+          "[slicing][algebra][differential]") {
+  std::string redis = ReferenceRedis::Binary();
+  if (redis.empty()) {
+    WARN("redis-server not installed: differential test skipped");
+    return;
+  }
+  ReferenceRedis reference(redis);
+  TestServer server({"--slice-items", "64"});
+  rockcache::testing::differential::Differ d(server.port(), reference.port());
+  const std::string f = "algebra";
+  // Integer scores only (the differential test's rule); orders Redis takes from its hash tables
+  // (SINTER / SUNION / SDIFF) are not compared.
+  for (int i = 0; i < 6000; i += 500) {
+    std::vector<std::string> za = {"ZADD", "za"}, zb = {"ZADD", "zb"}, s = {"SADD", "s"};
+    for (int j = i; j < i + 500; ++j) {
+      za.push_back(std::to_string(j % 97));
+      za.push_back(Name(j));
+      zb.push_back(std::to_string(-(j % 13)));
+      zb.push_back(Name(j * 2));
+      s.push_back(Name(j * 3));
+    }
+    d.Both(f, za);
+    d.Both(f, zb);
+    d.Both(f, s);
+  }
+  d.Both(f, {"SET", "str", "x"});
+  const std::vector<std::vector<std::string>> commands = {
+      {"ZUNION", "3", "za", "zb", "s", "WITHSCORES"},
+      // A negative weight on a score 0 makes -0, which redis-server prints "-0" and rockcache
+      // (sliced or not) "0": a known difference, kept out of the comparison.
+      {"ZUNION", "3", "za", "zb", "s", "WEIGHTS", "2", "3", "-5", "AGGREGATE", "MIN", "WITHSCORES"},
+      {"ZUNION", "2", "zb", "za", "AGGREGATE", "MAX"},
+      {"ZINTER", "2", "za", "zb", "WEIGHTS", "3", "1", "WITHSCORES"},
+      {"ZINTER", "3", "za", "zb", "s", "AGGREGATE", "MAX", "WITHSCORES"},
+      {"ZDIFF", "2", "za", "zb", "WITHSCORES"},
+      {"ZDIFF", "3", "zb", "s", "za"},
+      {"ZINTERCARD", "2", "za", "zb"},
+      {"ZINTERCARD", "3", "za", "zb", "s", "LIMIT", "50"},
+      {"SINTERCARD", "2", "s", "s"},
+      {"SINTERCARD", "2", "s", "s", "LIMIT", "1234"},
+      {"ZUNION", "2", "za", "str"},
+      {"ZINTERCARD", "2", "za", "str"},
+      {"SINTERCARD", "2", "s", "str"},
+  };
+  for (const auto& cmd : commands) d.Both(f, cmd);
+  const auto& stats = d.stats(f);
+  CHECK(stats.nonempty_arrays >= 7);
+  CHECK(stats.mismatches == 0);
 }
