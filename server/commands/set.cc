@@ -146,9 +146,8 @@ bool SlicedSetAlgebra(CommandContext& ctx, AlgebraOp op, const Keys& keys, uint6
     if (!size.ok()) return false;
     sizes.push_back(*size);
   }
-  if (AlgebraWork(op, sizes) <= ctx.server->settings().slice_items.load(std::memory_order_relaxed)) {
-    return false;
-  }
+  const uint64_t step_items = ctx.server->settings().slice_items.load(std::memory_order_relaxed);
+  if (AlgebraWork(op, sizes) <= step_items) return false;
   AlgebraRequest request;
   request.op = op;
   request.limit = limit;

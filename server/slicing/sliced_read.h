@@ -1,9 +1,10 @@
 // Sliced reads: commands whose work grows with the data (KEYS, HGETALL/HKEYS/HVALS, SMEMBERS,
 // LRANGE, the ZRANGE family, SCAN/HSCAN/SSCAN/ZSCAN with a COUNT above `slice-items`, and the
 // read-only set / sorted-set algebra SINTER/SUNION/SDIFF/SINTERCARD, ZUNION/ZINTER/ZDIFF/
-// ZINTERCARD over big inputs) run as steps of bounded cost (`slice-items` entries walked or `slice-usec` microseconds, whichever
-// comes first) and give the worker back to the pool between steps, so that big reads do not
-// hold workers for hundreds of milliseconds while small commands queue behind them.
+// ZINTERCARD over big inputs) run as steps of bounded cost (`slice-items` entries walked or
+// `slice-usec` microseconds, whichever comes first) and give the worker back to the pool between
+// steps, so that big reads do not hold workers for hundreds of milliseconds while small commands
+// queue behind them.
 //
 // A SlicedRead is what the remaining steps need. This file has the range reads
 // (SlicedRangeRead, ReplyRange: the reply streamed chunk by chunk, as described below);
