@@ -100,9 +100,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"pool-cpu-affinity", T::kBool, "no", 0, 0, nullptr, false,
    "Pin worker i to core i mod ncores; helps cache locality on dedicated machines."},
   {"slice-items", T::kInt, "1024", 1, 1 << 24, nullptr, true,
-   "Entries a big read (KEYS, HGETALL, LRANGE, ZRANGE, SCAN with a big COUNT...) walks per step "
-   "before it yields the "
-   "worker; smaller shares the pool more finely, larger spends less per step."},
+   "Entries a big read (KEYS, HGETALL, LRANGE, ZRANGE, SCAN with a big COUNT, SUNION/SINTER/"
+   "SDIFF, ZUNION/ZINTER/ZDIFF...) walks or probes per step before it yields the worker; smaller "
+   "shares the pool more finely, larger spends less per step."},
   {"slice-usec", T::kInt, "1000", 10, 1000000, nullptr, true,
    "Longest a step of a big read runs before it yields the worker (checked every 64 entries)."},
   {"pool-mlfq", T::kBool, "yes", 0, 0, nullptr, true,

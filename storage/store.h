@@ -338,6 +338,12 @@ class RangeRead {
                                     uint64_t* emitted, bool* done) = 0;
   // Back to the beginning, on the same snapshot (after a counting pass).
   virtual void Restart() = 0;
+  // Point reads on the same snapshot, independent of the position (kSet and kZSet reads only;
+  // InvalidArgument otherwise): sets (*scores)[i] to members[i]'s score (kZSet) or 1 (kSet) when
+  // it is in the collection, nullopt when not (all nullopt when the key is absent). Used by the
+  // sliced set / sorted-set algebra (server/slicing/sliced_algebra.h) to probe its inputs.
+  [[nodiscard]] virtual Status Lookup(const std::vector<std::string_view>& members,
+                                      std::vector<std::optional<double>>* scores) = 0;
 };
 
 class Store {

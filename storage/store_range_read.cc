@@ -87,6 +87,37 @@ class RocksRangeRead final : public RangeRead {
     done_ = total_ == 0;
   }
 
+  Status Lookup(const std::vector<std::string_view>& members,
+                std::vector<std::optional<double>>* scores) override {
+    const bool set = query_.kind == RangeQuery::Kind::kSet;
+    if (!set && query_.kind != RangeQuery::Kind::kZSet) {
+      return Status::InvalidArgument("Lookup on a read of neither a set nor a sorted set");
+    }
+    scores->assign(members.size(), std::nullopt);
+    if (!found_) return Status::OK();
+    RocksStore::Hold hold;
+    if (Status s = store_->Enter(&hold); !s.ok()) return s;
+    DbScope scope(db_);
+    std::string ignored;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (!set) {
+        if (Status s = store_->GetZScore(ro_, query_.key, meta_.version, members[i], &(*scores)[i]);
+            !s.ok()) {
+          return s;
+        }
+        continue;
+      }
+      bool has = false;
+      if (Status s = store_->GetEntry(ro_, store_->set_cf_, query_.key, meta_.version, members[i],
+                                      &ignored, &has);
+          !s.ok()) {
+        return s;
+      }
+      if (has) (*scores)[i] = 1.0;
+    }
+    return Status::OK();
+  }
+
   Status Next(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted,
               bool* done) override {
     if (max_visits == 0) max_visits = 1;

@@ -14,6 +14,8 @@
 #include "server/commands/scan_args.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/server.h"
+#include "server/slicing/sliced_algebra.h"
 #include "server/slicing/sliced_read.h"
 #include "server/slicing/sliced_scan.h"
 #include "storage/store.h"
@@ -130,9 +132,37 @@ void SMove(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *moved ? 1 : 0);
 }
 
-// SINTER / SUNION / SDIFF key...
+// True when SINTER / SUNION / SDIFF / SINTERCARD over `keys` is big enough to slice
+// (server/slicing/sliced_algebra.h): then it was replied (or deferred) by ReplyAlgebra. The sizes
+// cost a meta read per key; a key of another type takes the unsliced path, which replies the
+// error.
+bool SlicedSetAlgebra(CommandContext& ctx, AlgebraOp op, const Keys& keys, uint64_t limit,
+                      std::string* out) {
+  if (ctx.slices == nullptr) return false;
+  std::vector<int64_t> sizes;
+  sizes.reserve(keys.size());
+  for (auto key : keys) {
+    auto size = ctx.store->SCard(key);
+    if (!size.ok()) return false;
+    sizes.push_back(*size);
+  }
+  const uint64_t step_items = ctx.server->settings().slice_items.load(std::memory_order_relaxed);
+  if (AlgebraWork(op, sizes) <= step_items) return false;
+  AlgebraRequest request;
+  request.op = op;
+  request.limit = limit;
+  for (auto key : keys) request.inputs.push_back(AlgebraInput{std::string(key), false, 1});
+  ReplyAlgebra(ctx, request, out);
+  return true;
+}
+
+// SINTER / SUNION / SDIFF key... Sliced when big (server/slicing/sliced_algebra.h).
 void SetAlgebra(CommandContext& ctx, Args& argv, std::string* out) {
   Keys keys = ArgViews(argv, 1);
+  const AlgebraOp op = Is(argv[0], "SINTER")   ? AlgebraOp::kSInter
+                       : Is(argv[0], "SUNION") ? AlgebraOp::kSUnion
+                                               : AlgebraOp::kSDiff;
+  if (SlicedSetAlgebra(ctx, op, keys, 0, out)) return;
   auto members = Is(argv[0], "SINTER")   ? ctx.store->SInter(keys)
                  : Is(argv[0], "SUNION") ? ctx.store->SUnion(keys)
                                          : ctx.store->SDiff(keys);
@@ -161,7 +191,7 @@ void SetAlgebraStore(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *size);
 }
 
-// SINTERCARD numkeys key [key ...] [LIMIT limit]
+// SINTERCARD numkeys key [key ...] [LIMIT limit]. Sliced when big.
 void SInterCard(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t numkeys = 0;
   if (!ParseInteger(argv[1], &numkeys) || numkeys < 1) {
@@ -181,6 +211,9 @@ void SInterCard(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   Keys keys(argv.begin() + 2, argv.begin() + static_cast<std::ptrdiff_t>(end));
+  if (SlicedSetAlgebra(ctx, AlgebraOp::kSInterCard, keys, static_cast<uint64_t>(limit), out)) {
+    return;
+  }
   auto size = ctx.store->SInterCard(keys, static_cast<uint64_t>(limit));
   if (!size.ok()) return AppendStatusError(out, size.status());
   AppendInteger(out, *size);

@@ -5,6 +5,9 @@
 // stable order, as glibc's qsort gives), which fixes the order of the aggregation (it matters
 // for +inf + -inf, which Redis reads as 0).
 //
+// Sliced: the read-only forms with big inputs run in steps (server/slicing/sliced_algebra.h,
+// SlicedAlgebraIfBig); what follows is the unsliced path, which small inputs take.
+//
 // Memory and work: ZINTER and ZDIFF read their first input (ZINTER: the smallest) whole and probe
 // the others in batches (ZMSCORE/SMISMEMBER), so they hold O(first input). ZUNION holds the
 // union; its reply forms read each input against the reply budget (every input member is in the
@@ -21,6 +24,8 @@
 #include "server/commands/numkeys.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
+#include "server/server.h"
+#include "server/slicing/sliced_algebra.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -32,7 +37,7 @@ using storage::ScoredMember;
 constexpr size_t kProbeBatch = 1024;
 
 enum class Op { kUnion, kInter, kDiff };
-enum class Aggregate { kSum, kMin, kMax };
+using Aggregate = ScoreAggregate;
 
 struct Source {
   std::string_view key;
@@ -42,22 +47,6 @@ struct Source {
 };
 
 void AppendScore(std::string* out, double score) { AppendBulk(out, storage::FormatDouble(score)); }
-
-// Redis zunionInterAggregate.
-void AggregateInto(double* target, double value, Aggregate aggregate) {
-  switch (aggregate) {
-    case Aggregate::kSum:
-      *target += value;
-      if (std::isnan(*target)) *target = 0;
-      break;
-    case Aggregate::kMin:
-      *target = value < *target ? value : *target;
-      break;
-    case Aggregate::kMax:
-      *target = value > *target ? value : *target;
-      break;
-  }
-}
 
 // Every member of `src` with its score (1 for a set). max_bytes as the store's reads.
 StatusOr<std::vector<ScoredMember>> ReadAll(CommandContext& ctx, const Source& src,
@@ -140,7 +129,7 @@ Status Intersect(CommandContext& ctx, const std::vector<Source>& sources, const 
           in_all[i] = false;
           continue;
         }
-        AggregateInto(&scores[i], *(*found)[i] * sources[j].weight, opt.aggregate);
+        AggregateScore(&scores[i], *(*found)[i] * sources[j].weight, opt.aggregate);
       }
     }
     for (size_t i = 0; i < members.size(); ++i) {
@@ -193,7 +182,7 @@ Status Union(CommandContext& ctx, const std::vector<Source>& sources, const Opti
       double score = src.weight * item.score;
       if (std::isnan(score)) score = 0;
       auto [it, added] = accumulator.try_emplace(std::move(item.member), score);
-      if (!added) AggregateInto(&it->second, score, opt.aggregate);
+      if (!added) AggregateScore(&it->second, score, opt.aggregate);
     }
   }
   result->reserve(accumulator.size());
@@ -216,6 +205,33 @@ void StoreResult(CommandContext& ctx, const std::string& dst,
     if (!added.ok()) return AppendStatusError(out, added.status());
   }
   AppendInteger(out, static_cast<int64_t>(items.size()));
+}
+
+// True when the read-only command over `sources` (in the order the algorithms use them) is big
+// enough to slice (server/slicing/sliced_algebra.h): then ReplyAlgebra replied or deferred it.
+bool SlicedAlgebraIfBig(CommandContext& ctx, const std::vector<Source>& sources,
+                        const Options& opt, std::string* out) {
+  if (ctx.slices == nullptr) return false;
+  AlgebraRequest request;
+  request.op = opt.cardinality_only ? AlgebraOp::kZInterCard
+               : opt.op == Op::kInter ? AlgebraOp::kZInter
+               : opt.op == Op::kDiff  ? AlgebraOp::kZDiff
+                                      : AlgebraOp::kZUnion;
+  std::vector<int64_t> sizes;
+  for (const Source& src : sources) sizes.push_back(src.card);
+  if (AlgebraWork(request.op, sizes) <=
+      ctx.server->settings().slice_items.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  request.aggregate = opt.aggregate;
+  request.with_scores = opt.with_scores;
+  request.limit = opt.limit;
+  for (const Source& src : sources) {
+    request.inputs.push_back(AlgebraInput{std::string(src.key), src.type == KeyType::kZSet,
+                                          src.weight});
+  }
+  ReplyAlgebra(ctx, request, out);
+  return true;
 }
 
 // The generic command: numkeys at argv[numkeys_index], the destination (STORE forms) before it.
@@ -276,6 +292,7 @@ void Generic(CommandContext& ctx, const Args& argv, size_t numkeys_index, Option
     std::stable_sort(sources.begin(), sources.end(),
                      [](const Source& a, const Source& b) { return a.card < b.card; });
   }
+  if (!store && SlicedAlgebraIfBig(ctx, sources, opt, out)) return;
   std::vector<ScoredMember> result;
   int64_t card = 0;
   Status s;

@@ -1,14 +1,19 @@
 // Sliced reads: commands whose work grows with the data (KEYS, HGETALL/HKEYS/HVALS, SMEMBERS,
-// LRANGE, the ZRANGE family, and SCAN/HSCAN/SSCAN/ZSCAN with a COUNT above `slice-items`) run as
-// steps of bounded cost (`slice-items` entries walked or `slice-usec` microseconds, whichever
-// comes first) and give the worker back to the pool between steps, so that big reads do not
-// hold workers for hundreds of milliseconds while small commands queue behind them.
+// LRANGE, the ZRANGE family, SCAN/HSCAN/SSCAN/ZSCAN with a COUNT above `slice-items`, and the
+// read-only set / sorted-set algebra SINTER/SUNION/SDIFF/SINTERCARD, ZUNION/ZINTER/ZDIFF/
+// ZINTERCARD over big inputs) run as steps of bounded cost (`slice-items` entries walked or
+// `slice-usec` microseconds, whichever comes first) and give the worker back to the pool between
+// steps, so that big reads do not hold workers for hundreds of milliseconds while small commands
+// queue behind them.
 //
 // A SlicedRead is what the remaining steps need. This file has the range reads
 // (SlicedRangeRead, ReplyRange: the reply streamed chunk by chunk, as described below);
 // server/slicing/sliced_scan.h has the scans (ReplyScan: a chain of store scans resuming at each
 // other's cursor, over the current state rather than one snapshot, the reply written whole by
-// the last step since its cursor comes first; earlier steps post nothing).
+// the last step since its cursor comes first; earlier steps post nothing);
+// server/slicing/sliced_algebra.h has the set / sorted-set algebra (ReplyAlgebra: one range read
+// per input, all opened in the first step under the command's key locks, the result built step
+// by step and written whole by the last step).
 //
 // How a sliced command runs
 // 1. Its handler calls ReplyRange on a worker, inside its batch's group (server/group_commit.h),
