@@ -313,6 +313,10 @@ class RocksStore final : public Store {
   Status Close() override;
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;
   Status FlushThreadWriteGroup() override;
+  // When this thread's group reads through an indexed overlay (WriteGroup::BeginIndexed) that
+  // holds writes, writes them now, so that a snapshot taken next holds them: a sliced read's
+  // later steps run on other threads, where the overlay is not seen.
+  Status FlushIndexedGroup();
 
  private:
   friend class RocksWriteGroup;

@@ -249,10 +249,12 @@ class WriteGroup {
   // clients' SADDs to one set): from BeginIndexed() to the next Commit(), the group's writes go
   // to the same indexed overlay as a transaction's, so the thread's reads see them without a
   // RocksDB write per command, and Commit() writes them as one batch. Not atomic, unlike
-  // BeginAtomic: FlushThreadWriteGroup() writes the overlay (a blocked client is served only
-  // what is durable) and goes on with an empty one, and a write holding a range deletion (LTRIM
-  // of more than 64 elements, XTRIM) is not turned into point deletes: the overlay is written,
-  // then that write, and the overlay starts over empty. No-op inside BeginAtomic.
+  // BeginAtomic: FlushThreadWriteGroup() and OpenRangeRead() write the overlay and go on with
+  // an empty one (a blocked client is served only what is durable; a sliced read's later steps,
+  // on other threads, read a snapshot that must hold the group's writes), and a write holding a
+  // range deletion (LTRIM of more than 64 elements, XTRIM) is not turned into point deletes: the
+  // overlay is written, then that write, and the overlay starts over empty. No-op inside
+  // BeginAtomic.
   virtual void BeginIndexed() = 0;
 };
 

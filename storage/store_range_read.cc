@@ -334,6 +334,9 @@ class RocksRangeRead final : public RangeRead {
 };
 
 StatusOr<std::unique_ptr<RangeRead>> RocksStore::OpenRangeRead(const RangeQuery& query) {
+  // The snapshot must hold what this thread's reads see: in an indexed group, writes of the
+  // same key earlier in the group are only in the overlay until written.
+  if (Status s = FlushIndexedGroup(); !s.ok()) return s;
   auto read = std::make_unique<RocksRangeRead>(this, query);
   if (Status s = read->Open(); !s.ok()) return s;
   return std::unique_ptr<RangeRead>(std::move(read));

@@ -151,6 +151,9 @@ class RocksWriteGroup final : public WriteGroup {
     OpenOverlay(/*indexed=*/true);
   }
 
+  // The open overlay is BeginIndexed's.
+  bool indexed() const { return overlay_ != nullptr && indexed_; }
+
   size_t pending() const override {
     return overlay_ != nullptr ? overlay_->batch()->GetWriteBatch()->Count() : count_;
   }
@@ -387,6 +390,12 @@ thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;
 
 std::unique_ptr<WriteGroup> RocksStore::OpenWriteGroup() {
   return std::make_unique<RocksWriteGroup>(this);
+}
+
+Status RocksStore::FlushIndexedGroup() {
+  RocksWriteGroup* group = RocksWriteGroup::Current(this);
+  if (group == nullptr || !group->indexed() || group->pending() == 0) return Status::OK();
+  return group->FlushEarly();
 }
 
 Status RocksStore::FlushThreadWriteGroup() {
