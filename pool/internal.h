@@ -123,9 +123,9 @@ struct alignas(64) WorkerStats {
 
   // Runs and deletes every task of an oldest-first chain of `level`, recording each one's queue
   // wait and run time (one clock read per task: a task's end is the next one's start). A task
-  // with a client is charged its run time on the CPU (ThreadCpu) to `clients` (when non-null). A level-0 chain tells
-  // `sched` (when non-null) that level 0 is active; a `chosen` one (taken through
-  // ShareScheduler::Choose) reports its span with Finished. Returns the end time.
+  // with a client is charged its run time on the CPU (ThreadCpu) to `clients` (when non-null). A
+  // level-0 chain tells `sched` (when non-null) that level 0 is active; a `chosen` one (taken
+  // through ShareScheduler::Choose) reports its span with Finished. Returns the end time.
   int64_t RunChain(Task* chain, int level, ClientTable* clients, ShareScheduler* sched,
                    bool chosen) {
     const int64_t begin = NowNs();

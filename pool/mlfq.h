@@ -35,13 +35,14 @@
 //  * Whatever the shares, while level-0 work was seen within kLevel0LingerNs, high tasks get
 //    at most (100 - share)% of the pool's contended capacity (contended wall time x the workers
 //    that can be on a CPU at once, decayed like the counted time: WorkerPool passes the usable
-//    cores less the network threads' default, at least 1, at most pool-threads), and at most HighCap() = max(1, round(threads x (100 -
-//    share) / 100)) workers run them at once. This holds even while no level-0 task is queued at
-//    the moment a worker looks: small requests from clients waiting for their replies arrive one
-//    at a time, so they rarely queue, and an idle worker is not an idle CPU (network threads and
-//    the clients themselves run on the same cores). Without it, big work took a whole worker and
-//    light clients beside it lost half their throughput on 2 cores. A worker that finds only high
-//    work beyond the cap or the budget waits (re-checking every kHoldPollNs) for level-0 work.
+//    cores less the network threads' default, at least 1, at most pool-threads), and at most
+//    HighCap() = max(1, round(threads x (100 - share) / 100)) workers run them at once. This holds
+//    even while no level-0 task is queued at the moment a worker looks: small requests from clients
+//    waiting for their replies arrive one at a time, so they rarely queue, and an idle worker is
+//    not an idle CPU (network threads and the clients themselves run on the same cores). Without
+//    it, big work took a whole worker and light clients beside it lost half their throughput on 2
+//    cores. A worker that finds only high work beyond the cap or the budget waits (re-checking
+//    every kHoldPollNs) for level-0 work.
 //  * With no level-0 work seen for kLevel0LingerNs, high tasks run on every worker (work
 //    conserving), and with no high work level 0 runs as if the MLFQ did not exist.
 //
@@ -197,12 +198,12 @@ class ShareScheduler {
   std::atomic<int64_t> last_level0_ns_{INT64_MIN / 2};
 
   mutable std::mutex mu_;
-  std::deque<Task*> queue_[kLevels];         // GUARDED_BY(mu_); [1] and [2] are used
-  bool closed_ = false;                      // GUARDED_BY(mu_)
-  double used_ns_[kLevels] = {};             // GUARDED_BY(mu_); contended, decayed to decayed_at_
-  int64_t decayed_at_ = 0;                   // GUARDED_BY(mu_)
-  double capacity_ns_ = 0;  // GUARDED_BY(mu_); threads x contended wall time, decayed
-  int running_[kLevels] = {};                // GUARDED_BY(mu_); high tasks running
+  std::deque<Task*> queue_[kLevels];  // GUARDED_BY(mu_); [1] and [2] are used
+  bool closed_ = false;               // GUARDED_BY(mu_)
+  double used_ns_[kLevels] = {};      // GUARDED_BY(mu_); contended, decayed to decayed_at_
+  int64_t decayed_at_ = 0;            // GUARDED_BY(mu_)
+  double capacity_ns_ = 0;            // GUARDED_BY(mu_); threads x contended wall time, decayed
+  int running_[kLevels] = {};         // GUARDED_BY(mu_); high tasks running
   int64_t running_start_sum_[kLevels] = {};  // GUARDED_BY(mu_); sum of their start times
   uint64_t given_ns_[kLevels] = {};          // GUARDED_BY(mu_); contended, not decayed
 };

@@ -60,8 +60,8 @@ WorkerPool::WorkerPool(const Options& options)
   } else {
     // The workers that can be on a CPU at once: the cores the network threads leave.
     const int cores = UsableCores();
-    sched_ = std::make_unique<internal::ShareScheduler>(
-        threads_, options.small_share, std::max(1, cores - AutoNetThreads(cores)));
+    sched_ = std::make_unique<internal::ShareScheduler>(threads_, options.small_share,
+                                                        std::max(1, cores - AutoNetThreads(cores)));
     const int nlists = (threads_ + workers_per_list_ - 1) / workers_per_list_;
     for (int i = 0; i < nlists; ++i) {
       lists_.push_back(

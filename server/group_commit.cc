@@ -359,7 +359,7 @@ class GroupTask : public pool::Task {
   std::unordered_set<std::string_view> written_;  // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
   static constexpr size_t kMaxIndexedWrites = 128;  // write commands per indexed overlay
-  std::vector<std::string_view> command_keys_;    // RunInSegment's, reused
+  std::vector<std::string_view> command_keys_;      // RunInSegment's, reused
 };
 
 }  // namespace

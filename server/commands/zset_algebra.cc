@@ -209,11 +209,11 @@ void StoreResult(CommandContext& ctx, const std::string& dst,
 
 // True when the read-only command over `sources` (in the order the algorithms use them) is big
 // enough to slice (server/slicing/sliced_algebra.h): then ReplyAlgebra replied or deferred it.
-bool SlicedAlgebraIfBig(CommandContext& ctx, const std::vector<Source>& sources,
-                        const Options& opt, std::string* out) {
+bool SlicedAlgebraIfBig(CommandContext& ctx, const std::vector<Source>& sources, const Options& opt,
+                        std::string* out) {
   if (ctx.slices == nullptr) return false;
   AlgebraRequest request;
-  request.op = opt.cardinality_only ? AlgebraOp::kZInterCard
+  request.op = opt.cardinality_only   ? AlgebraOp::kZInterCard
                : opt.op == Op::kInter ? AlgebraOp::kZInter
                : opt.op == Op::kDiff  ? AlgebraOp::kZDiff
                                       : AlgebraOp::kZUnion;
@@ -227,8 +227,8 @@ bool SlicedAlgebraIfBig(CommandContext& ctx, const std::vector<Source>& sources,
   request.with_scores = opt.with_scores;
   request.limit = opt.limit;
   for (const Source& src : sources) {
-    request.inputs.push_back(AlgebraInput{std::string(src.key), src.type == KeyType::kZSet,
-                                          src.weight});
+    request.inputs.push_back(
+        AlgebraInput{std::string(src.key), src.type == KeyType::kZSet, src.weight});
   }
   ReplyAlgebra(ctx, request, out);
   return true;

@@ -214,13 +214,13 @@ class SlicedAlgebra final : public SlicedRead {
   uint64_t room_;          // result bytes still allowed (ResultBytes's rule)
   bool finished_ = false;  // the result is whole: the next step (or this one) replies
   size_t current_ = 0;     // union: the input being walked
-  std::vector<storage::RangeItem> items_;         // one Next's items, reused
-  std::vector<std::optional<double>> found_;      // one Lookup's answers, reused
-  std::set<std::string> members_set_;             // SUNION
-  std::vector<std::string> members_;              // SINTER, SDIFF
+  std::vector<storage::RangeItem> items_;           // one Next's items, reused
+  std::vector<std::optional<double>> found_;        // one Lookup's answers, reused
+  std::set<std::string> members_set_;               // SUNION
+  std::vector<std::string> members_;                // SINTER, SDIFF
   std::unordered_map<std::string, double> scores_;  // ZUNION: member -> aggregated score
-  std::vector<storage::ScoredMember> scored_;     // ZINTER, ZDIFF (ZUNION's, at the end)
-  uint64_t card_ = 0;                             // SINTERCARD, ZINTERCARD
+  std::vector<storage::ScoredMember> scored_;       // ZINTER, ZDIFF (ZUNION's, at the end)
+  uint64_t card_ = 0;                               // SINTERCARD, ZINTERCARD
 };
 
 }  // namespace
@@ -272,9 +272,8 @@ bool ReplyAlgebra(CommandContext& ctx, const AlgebraRequest& request, std::strin
     // Walk the smallest set; which one does not change the reply (byte order either way).
     std::vector<size_t> order(reads.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return reads[a]->total() < reads[b]->total();
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return reads[a]->total() < reads[b]->total(); });
     std::vector<std::unique_ptr<storage::RangeRead>> sorted_reads;
     std::vector<AlgebraInput> sorted_inputs;
     for (size_t i : order) {
@@ -293,7 +292,7 @@ bool ReplyAlgebra(CommandContext& ctx, const AlgebraRequest& request, std::strin
     AppendStatusError(out, s);
     return true;
   }
-  if (complete) return true;  // finished within one step: an ordinary command
+  if (complete) return true;    // finished within one step: an ordinary command
   if (ctx.slices == nullptr) {  // cannot continue: every step here
     while (!complete) {
       s = algebra->Step(ctx.server->settings(), out, &complete);

@@ -87,9 +87,9 @@ struct AlgebraRequest {
 uint64_t AlgebraWork(AlgebraOp op, const std::vector<int64_t>& sizes);
 
 // Worker, in a handler holding the command's key locks: replies `request` sliced as described at
-// the top (opens the inputs' reads and runs the first step; without ctx.slices, every step). A store
-// error (WRONGTYPE) is the reply instead. Returns true when this call appended the whole reply;
-// false when the rest was deferred to ctx.slices (nothing appended yet), or when the result
+// the top (opens the inputs' reads and runs the first step; without ctx.slices, every step). A
+// store error (WRONGTYPE) is the reply instead. Returns true when this call appended the whole
+// reply; false when the rest was deferred to ctx.slices (nothing appended yet), or when the result
 // passed the reply budget (ctx.reply_budget is then marked exceeded and nothing is appended).
 bool ReplyAlgebra(CommandContext& ctx, const AlgebraRequest& request, std::string* out);
 

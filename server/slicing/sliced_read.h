@@ -88,8 +88,7 @@ class SlicedRead {
   // output-buffer room; the caller closes the client as over its limit. Any other error comes
   // after reply bytes were sent and cannot be replied: the caller closes the client. May block
   // on disk.
-  [[nodiscard]] virtual Status Step(const Settings& settings, std::string* out,
-                                    bool* complete) = 0;
+  [[nodiscard]] virtual Status Step(const Settings& settings, std::string* out, bool* complete) = 0;
 };
 
 // A range read (storage::RangeRead) in progress: its snapshot, its position, and what it has

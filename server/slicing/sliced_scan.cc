@@ -51,8 +51,8 @@ void KeepEmptyNames(std::vector<T>* items, Name name) {
 // One store call examining about `count` entries from `cursor`: appends its items to *items and
 // sets *next. `max_bytes` bounds SCAN's result (storage's OverLimit past it); the collection
 // scans take no bound (the caller counts their items).
-Status ScanOnce(storage::Store* store, const ScanRequest& request, uint64_t cursor,
-                uint64_t count, uint64_t max_bytes, ScanItems* items, uint64_t* next) {
+Status ScanOnce(storage::Store* store, const ScanRequest& request, uint64_t cursor, uint64_t count,
+                uint64_t max_bytes, ScanItems* items, uint64_t* next) {
   const bool only_empty = request.target != ScanTarget::kKeys && request.pattern.empty();
   switch (request.target) {
     case ScanTarget::kKeys: {
@@ -220,8 +220,8 @@ class SlicedScan final : public SlicedRead {
 
 }  // namespace
 
-std::unique_ptr<SlicedRead> NewSlicedScan(storage::Store* store, int db,
-                                          const ScanRequest& request, uint64_t max_bytes) {
+std::unique_ptr<SlicedRead> NewSlicedScan(storage::Store* store, int db, const ScanRequest& request,
+                                          uint64_t max_bytes) {
   return std::make_unique<SlicedScan>(store, db, request, max_bytes);
 }
 

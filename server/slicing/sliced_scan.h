@@ -72,7 +72,7 @@ bool ReplyScan(CommandContext& ctx, const ScanRequest& request, std::string* out
 // The sliced form of `request` over `store` in physical database `db`, keeping at most
 // `max_bytes` of items (ResultBytes's rule): what ReplyScan defers. Its steps run with the
 // thread's database set to `db`. Exposed for tests.
-std::unique_ptr<SlicedRead> NewSlicedScan(storage::Store* store, int db,
-                                          const ScanRequest& request, uint64_t max_bytes);
+std::unique_ptr<SlicedRead> NewSlicedScan(storage::Store* store, int db, const ScanRequest& request,
+                                          uint64_t max_bytes);
 
 }  // namespace rockcache::server

@@ -294,8 +294,7 @@ TEST_CASE("a big SUNION in a pipeline keeps reply order; a client leaving mid-co
 
   for (int round = 0; round < 10; ++round) {
     RawConnection gone(server.port());
-    gone.Send(Resp({"SUNION", "a", "b", "c"}) + Resp({"ZINTER", "2", "za", "zb"}) +
-              Resp({"PING"}));
+    gone.Send(Resp({"SUNION", "a", "b", "c"}) + Resp({"ZINTER", "2", "za", "zb"}) + Resp({"PING"}));
     // Destroyed at once: closed with the command (hundreds of steps) under way.
   }
   bool settled = false;

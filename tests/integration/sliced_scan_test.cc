@@ -112,12 +112,10 @@ TEST_CASE("SCAN with a big COUNT is sliced and returns every key once", "[slicin
   CHECK(Sorted(WholeScan(c.Command({"SCAN", "0", "COUNT", "1000000"}))) == all);
   CHECK(Stat(c, "sliced_commands") > sliced);
   sliced = Stat(c, "sliced_commands");
-  CHECK(Sorted(WholeScan(c.Command({"SCAN", "0", "COUNT", "1000000", "TYPE", "hash"}))) ==
-        hashes);
+  CHECK(Sorted(WholeScan(c.Command({"SCAN", "0", "COUNT", "1000000", "TYPE", "hash"}))) == hashes);
   CHECK(Sorted(WholeScan(c.Command({"SCAN", "0", "MATCH", "str:*", "COUNT", "1000000"}))) ==
         Names("str:", 0, 2));
-  CHECK(WholeScan(c.Command({"SCAN", "0", "MATCH", "hash:*", "TYPE", "string", "COUNT",
-                             "1000000"}))
+  CHECK(WholeScan(c.Command({"SCAN", "0", "MATCH", "hash:*", "TYPE", "string", "COUNT", "1000000"}))
             .empty());
   CHECK(Stat(c, "sliced_commands") - sliced >= 3);
   // Inside EXEC (no continuation possible) one call does the whole COUNT.

@@ -134,8 +134,8 @@ double SimulatedHighUse(int workers, int cpu_workers, int share, int64_t big_ns,
   int64_t high = 0;
   int64_t now = 0;
   while (now < span_ns) {
-    const auto i = static_cast<size_t>(std::min_element(free_at.begin(), free_at.end()) -
-                                       free_at.begin());
+    const auto i =
+        static_cast<size_t>(std::min_element(free_at.begin(), free_at.end()) - free_at.begin());
     now = free_at[i];
     if (started[i] >= 0) {
       sched.Finished(2, started[i], now);

@@ -1,6 +1,8 @@
 // SlicedScan (server/slicing/sliced_scan.h) over a real store: steps of slice-items entries chain
 // the store's cursors into the reply of one big scan, in the database the scan started in,
 // writing nothing before the last step, and stop at the byte room.
+#include "server/slicing/sliced_scan.h"
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
@@ -9,7 +11,6 @@
 #include "config/current_db.h"
 #include "server/protocol/reply.h"
 #include "server/server.h"
-#include "server/slicing/sliced_scan.h"
 #include "tests/unit/storage/store_fixture.h"
 
 namespace rockcache::server {
