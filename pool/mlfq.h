@@ -202,7 +202,7 @@ class ShareScheduler {
   bool closed_ = false;               // GUARDED_BY(mu_)
   double used_ns_[kLevels] = {};      // GUARDED_BY(mu_); contended, decayed to decayed_at_
   int64_t decayed_at_ = 0;            // GUARDED_BY(mu_)
-  double capacity_ns_ = 0;            // GUARDED_BY(mu_); threads x contended wall time, decayed
+  double capacity_ns_ = 0;            // GUARDED_BY(mu_); cpu workers x contended wall time, decayed
   int running_[kLevels] = {};         // GUARDED_BY(mu_); high tasks running
   int64_t running_start_sum_[kLevels] = {};  // GUARDED_BY(mu_); sum of their start times
   uint64_t given_ns_[kLevels] = {};          // GUARDED_BY(mu_); contended, not decayed
