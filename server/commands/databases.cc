@@ -117,6 +117,14 @@ void Copy(CommandContext& ctx, Args& argv, std::string* out) {
 // are tagged with physical databases, and only the logical -> physical mapping changes.
 void SwapDb(CommandContext& ctx, Args& argv, std::string* out) {
   int a = 0, b = 0;
+  // As Redis: both indexes must be integers before either is range-checked (SWAPDB -1 x is
+  // "invalid second DB index", not "out of range").
+  auto is_int = [](const std::string& arg) {
+    int64_t v = 0;
+    return ParseInteger(arg, &v) && v >= INT_MIN && v <= INT_MAX;
+  };
+  if (!is_int(argv[1])) return AppendError(out, "ERR invalid first DB index");
+  if (!is_int(argv[2])) return AppendError(out, "ERR invalid second DB index");
   if (!ParseDb(ctx, argv[1], &a, out, "ERR invalid first DB index")) return;
   if (!ParseDb(ctx, argv[2], &b, out, "ERR invalid second DB index")) return;
   if (a != b) {

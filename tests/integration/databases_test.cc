@@ -276,6 +276,10 @@ TEST_CASE("SWAPDB swaps two databases at once, cached values included, and persi
     CHECK(Run(a, {"SWAPDB", "0", "16"}) == "err:ERR DB index is out of range");
     CHECK(Run(a, {"SWAPDB", "x", "1"}) == "err:ERR invalid first DB index");
     CHECK(Run(a, {"SWAPDB", "1", "y"}) == "err:ERR invalid second DB index");
+    // Both must be integers before either is range-checked (redis-server 7.0.15).
+    CHECK(Run(a, {"SWAPDB", "-1", "x"}) == "err:ERR invalid second DB index");
+    CHECK(Run(a, {"SWAPDB", "-1", "99999999999"}) == "err:ERR invalid second DB index");
+    CHECK(Run(a, {"SWAPDB", "-1", "16"}) == "err:ERR DB index is out of range");
     CHECK(Run(a, {"SWAPDB", "0"}) == "err:ERR wrong number of arguments for 'swapdb' command");
     // Writes after the swap land in the swapped databases.
     CHECK(Run(a, {"SET", "after", "a"}) == "status:OK");
