@@ -218,6 +218,7 @@ bool SlicedAlgebraIfBig(CommandContext& ctx, const std::vector<Source>& sources,
                : opt.op == Op::kDiff  ? AlgebraOp::kZDiff
                                       : AlgebraOp::kZUnion;
   std::vector<int64_t> sizes;
+  sizes.reserve(sources.size());
   for (const Source& src : sources) sizes.push_back(src.card);
   if (AlgebraWork(request.op, sizes) <=
       ctx.server->settings().slice_items.load(std::memory_order_relaxed)) {
