@@ -58,6 +58,28 @@ class BoundedIterator final : public rocksdb::Iterator {
 
 // ---- the transaction's read overlay ----
 
+namespace {
+
+// True when the overlay holds a write of `cf` within ro's bounds. Without one the database's
+// iterator alone gives the same view, and a step of one merged over the overlay costs ~7,000
+// instructions in RocksDB 7.8 (rocksdb::BaseDeltaIterator): a pop after a pop of the same key
+// in a group would pay it on every step.
+bool HasPendingWithin(TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf,
+                      const rocksdb::ReadOptions& ro) {
+  if (tx->count() == 0) return false;
+  std::unique_ptr<rocksdb::WBWIIterator> delta(tx->batch()->NewIterator(cf));
+  if (ro.iterate_lower_bound != nullptr) {
+    delta->Seek(*ro.iterate_lower_bound);
+  } else {
+    delta->SeekToFirst();
+  }
+  if (!delta->Valid()) return false;
+  return ro.iterate_upper_bound == nullptr ||
+         delta->Entry().key.compare(*ro.iterate_upper_bound) < 0;
+}
+
+}  // namespace
+
 rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                                   const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
   TxOverlay* tx = tls_tx_overlay;
@@ -85,7 +107,9 @@ std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions
                                                       rocksdb::ColumnFamilyHandle* cf) {
   TxOverlay* tx = tls_tx_overlay;
   rocksdb::Iterator* base = db_->NewIterator(ro, cf);
-  if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(base);
+  if (tx->store() != this || !HasPendingWithin(tx, cf, ro)) {
+    return std::unique_ptr<rocksdb::Iterator>(base);
+  }
   rocksdb::Iterator* merged = tx->batch()->NewIteratorWithBase(cf, base, &ro);
   if (ro.iterate_lower_bound == nullptr && ro.iterate_upper_bound == nullptr) {
     return std::unique_ptr<rocksdb::Iterator>(merged);
@@ -108,6 +132,7 @@ class RocksWriteGroup final : public WriteGroup {
   }
 
   Status Commit() override {
+    indexing_ = false;
     if (overlay_ != nullptr) return CommitAtomic();
     if (!failed_.ok()) {  // an early flush failed: the writes it held are lost, say so once
       Status s = failed_;
@@ -120,15 +145,14 @@ class RocksWriteGroup final : public WriteGroup {
   }
   // Writes what is pending now (a command that reads back its own earlier write); an error is
   // kept and returned by the next Commit(), so the group fails every write it acknowledged.
-  // In a transaction there is nothing to do: its reads see its writes through the overlay.
   // In a transaction there is nothing to do: its reads see its writes through the overlay. In an
-  // indexed group the overlay is written and starts over (see WriteGroup::BeginIndexed).
+  // indexed group the overlay is written, and the next write opens a new one (see
+  // WriteGroup::BeginIndexed).
   Status FlushEarly() {
     if (overlay_ != nullptr) {
-      if (!indexed_) return Status::OK();
+      if (!indexing_) return Status::OK();
       Status s = CommitAtomic();
       if (!s.ok() && failed_.ok()) failed_ = s;
-      BeginIndexed();
       return s;
     }
     Status s = Flush();
@@ -139,20 +163,23 @@ class RocksWriteGroup final : public WriteGroup {
   void BeginAtomic() override {
     if (overlay_ != nullptr) return;
     if (count_ > 0 || !failed_.ok()) (void)Commit();  // REQUIRES says nothing pending; be safe
-    OpenOverlay(/*indexed=*/false);
+    OpenOverlay();
   }
 
+  // The overlay is opened by the first write after this (Append): until then nothing is
+  // pending, reads go to RocksDB alone, and a run of writes that change nothing (SADD of a
+  // member already there) costs no overlay.
   void BeginIndexed() override {
-    if (overlay_ != nullptr) return;
+    if (overlay_ != nullptr || indexing_) return;
     if (count_ > 0) {  // an error is kept for Commit(), as FlushEarly does
       Status s = Flush();
       if (!s.ok() && failed_.ok()) failed_ = s;
     }
-    OpenOverlay(/*indexed=*/true);
+    indexing_ = true;
   }
 
-  // The open overlay is BeginIndexed's.
-  bool indexed() const { return overlay_ != nullptr && indexed_; }
+  // Between BeginIndexed() and Commit().
+  bool indexed() const { return indexing_; }
 
   size_t pending() const override {
     return overlay_ != nullptr ? overlay_->batch()->GetWriteBatch()->Count() : count_;
@@ -165,7 +192,7 @@ class RocksWriteGroup final : public WriteGroup {
   }
   // True when string records may go straight into the batch (AppendStringPut): not inside a
   // transaction, whose writes go through the indexed overlay.
-  bool TakesRawStrings() const { return overlay_ == nullptr; }
+  bool TakesRawStrings() const { return overlay_ == nullptr && !indexing_; }
   // Appends one Put record of a string meta (type, version, expire-at, count 0, value: the
   // EncodeMeta layout) straight into the group's batch, without a WriteBatch or an encoded
   // value of its own. Record layout (db/write_batch.cc, stable since LevelDB): tag
@@ -202,8 +229,18 @@ class RocksWriteGroup final : public WriteGroup {
     rep_.push_back(static_cast<char>(v));
   }
   void Append(const rocksdb::WriteBatch& batch) {
+    if (indexing_ && overlay_ == nullptr && batch.Count() > 0) {
+      if (batch.HasDeleteRange()) {  // written as it is (nothing is pending before it)
+        rep_.append(batch.Data(), kBatchHeader, std::string::npos);
+        count_ += batch.Count();
+        Status s = Flush();
+        if (!s.ok() && failed_.ok()) failed_ = s;
+        return;
+      }
+      OpenOverlay();
+    }
     if (overlay_ != nullptr) {
-      if (indexed_ && batch.HasDeleteRange()) return AppendAroundOverlay(batch);
+      if (indexing_ && batch.HasDeleteRange()) return AppendAroundOverlay(batch);
       return AppendToOverlay(batch);
     }
     const std::string& data = batch.Data();
@@ -303,7 +340,7 @@ class RocksWriteGroup final : public WriteGroup {
   }
 
   // Indexed group only: a method's batch with a range deletion goes to RocksDB as it is, right
-  // after the overlay it was computed over, and the overlay starts over empty.
+  // after the overlay it was computed over; the next write opens a new overlay.
   void AppendAroundOverlay(const rocksdb::WriteBatch& batch) {
     Status s = CommitAtomic();
     if (s.ok()) {
@@ -312,11 +349,9 @@ class RocksWriteGroup final : public WriteGroup {
       s = Flush();
     }
     if (!s.ok() && failed_.ok()) failed_ = s;
-    OpenOverlay(/*indexed=*/true);
   }
 
-  void OpenOverlay(bool indexed) {
-    indexed_ = indexed;
+  void OpenOverlay() {
     overlay_ = std::make_unique<TxOverlay>(store_);
     previous_overlay_ = tls_tx_overlay;
     tls_tx_overlay = overlay_.get();
@@ -331,7 +366,6 @@ class RocksWriteGroup final : public WriteGroup {
     std::unique_ptr<TxOverlay> overlay = std::move(overlay_);
     tls_tx_overlay = previous_overlay_;
     previous_overlay_ = nullptr;
-    indexed_ = false;
     Status s = failed_;
     failed_ = Status::OK();
     if (s.ok() && overlay->count() > 0)
@@ -377,7 +411,7 @@ class RocksWriteGroup final : public WriteGroup {
   // Between BeginAtomic() and Commit(): the transaction's writes (rep_ stays empty meanwhile).
   std::unique_ptr<TxOverlay> overlay_;
   TxOverlay* previous_overlay_ = nullptr;
-  bool indexed_ = false;  // the overlay is BeginIndexed's (not atomic), not BeginAtomic's
+  bool indexing_ = false;  // between BeginIndexed() and Commit(): the overlay is not atomic
   // Counter changes, applied at a successful Flush: a few databases inline (no allocation on
   // the common path), the rest in more_deltas_.
   static constexpr int kInlineDeltas = 4;
