@@ -162,7 +162,9 @@ class RocksWriteGroup final : public WriteGroup {
 
   void BeginAtomic() override {
     if (overlay_ != nullptr) return;
-    if (count_ > 0 || !failed_.ok()) (void)Commit();  // REQUIRES says nothing pending; be safe
+    // REQUIRES says nothing pending; be safe (this also ends an indexed run: the overlay opened
+    // here is atomic).
+    if (count_ > 0 || !failed_.ok() || indexing_) (void)Commit();
     OpenOverlay();
   }
 
