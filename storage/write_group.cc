@@ -2,7 +2,10 @@
 // batch plumbing every write goes through (Write, counters). See write_group.h, rocks_store.h.
 #include "storage/write_group.h"
 
+#include <iterator>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -17,65 +20,238 @@ namespace {
 // WriteBatch rep header: sequence (fixed64) then count (fixed32, little endian).
 constexpr size_t kBatchHeader = 12;
 
-// An iterator kept within ro's [iterate_lower_bound, iterate_upper_bound). The base iterator of
-// WriteBatchWithIndex::NewIteratorWithBase honours them, but in RocksDB 7.8 its delta (the batch)
-// does not: a transaction's write just outside the bounds (the next key's data) would show.
-class BoundedIterator final : public rocksdb::Iterator {
- public:
-  BoundedIterator(rocksdb::Iterator* inner, const rocksdb::Slice* lo, const rocksdb::Slice* hi)
-      : inner_(inner), lo_(lo), hi_(hi) {}
-  bool Valid() const override {
-    if (!inner_->Valid()) return false;
-    const rocksdb::Slice k = inner_->key();
-    return (lo_ == nullptr || k.compare(*lo_) >= 0) && (hi_ == nullptr || k.compare(*hi_) < 0);
-  }
-  void SeekToFirst() override { lo_ != nullptr ? inner_->Seek(*lo_) : inner_->SeekToFirst(); }
-  void SeekToLast() override {
-    if (hi_ == nullptr) return inner_->SeekToLast();
-    inner_->SeekForPrev(*hi_);
-    if (inner_->Valid() && inner_->key().compare(*hi_) >= 0) inner_->Prev();
-  }
-  void Seek(const rocksdb::Slice& target) override {
-    inner_->Seek(lo_ != nullptr && target.compare(*lo_) < 0 ? *lo_ : target);
-  }
-  void SeekForPrev(const rocksdb::Slice& target) override {
-    if (hi_ != nullptr && target.compare(*hi_) >= 0) return SeekToLast();
-    inner_->SeekForPrev(target);
-  }
-  void Next() override { inner_->Next(); }
-  void Prev() override { inner_->Prev(); }
-  rocksdb::Slice key() const override { return inner_->key(); }
-  rocksdb::Slice value() const override { return inner_->value(); }
-  rocksdb::Status status() const override { return inner_->status(); }
-
- private:
-  std::unique_ptr<rocksdb::Iterator> inner_;
-  const rocksdb::Slice* lo_;
-  const rocksdb::Slice* hi_;
-};
-
 }  // namespace
 
 // ---- the transaction's read overlay ----
 
 namespace {
 
-// True when the overlay holds a write of `cf` within ro's bounds. Without one the database's
-// iterator alone gives the same view, and a step of one merged over the overlay costs ~7,000
-// instructions in RocksDB 7.8 (rocksdb::BaseDeltaIterator): a pop after a pop of the same key
-// in a group would pay it on every step.
-bool HasPendingWithin(TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf,
-                      const rocksdb::ReadOptions& ro) {
-  if (tx->count() == 0) return false;
-  std::unique_ptr<rocksdb::WBWIIterator> delta(tx->batch()->NewIterator(cf));
-  if (ro.iterate_lower_bound != nullptr) {
-    delta->Seek(*ro.iterate_lower_bound);
-  } else {
-    delta->SeekToFirst();
+// The database's iterator over a range where the overlay holds only deletes (TxOverlay::Within):
+// the keys it deletes are skipped, in both directions. What OverlayIterator would show, at the
+// cost of one index lookup per step.
+class SkipPendingDeletes final : public rocksdb::Iterator {
+ public:
+  SkipPendingDeletes(rocksdb::Iterator* base, const TxOverlay::KeyIndex* index)
+      : base_(base), index_(index) {}
+  bool Valid() const override { return base_->Valid(); }
+  void SeekToFirst() override {
+    base_->SeekToFirst();
+    SkipForward();
   }
-  if (!delta->Valid()) return false;
-  return ro.iterate_upper_bound == nullptr ||
-         delta->Entry().key.compare(*ro.iterate_upper_bound) < 0;
+  void SeekToLast() override {
+    base_->SeekToLast();
+    SkipBackward();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    base_->Seek(target);
+    SkipForward();
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    base_->SeekForPrev(target);
+    SkipBackward();
+  }
+  void Next() override {
+    base_->Next();
+    SkipForward();
+  }
+  void Prev() override {
+    base_->Prev();
+    SkipBackward();
+  }
+  rocksdb::Slice key() const override { return base_->key(); }
+  rocksdb::Slice value() const override { return base_->value(); }
+  rocksdb::Status status() const override { return base_->status(); }
+
+ private:
+  bool Deleted() const {
+    const rocksdb::Slice k = base_->key();
+    auto it = index_->find(std::string_view(k.data(), k.size()));
+    return it != index_->end() && it->second.deleted;
+  }
+  void SkipForward() {
+    while (base_->Valid() && Deleted()) base_->Next();
+  }
+  void SkipBackward() {
+    while (base_->Valid() && Deleted()) base_->Prev();
+  }
+
+  std::unique_ptr<rocksdb::Iterator> base_;
+  const TxOverlay::KeyIndex* index_;
+};
+
+// The database's iterator (which keeps ro's bounds itself) merged with the overlay's index
+// within the same bounds: where both hold a key the overlay's write wins, and a delete hides
+// the key. Moving in the other direction than the last move re-seeks both sides from the
+// current key (rare: a reverse range read that turns round).
+class OverlayIterator final : public rocksdb::Iterator {
+ public:
+  OverlayIterator(rocksdb::Iterator* base, const TxOverlay::KeyIndex* index,
+                  const rocksdb::Slice* lo, const rocksdb::Slice* hi)
+      : base_(base), index_(index) {
+    if (lo != nullptr) lo_ = std::string_view(lo->data(), lo->size());
+    if (hi != nullptr) hi_ = std::string_view(hi->data(), hi->size());
+  }
+
+  bool Valid() const override { return valid_; }
+  void SeekToFirst() override {
+    base_->SeekToFirst();
+    delta_ = lo_ ? index_->lower_bound(*lo_) : index_->begin();
+    Settle(/*forward=*/true);
+  }
+  void SeekToLast() override {
+    base_->SeekToLast();
+    SetDeltaBefore(hi_ ? *hi_ : std::string_view(), /*inclusive=*/false, /*unbounded=*/!hi_);
+    Settle(/*forward=*/false);
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    base_->Seek(target);
+    std::string_view t(target.data(), target.size());
+    if (lo_ && t < *lo_) t = *lo_;
+    delta_ = index_->lower_bound(t);
+    Settle(/*forward=*/true);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    base_->SeekForPrev(target);
+    const std::string_view t(target.data(), target.size());
+    if (hi_ && t >= *hi_) {
+      SetDeltaBefore(*hi_, /*inclusive=*/false, /*unbounded=*/false);
+    } else {
+      SetDeltaBefore(t, /*inclusive=*/true, /*unbounded=*/false);
+    }
+    Settle(/*forward=*/false);
+  }
+  void Next() override {
+    if (!forward_) {  // turn round: both sides to the first key after the current one
+      const std::string current = key().ToString();
+      base_->Seek(current);
+      if (base_->Valid() && base_->key() == rocksdb::Slice(current)) base_->Next();
+      delta_ = index_->upper_bound(current);
+    } else {
+      if (from_delta_) {
+        if (base_->Valid() && base_->key() == DeltaKey()) base_->Next();
+        ++delta_;
+      } else {
+        base_->Next();
+      }
+    }
+    Settle(/*forward=*/true);
+  }
+  void Prev() override {
+    if (forward_) {  // turn round: both sides to the last key before the current one
+      const std::string current = key().ToString();
+      base_->SeekForPrev(current);
+      if (base_->Valid() && base_->key() == rocksdb::Slice(current)) base_->Prev();
+      SetDeltaBefore(current, /*inclusive=*/false, /*unbounded=*/false);
+    } else {
+      if (from_delta_) {
+        if (base_->Valid() && base_->key() == DeltaKey()) base_->Prev();
+        StepDeltaBack();
+      } else {
+        base_->Prev();
+      }
+    }
+    Settle(/*forward=*/false);
+  }
+  rocksdb::Slice key() const override { return from_delta_ ? DeltaKey() : base_->key(); }
+  rocksdb::Slice value() const override {
+    return from_delta_ ? rocksdb::Slice(delta_->second.value) : base_->value();
+  }
+  rocksdb::Status status() const override { return base_->status(); }
+
+ private:
+  rocksdb::Slice DeltaKey() const { return rocksdb::Slice(delta_->first); }
+  // Whether delta_ names an entry within the bounds, in the direction of travel.
+  bool DeltaValid(bool forward) const {
+    if (forward) return delta_ != index_->end() && (!hi_ || std::string_view(delta_->first) < *hi_);
+    return delta_valid_back_ && (!lo_ || std::string_view(delta_->first) >= *lo_);
+  }
+  // Backward: delta_ to the last entry < key (<= key when inclusive; the last of all when
+  // unbounded); delta_valid_back_ false when there is none.
+  void SetDeltaBefore(std::string_view key, bool inclusive, bool unbounded) {
+    auto it = unbounded ? index_->end() : inclusive ? index_->upper_bound(key)
+                                                    : index_->lower_bound(key);
+    delta_valid_back_ = it != index_->begin();
+    if (delta_valid_back_) delta_ = std::prev(it);
+  }
+  void StepDeltaBack() {
+    if (delta_ == index_->begin()) {
+      delta_valid_back_ = false;
+    } else {
+      --delta_;
+    }
+  }
+  // From the two sides' positions, the current entry in direction `forward`, stepping over
+  // deleted keys.
+  void Settle(bool forward) {
+    forward_ = forward;
+    for (;;) {
+      const bool base_ok = base_->Valid();
+      const bool delta_ok = DeltaValid(forward);
+      if (!base_ok && !delta_ok) {
+        valid_ = false;
+        from_delta_ = false;
+        return;
+      }
+      int order = 0;  // delta's key against base's: < 0 delta first (in the direction of travel)
+      if (!base_ok) {
+        order = -1;
+      } else if (!delta_ok) {
+        order = 1;
+      } else {
+        order = DeltaKey().compare(base_->key());
+        if (!forward) order = -order;
+      }
+      if (order > 0) {
+        valid_ = true;
+        from_delta_ = false;
+        return;
+      }
+      if (!delta_->second.deleted) {
+        valid_ = true;
+        from_delta_ = true;
+        return;
+      }
+      // A deleted key: step over it on both sides.
+      if (order == 0) forward ? base_->Next() : base_->Prev();
+      if (forward) {
+        ++delta_;
+      } else {
+        StepDeltaBack();
+      }
+    }
+  }
+
+  std::unique_ptr<rocksdb::Iterator> base_;
+  const TxOverlay::KeyIndex* index_;
+  std::optional<std::string_view> lo_, hi_;
+  TxOverlay::KeyIndex::const_iterator delta_;
+  bool delta_valid_back_ = false;
+  bool forward_ = true;
+  bool from_delta_ = false;
+  bool valid_ = false;
+};
+
+}  // namespace
+
+namespace {
+
+// A point read through the overlay: true when the overlay decides it (a value, or NotFound).
+template <typename Out>
+bool ReadPending(const TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
+                 Out* value, rocksdb::Status* status) {
+  const TxOverlay::Write* w = tx->Find(cf->GetID(), key);
+  if (w == nullptr) return false;
+  if (w->deleted) {
+    *status = rocksdb::Status::NotFound();
+  } else {
+    if constexpr (std::is_same_v<Out, rocksdb::PinnableSlice>) {
+      value->PinSelf(w->value);
+    } else {
+      value->assign(w->value);
+    }
+    *status = rocksdb::Status::OK();
+  }
+  return true;
 }
 
 }  // namespace
@@ -83,15 +259,17 @@ bool HasPendingWithin(TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf,
 rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                                   const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
   TxOverlay* tx = tls_tx_overlay;
-  if (tx->store() != this) return db_->Get(ro, cf, key, value);
-  return tx->batch()->GetFromBatchAndDB(db_, ro, cf, key, value);
+  rocksdb::Status s;
+  if (tx->store() == this && ReadPending(tx, cf, key, value, &s)) return s;
+  return db_->Get(ro, cf, key, value);
 }
 
 rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                                   const rocksdb::Slice& key, std::string* value) {
   TxOverlay* tx = tls_tx_overlay;
-  if (tx->store() != this) return db_->Get(ro, cf, key, value);
-  return tx->batch()->GetFromBatchAndDB(db_, ro, cf, key, value);
+  rocksdb::Status s;
+  if (tx->store() == this && ReadPending(tx, cf, key, value, &s)) return s;
+  return db_->Get(ro, cf, key, value);
 }
 
 void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
@@ -99,22 +277,42 @@ void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamil
                             rocksdb::Status* statuses) {
   TxOverlay* tx = tls_tx_overlay;
   if (tx->store() != this) return db_->MultiGet(ro, cf, n, keys, values, statuses);
-  tx->batch()->MultiGetFromBatchAndDB(db_, ro, cf, n, keys, values, statuses,
-                                      /*sorted_input=*/false);
+  // The keys the overlay does not decide go to the database in one MultiGet.
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < n; ++i) {
+    if (!ReadPending(tx, cf, keys[i], &values[i], &statuses[i])) rest.push_back(i);
+  }
+  if (rest.size() == n) return db_->MultiGet(ro, cf, n, keys, values, statuses);
+  if (rest.empty()) return;
+  std::vector<rocksdb::Slice> rest_keys;
+  rest_keys.reserve(rest.size());
+  for (size_t i : rest) rest_keys.push_back(keys[i]);
+  std::vector<rocksdb::PinnableSlice> rest_values(rest.size());
+  std::vector<rocksdb::Status> rest_statuses(rest.size());
+  db_->MultiGet(ro, cf, rest.size(), rest_keys.data(), rest_values.data(), rest_statuses.data());
+  for (size_t j = 0; j < rest.size(); ++j) {
+    statuses[rest[j]] = rest_statuses[j];
+    values[rest[j]].Reset();
+    if (rest_statuses[j].ok()) values[rest[j]].PinSelf(rest_values[j]);
+  }
 }
 
 std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,
                                                       rocksdb::ColumnFamilyHandle* cf) {
   TxOverlay* tx = tls_tx_overlay;
   rocksdb::Iterator* base = db_->NewIterator(ro, cf);
-  if (tx->store() != this || !HasPendingWithin(tx, cf, ro)) {
-    return std::unique_ptr<rocksdb::Iterator>(base);
+  if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(base);
+  const TxOverlay::KeyIndex* index = tx->IndexOf(cf->GetID());
+  switch (tx->Within(cf->GetID(), ro.iterate_lower_bound, ro.iterate_upper_bound)) {
+    case TxOverlay::Pending::kNone:
+      return std::unique_ptr<rocksdb::Iterator>(base);
+    case TxOverlay::Pending::kDeletesOnly:
+      return std::make_unique<SkipPendingDeletes>(base, index);
+    case TxOverlay::Pending::kPuts:
+      break;
   }
-  rocksdb::Iterator* merged = tx->batch()->NewIteratorWithBase(cf, base, &ro);
-  if (ro.iterate_lower_bound == nullptr && ro.iterate_upper_bound == nullptr) {
-    return std::unique_ptr<rocksdb::Iterator>(merged);
-  }
-  return std::make_unique<BoundedIterator>(merged, ro.iterate_lower_bound, ro.iterate_upper_bound);
+  return std::make_unique<OverlayIterator>(base, index, ro.iterate_lower_bound,
+                                           ro.iterate_upper_bound);
 }
 
 // ---- write groups ----
@@ -184,7 +382,7 @@ class RocksWriteGroup final : public WriteGroup {
   bool indexed() const { return indexing_; }
 
   size_t pending() const override {
-    return overlay_ != nullptr ? overlay_->batch()->GetWriteBatch()->Count() : count_;
+    return overlay_ != nullptr ? overlay_->count() : count_;
   }
 
   // The group open on this thread for `store`, or nullptr.
@@ -289,12 +487,12 @@ class RocksWriteGroup final : public WriteGroup {
                           const rocksdb::Slice& value) override {
       rocksdb::ColumnFamilyHandle* cf = Cf(id);
       if (cf == nullptr) return rocksdb::Status::InvalidArgument("unknown column family");
-      return overlay_->batch()->Put(cf, key, value);
+      return overlay_->Put(cf, key, value);
     }
     rocksdb::Status DeleteCF(uint32_t id, const rocksdb::Slice& key) override {
       rocksdb::ColumnFamilyHandle* cf = Cf(id);
       if (cf == nullptr) return rocksdb::Status::InvalidArgument("unknown column family");
-      return overlay_->batch()->Delete(cf, key);
+      return overlay_->Delete(cf, key);
     }
     rocksdb::Status DeleteRangeCF(uint32_t id, const rocksdb::Slice& begin,
                                   const rocksdb::Slice& end) override {
@@ -310,7 +508,7 @@ class RocksWriteGroup final : public WriteGroup {
         if (!it->status().ok()) return it->status();
       }
       for (const auto& key : keys) {
-        rocksdb::Status s = overlay_->batch()->Delete(cf, key);
+        rocksdb::Status s = overlay_->Delete(cf, key);
         if (!s.ok()) return s;
       }
       return rocksdb::Status::OK();
@@ -371,7 +569,7 @@ class RocksWriteGroup final : public WriteGroup {
     Status s = failed_;
     failed_ = Status::OK();
     if (s.ok() && overlay->count() > 0)
-      s = store_->WriteGroupBatch(overlay->batch()->GetWriteBatch());
+      s = store_->WriteGroupBatch(overlay->write_batch());
     if (s.ok()) {
       ApplyPendingDeltas();
     } else {
