@@ -4,6 +4,7 @@
 
 #include <rocksdb/convenience.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 
@@ -17,6 +18,56 @@
 #include "storage/write_group.h"
 
 namespace rockcache::storage {
+
+namespace {
+
+// Data keys start [u32 len][key][u64 version] (encoding.h): one collection's entries share
+// that prefix. The memtable can keep an insert hint per prefix (rocksdb's
+// memtable_insert_with_hint_prefix_extractor), so that a run of inserts into one collection
+// near each other (a pipelined fill, a drain's tombstones) skips most of the skiplist search:
+// ZPOPMIN 81k -> 62k instructions, LPOP 50k -> 42k (callgrind, pipelined drain of one key).
+// A hint costs ~250 bytes of the memtable's arena per prefix, which would make a memtable of
+// many small collections fill (and flush) several times sooner. So a key is in the domain only
+// when the previous data insert on this thread had the same prefix: a single write into a
+// collection never gets a hint, a run of them does. (Stateful on purpose; RocksDB asks only
+// from MemTable::Add, on the writing thread.)
+//
+// RocksDB 7.8 keeps one hint per prefix for a memtable's point entries and its range deletions
+// alike, and a range deletion given a point entry's hint aborts (InlineSkipList::Insert:
+// "recompute_height <= max_height"). So every range deletion in a data column family is written
+// right after a point delete of kHintBreakerKey (RocksStore::DeleteDataRange), whose prefix
+// (an empty key at version 0, which no collection has) is never a collection's: the range
+// deletion is then never a repeat, never in the domain.
+class CollectionPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "rockcache.CollectionPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), PrefixSize(key));
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    if (key.size() < 4 || key.size() < PrefixSize(key)) return false;
+    thread_local std::string last;
+    const std::string_view prefix(key.data(), PrefixSize(key));
+    if (prefix == last) return true;
+    last.assign(prefix);
+    return false;
+  }
+
+ private:
+  static size_t PrefixSize(const rocksdb::Slice& key) {
+    return 4 + static_cast<size_t>(GetFixed32BE(key.data())) + 8;
+  }
+};
+// [u32 0][][u64 0]: the prefix of no collection (versions start at 1).
+const std::string kHintBreakerKey(12, '\0');
+
+}  // namespace
+
+void RocksStore::DeleteDataRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+                                 const std::string& begin, const std::string& end) {
+  batch->Delete(cf, kHintBreakerKey);
+  batch->DeleteRange(cf, begin, end);
+}
 
 namespace {
 
@@ -132,6 +183,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   table.cache_index_and_filter_blocks = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
 
+  auto collection_prefix = std::make_shared<CollectionPrefix>();
   auto cf_options = [&](std::shared_ptr<rocksdb::CompactionFilterFactory> filter) {
     rocksdb::ColumnFamilyOptions cf;
     cf.write_buffer_size = options.write_buffer_bytes;
@@ -152,7 +204,10 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
     return cf;
   };
   auto data = [&](MetaType t) {
-    return cf_options(std::make_shared<DataFilterFactory>(store->filter_ctx_, t));
+    rocksdb::ColumnFamilyOptions cf =
+        cf_options(std::make_shared<DataFilterFactory>(store->filter_ctx_, t));
+    cf.memtable_insert_with_hint_prefix_extractor = collection_prefix;
+    return cf;
   };
   if (options.databases < 1 || options.databases > kMaxDatabases) {
     return Status::InvalidArgument("databases must be between 1 and " +

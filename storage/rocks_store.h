@@ -401,6 +401,12 @@ class RocksStore final : public Store {
   Status Write(rocksdb::WriteBatch* batch);
   // Writes `batch` now, whatever group is open. REQUIRES: the lifecycle hold.
   Status WriteNow(rocksdb::WriteBatch* batch);
+  // Every range deletion in a data column family goes through here: it adds a point delete of
+  // kHintBreakerKey before it (see CollectionPrefix in rocks_store.cc: RocksDB 7.8 would hand a
+  // range deletion the insert hint of its collection's point entries, which belongs to another
+  // skiplist, and abort).
+  static void DeleteDataRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+                              const std::string& begin, const std::string& end);
   // A write group's batch: WriteNow under its own lifecycle hold (Shutdown after Close).
   // REQUIRES: the calling thread holds no lifecycle hold (called between Store methods).
   Status WriteGroupBatch(rocksdb::WriteBatch* batch);

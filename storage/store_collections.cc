@@ -487,8 +487,8 @@ void RocksStore::DeleteEntries(rocksdb::WriteBatch* batch, rocksdb::ColumnFamily
     }
     return;
   }
-  batch->DeleteRange(cf, DataKey(key, version, EncodeListIndex(from_index)),
-                     DataKey(key, version, EncodeListIndex(to_index)));
+  DeleteDataRange(batch, cf, DataKey(key, version, EncodeListIndex(from_index)),
+                  DataKey(key, version, EncodeListIndex(to_index)));
 }
 
 Status RocksStore::StoreSet(rocksdb::WriteBatch* batch, std::string_view dst, const MetaLookup& old,

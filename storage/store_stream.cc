@@ -73,8 +73,8 @@ StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta, cons
   } else {
     std::string end =
         new_first ? EncodeStreamId(*new_first) : ImmediateSuccessor(EncodeStreamId(meta->top_id));
-    batch->DeleteRange(stream_cf_, DataKey(key, meta->version, EncodeStreamId(meta->first_id)),
-                       DataKey(key, meta->version, end));
+    DeleteDataRange(batch, stream_cf_, DataKey(key, meta->version, EncodeStreamId(meta->first_id)),
+                    DataKey(key, meta->version, end));
   }
   meta->count -= removed;
   meta->first_id = new_first ? *new_first : meta->last_id;
