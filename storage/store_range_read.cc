@@ -133,7 +133,8 @@ class RocksRangeRead final : public RangeRead {
       if (!DecodeMeta(std::string_view(metas[i].data(), metas[i].size()), &meta)) {
         return Status::Corruption("undecodable meta record");
       }
-      if (meta.type == MetaType::kString && !meta.ExpiredAt(now_)) (*values)[i] = std::move(meta.value);
+      if (meta.type == MetaType::kString && !meta.ExpiredAt(now_))
+        (*values)[i] = std::move(meta.value);
     }
     return Status::OK();
   }

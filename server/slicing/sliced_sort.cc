@@ -59,7 +59,7 @@ class SlicedSort final : public SlicedRead {
       Status s;
       switch (phase_) {
         case Phase::kLoad:
-          s = LoadBatch(out, &work);
+          s = LoadBatch(step_work - work, out, &work);
           break;
         case Phase::kRuns:
           SortRun(step_work, &work);
@@ -89,12 +89,14 @@ class SlicedSort final : public SlicedRead {
   enum class Phase { kLoad, kRuns, kMerge, kEmit, kDone };
 
   // Load: the next elements of the read, weighed (see the header).
-  Status LoadBatch(std::string* out, uint64_t* work) {
+  Status LoadBatch(uint64_t allowed, std::string* out, uint64_t* work) {
     batch_.clear();
     uint64_t emitted = 0;
     bool done = false;
-    if (Status s = read_->Next(kLoadPerCall, &batch_, &emitted, &done); !s.ok()) return s;
-    *work += kLoadPerCall;
+    const uint64_t per_element = request_.by && !request_.dontsort ? 2 : 1;  // read + BY lookup
+    const uint64_t n = std::max<uint64_t>(1, std::min(kLoadPerCall, allowed / per_element));
+    if (Status s = read_->Next(n, &batch_, &emitted, &done); !s.ok()) return s;
+    *work += n;
     const size_t first = items_.size();
     for (auto& item : batch_) {
       const int64_t position = loaded_++;
@@ -251,8 +253,8 @@ class SlicedSort final : public SlicedRead {
     const int64_t window = end_ - start_ + 1;
     if (!header_sent_) {
       const int64_t gets = static_cast<int64_t>(request_.gets.size());
-      AppendArrayHeader(out, gets == 0 ? std::max<int64_t>(0, window)
-                                       : gets * std::max<int64_t>(0, window));
+      AppendArrayHeader(
+          out, gets == 0 ? std::max<int64_t>(0, window) : gets * std::max<int64_t>(0, window));
       header_sent_ = true;
       next_ = start_;
     }
@@ -261,9 +263,8 @@ class SlicedSort final : public SlicedRead {
       return Status::OK();
     }
     const uint64_t per_element = std::max<uint64_t>(1, request_.gets.size());
-    const uint64_t n = std::min<uint64_t>(
-        {kEmitPerBatch, static_cast<uint64_t>(end_ - next_ + 1),
-         std::max<uint64_t>(1, allowed / per_element)});
+    const uint64_t n = std::min<uint64_t>({kEmitPerBatch, static_cast<uint64_t>(end_ - next_ + 1),
+                                           std::max<uint64_t>(1, allowed / per_element)});
     const size_t from = static_cast<size_t>(next_), to = from + static_cast<size_t>(n);
     *work += n * per_element;
     if (request_.gets.empty()) {
@@ -290,21 +291,21 @@ class SlicedSort final : public SlicedRead {
   int64_t start_, end_;  // the window in order_ (in load positions for BY nosort over a set)
   Phase phase_ = Phase::kLoad;
   bool not_double_ = false;
-  std::vector<SortItem> items_;                // in input order
-  std::vector<uint32_t> order_;                // indexes into items_, sorted in place
-  std::vector<storage::RangeItem> batch_;      // one Next's items, reused
+  std::vector<SortItem> items_;               // in input order
+  std::vector<uint32_t> order_;               // indexes into items_, sorted in place
+  std::vector<storage::RangeItem> batch_;     // one Next's items, reused
   std::vector<const std::string*> elements_;  // one Lookup's elements, reused
-  std::vector<std::string> keys_;              // one Lookup's keys, reused
+  std::vector<std::string> keys_;             // one Lookup's keys, reused
   std::vector<std::vector<std::optional<std::string>>> got_;  // one batch's GET values
-  int64_t loaded_ = 0;                         // load: elements read
-  size_t run_ = 0;                             // sort: the runs' width
-  size_t run_from_ = 0;                        // sort: where the next run starts
-  std::vector<uint32_t> merged_;               // merge: the pass being written
-  size_t width_ = 0, merge_lo_ = 0;            // merge: run width, the pair being merged
+  int64_t loaded_ = 0;                                        // load: elements read
+  size_t run_ = 0;                                            // sort: the runs' width
+  size_t run_from_ = 0;                                       // sort: where the next run starts
+  std::vector<uint32_t> merged_;                              // merge: the pass being written
+  size_t width_ = 0, merge_lo_ = 0;  // merge: run width, the pair being merged
   bool merging_ = false;
-  size_t left_ = 0, right_ = 0, to_ = 0;       // merge: positions in the pair and in merged_
+  size_t left_ = 0, right_ = 0, to_ = 0;  // merge: positions in the pair and in merged_
   bool header_sent_ = false;
-  int64_t next_ = 0;                           // reply: the next window position
+  int64_t next_ = 0;  // reply: the next window position
 };
 
 }  // namespace
@@ -401,6 +402,10 @@ bool ReplySort(CommandContext& ctx, const SortRequest& request, std::string* out
     if (!get.self && !get.constant) work += static_cast<uint64_t>(window);
   }
   const Settings& settings = ctx.server->settings();
+  if (request.dontsort && window == 0) {  // nothing to reply, and no weight to check
+    AppendArrayHeader(out, 0);
+    return true;
+  }
   if (work <= settings.slice_items.load(std::memory_order_relaxed)) return false;
   if (request.dontsort && ordered) {
     // Only the window's ranks (natural order, counted from the end with DESC), on a snapshot

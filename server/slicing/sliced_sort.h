@@ -100,11 +100,11 @@ struct SortRequest {
   storage::KeyType type = storage::KeyType::kList;
   bool desc = false;
   bool alpha = false;
-  bool dontsort = false;           // BY a constant pattern
-  std::optional<SortPattern> by;   // a BY pattern with '*' (unset when dontsort)
-  int64_t limit_start = 0;         // LIMIT as given
+  bool dontsort = false;          // BY a constant pattern
+  std::optional<SortPattern> by;  // a BY pattern with '*' (unset when dontsort)
+  int64_t limit_start = 0;        // LIMIT as given
   int64_t limit_count = -1;
-  std::vector<SortPattern> gets;   // GET patterns, in order
+  std::vector<SortPattern> gets;  // GET patterns, in order
 };
 
 // Worker, in the SORT handler holding the sorted key's lock: replies `request` sliced as

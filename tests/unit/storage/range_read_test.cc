@@ -239,7 +239,6 @@ TEST_CASE("range reads of drained collections walk no tombstones", "[storage][sl
   }
 }
 
-
 TEST_CASE("a range read's GetStrings and GetHashField read other keys on its snapshot",
           "[storage][slicing]") {
   StoreFixture f;
