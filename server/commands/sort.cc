@@ -9,14 +9,10 @@
 // Pattern keys are read after the sorted key, one MGET per pattern (hash fields one by one).
 // Without STORE, a big SORT / SORT_RO runs sliced, on one snapshot (server/slicing/sliced_sort.h);
 // what is here is the path of small inputs, of STORE and of EXEC.
-#include <strings.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "server/commands/args.h"
 #include "server/commands/command.h"

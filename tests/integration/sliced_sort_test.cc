@@ -3,8 +3,8 @@
 // unsliced code replies (the same command inside MULTI/EXEC, which never slices) and what a
 // model computes here — numeric, ALPHA, BY keys and hash fields, BY nosort, GET (# and
 // ->field), LIMIT, DESC, ties in input order; keep pipeline order; read every BY / GET key on
-// the snapshot of the command's start while a writer changes them; and survive a client that
-// goes away mid-command.
+// the snapshot of the command's start while a writer changes them; equal redis-server's; close
+// a reader too slow for its output limit; and survive a client that goes away mid-command.
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -430,4 +430,31 @@ TEST_CASE("Differential: a sliced SORT equals redis-server's", "[sort][slicing][
   const auto& stats = d.stats(f);
   CHECK(stats.nonempty_arrays >= 11);
   CHECK(stats.mismatches == 0);
+}
+
+TEST_CASE("a slow reader of a sliced SORT is closed at the output limit", "[sort][slicing]") {
+  TestServer server({"--slice-items", "64"});
+  Client c(server.port());
+  for (int i = 0; i < 20000; i += 500) {
+    std::vector<std::string> rpush = {"RPUSH", "big"};
+    for (int j = i; j < i + 500; ++j) rpush.push_back(Name(j) + std::string(1000, 'x'));
+    c.Command(rpush);
+  }
+  CHECK(c.Command({"SORT", "big", "ALPHA", "DESC"}).elements.size() == 20000);
+  CHECK(Run(c, {"CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"}) == "status:OK");
+  // One that reads nothing is closed once pending passes 1 MB.
+  const long long accepted = Stat(c, "total_connections_received");
+  RawConnection slow(server.port());
+  slow.Send(Resp({"SORT", "big", "ALPHA", "DESC", "GET", "#"}));
+  bool closed = false;
+  for (int i = 0; i < 1200 && !closed; ++i) {
+    SleepMs(50);
+    closed = Stat(c, "total_connections_received") > accepted &&
+             InfoFields(InfoText(c, "clients"))["connected_clients"] == "1";
+  }
+  CHECK(closed);
+  std::string received;
+  CHECK(slow.WaitClosed(&received, 10000));
+  CHECK(received.size() < 20 * 1000 * 1000);
+  CHECK(Run(c, {"PING"}) == "status:PONG");
 }
