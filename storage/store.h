@@ -346,6 +346,17 @@ class RangeRead {
   // sliced set / sorted-set algebra (server/slicing/sliced_algebra.h) to probe its inputs.
   [[nodiscard]] virtual Status Lookup(const std::vector<std::string_view>& members,
                                       std::vector<std::optional<double>>* scores) = 0;
+  // Point reads of OTHER keys on the same snapshot, any kind of read, in the read's database,
+  // expiry judged at OpenRangeRead: what plain reads at that moment would have returned. Used by
+  // the sliced SORT (server/slicing/sliced_sort.h) for its BY / GET patterns. One batched
+  // lookup per call (the caller bounds the batch). GetStrings: (*values)[i] = keys[i]'s string
+  // value, nullopt when absent or of another type (as MGET). GetHashField: (*values)[i] = field
+  // `field` of the hash keys[i], nullopt when the key is absent, not a hash, or lacks the field.
+  [[nodiscard]] virtual Status GetStrings(const std::vector<std::string_view>& keys,
+                                          std::vector<std::optional<std::string>>* values) = 0;
+  [[nodiscard]] virtual Status GetHashField(const std::vector<std::string_view>& keys,
+                                            std::string_view field,
+                                            std::vector<std::optional<std::string>>* values) = 0;
 };
 
 class Store {

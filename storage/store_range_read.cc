@@ -118,6 +118,59 @@ class RocksRangeRead final : public RangeRead {
     return Status::OK();
   }
 
+  Status GetStrings(const std::vector<std::string_view>& keys,
+                    std::vector<std::optional<std::string>>* values) override {
+    values->assign(keys.size(), std::nullopt);
+    if (keys.empty()) return Status::OK();
+    RocksStore::Hold hold;
+    if (Status s = store_->Enter(&hold); !s.ok()) return s;
+    DbScope scope(db_);
+    std::vector<rocksdb::PinnableSlice> metas(keys.size());
+    if (Status s = MultiGet(store_->MetaCf(), keys, &metas); !s.ok()) return s;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!hits_[i]) continue;
+      Meta meta;
+      if (!DecodeMeta(std::string_view(metas[i].data(), metas[i].size()), &meta)) {
+        return Status::Corruption("undecodable meta record");
+      }
+      if (meta.type == MetaType::kString && !meta.ExpiredAt(now_))
+        (*values)[i] = std::move(meta.value);
+    }
+    return Status::OK();
+  }
+
+  Status GetHashField(const std::vector<std::string_view>& keys, std::string_view field,
+                      std::vector<std::optional<std::string>>* values) override {
+    values->assign(keys.size(), std::nullopt);
+    if (keys.empty()) return Status::OK();
+    RocksStore::Hold hold;
+    if (Status s = store_->Enter(&hold); !s.ok()) return s;
+    DbScope scope(db_);
+    std::vector<rocksdb::PinnableSlice> metas(keys.size());
+    if (Status s = MultiGet(store_->MetaCf(), keys, &metas); !s.ok()) return s;
+    // The live hashes' data keys, read with a second batched lookup.
+    std::vector<std::string> data_keys;
+    std::vector<size_t> owners;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!hits_[i]) continue;
+      Meta meta;
+      if (!DecodeMetaHeader(std::string_view(metas[i].data(), metas[i].size()), &meta)) {
+        return Status::Corruption("undecodable meta record");
+      }
+      if (meta.type != MetaType::kHash || meta.ExpiredAt(now_)) continue;
+      data_keys.push_back(DataKey(keys[i], meta.version, field));
+      owners.push_back(i);
+    }
+    if (data_keys.empty()) return Status::OK();
+    std::vector<std::string_view> views(data_keys.begin(), data_keys.end());
+    std::vector<rocksdb::PinnableSlice> fields(views.size());
+    if (Status s = MultiGet(store_->hash_cf_, views, &fields); !s.ok()) return s;
+    for (size_t j = 0; j < views.size(); ++j) {
+      if (hits_[j]) (*values)[owners[j]] = fields[j].ToString();
+    }
+    return Status::OK();
+  }
+
   Status Next(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted,
               bool* done) override {
     if (max_visits == 0) max_visits = 1;
@@ -199,6 +252,24 @@ class RocksRangeRead final : public RangeRead {
     if (!s.ok()) return s;
     if (visits > 0) last_ = std::move(last);
     if (!paused || ended) done_ = true;
+    return Status::OK();
+  }
+
+  // One batched point read of `keys` in `cf` on the snapshot: *values[i] and hits_[i]
+  // (whether keys[i] was found). REQUIRES: the lifecycle hold and the read's database.
+  Status MultiGet(rocksdb::ColumnFamilyHandle* cf, const std::vector<std::string_view>& keys,
+                  std::vector<rocksdb::PinnableSlice>* values) {
+    std::vector<rocksdb::Slice> slices;
+    slices.reserve(keys.size());
+    for (auto k : keys) slices.emplace_back(k.data(), k.size());
+    std::vector<rocksdb::Status> statuses(keys.size());
+    store_->DbMultiGet(ro_, cf, keys.size(), slices.data(), values->data(), statuses.data());
+    hits_.assign(keys.size(), false);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (statuses[i].IsNotFound()) continue;
+      if (!statuses[i].ok()) return FromRocks(statuses[i]);
+      hits_[i] = true;
+    }
     return Status::OK();
   }
 
@@ -331,6 +402,7 @@ class RocksRangeRead final : public RangeRead {
   uint64_t position_ = 0;            // kList: elements read; kZSet by rank: entries walked
   int64_t skip_ = 0, left_ = -1;     // kZSet by score / lex: LIMIT's offset and count left
   bool done_ = false;
+  std::vector<bool> hits_;  // the last MultiGet's hits, reused
 };
 
 StatusOr<std::unique_ptr<RangeRead>> RocksStore::OpenRangeRead(const RangeQuery& query) {

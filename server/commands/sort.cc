@@ -7,58 +7,27 @@
 // elements whose ALPHA weights are equal or missing in a set), rockcache uses member byte order;
 // otherwise the order is Redis's: ties keep the input order (a stable sort, as glibc's qsort).
 // Pattern keys are read after the sorted key, one MGET per pattern (hash fields one by one).
-#include <strings.h>
-
+// Without STORE, a big SORT / SORT_RO runs sliced, on one snapshot (server/slicing/sliced_sort.h);
+// what is here is the path of small inputs, of STORE and of EXEC.
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/slicing/sliced_sort.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
 namespace {
 
-// A BY or GET pattern, split once: "#", a constant (no '*': names nothing), or
-// prefix*suffix[->field].
-struct Pattern {
-  bool self = false;      // "#"
-  bool constant = false;  // no '*'
-  std::string prefix, suffix, field;
-  bool hash_field = false;
-
-  explicit Pattern(const std::string& p) {
-    if (p == "#") {
-      self = true;
-      return;
-    }
-    size_t star = p.find('*');
-    if (star == std::string::npos) {
-      constant = true;
-      return;
-    }
-    prefix = p.substr(0, star);
-    size_t arrow = p.find("->", star + 1);
-    if (arrow != std::string::npos && arrow + 2 < p.size()) {
-      hash_field = true;
-      field = p.substr(arrow + 2);
-      suffix = p.substr(star + 1, arrow - star - 1);
-    } else {
-      suffix = p.substr(star + 1);
-    }
-  }
-};
-
 // The values `pattern` names for each of `elements`: nullopt where the key is absent or of the
 // wrong type (a string, or a hash for "->field"). Plain keys are read with one MGET (one
 // snapshot); hash fields one by one. False (and the error appended) when storage fails.
-bool LookupAll(CommandContext& ctx, const Pattern& pattern,
+bool LookupAll(CommandContext& ctx, const SortPattern& pattern,
                const std::vector<const std::string*>& elements,
                std::vector<std::optional<std::string>>* values, std::string* out) {
   values->assign(elements.size(), std::nullopt);
@@ -86,20 +55,6 @@ bool LookupAll(CommandContext& ctx, const Pattern& pattern,
   }
   return true;
 }
-
-// A weight as Redis reads it for a numeric sort: strtod over the whole (NUL-terminated) string.
-bool ParseWeight(const std::string& text, double* score) {
-  errno = 0;
-  char* end = nullptr;
-  *score = std::strtod(text.c_str(), &end);
-  return *end == '\0' && errno != ERANGE && !std::isnan(*score);
-}
-
-struct Item {
-  std::string element;
-  double score = 0;
-  std::optional<std::string> weight;  // ALPHA with BY: the value compared
-};
 
 // The elements of a list, set or sorted set in their natural order (sets by member bytes).
 bool LoadElements(CommandContext& ctx, const std::string& key, storage::KeyType type,
@@ -143,7 +98,7 @@ void SortGeneric(CommandContext& ctx, const Args& argv, bool readonly, std::stri
   int64_t limit_start = 0, limit_count = -1;
   const std::string* sortby = nullptr;
   const std::string* store_key = nullptr;
-  std::vector<Pattern> gets;
+  std::vector<SortPattern> gets;
   for (size_t j = 2; j < argv.size(); ++j) {
     size_t left = argv.size() - j - 1;
     const std::string& arg = argv[j];
@@ -183,37 +138,46 @@ void SortGeneric(CommandContext& ctx, const Args& argv, bool readonly, std::stri
     alpha = true;
     sortby = nullptr;
   }
+  if (store_key == nullptr && *type != KeyType::kNone) {
+    // Without STORE a big sort runs sliced (server/slicing/sliced_sort.h). SORT ... STORE is
+    // never sliced: it writes its destination under its key locks, in one go, below.
+    SortRequest request;
+    request.key = argv[1];
+    request.type = *type;
+    request.desc = desc;
+    request.alpha = alpha;
+    request.dontsort = dontsort;
+    if (sortby != nullptr && !dontsort) request.by.emplace(*sortby);
+    request.limit_start = limit_start;
+    request.limit_count = limit_count;
+    request.gets = gets;
+    if (ReplySort(ctx, request, out)) return;
+  }
   std::vector<std::string> elements;
   if (!LoadElements(ctx, argv[1], *type, &elements, out)) return;
 
   const int64_t len = static_cast<int64_t>(elements.size());
-  int64_t start = std::min(std::max<int64_t>(limit_start, 0), len);
-  int64_t count = std::min(std::max<int64_t>(limit_count, -1), len);
-  int64_t end = count < 0 ? len - 1 : start + count - 1;
-  if (start >= len) {
-    start = len - 1;
-    end = len - 2;
-  }
-  if (end >= len) end = len - 1;
+  int64_t start = 0, end = 0;
+  SortWindow(len, limit_start, limit_count, &start, &end);
 
-  std::vector<Item> items;
+  std::vector<SortItem> items;
   bool ordered = *type == KeyType::kList || *type == KeyType::kZSet;
   if (ordered && dontsort) {
     // Natural order (reversed with DESC), only the LIMIT window.
     for (int64_t i = start; i <= end; ++i) {
       size_t at = static_cast<size_t>(desc ? len - 1 - i : i);
-      items.push_back(Item{std::move(elements[at]), 0, std::nullopt});
+      items.push_back(SortItem{std::move(elements[at]), 0, std::nullopt});
     }
     end -= start;
     start = 0;
   } else {
     items.reserve(elements.size());
-    for (auto& e : elements) items.push_back(Item{std::move(e), 0, std::nullopt});
+    for (auto& e : elements) items.push_back(SortItem{std::move(e), 0, std::nullopt});
   }
 
   bool conversion_error = false;
   if (!dontsort) {
-    std::optional<Pattern> by;
+    std::optional<SortPattern> by;
     if (sortby != nullptr) by.emplace(*sortby);
     std::vector<std::optional<std::string>> weights;
     if (by) {
@@ -223,35 +187,23 @@ void SortGeneric(CommandContext& ctx, const Args& argv, bool readonly, std::stri
       if (!LookupAll(ctx, *by, names, &weights, out)) return;
     }
     for (size_t i = 0; i < items.size(); ++i) {
-      Item& item = items[i];
+      SortItem& item = items[i];
       if (by && !weights[i]) continue;
       if (alpha) {
         if (by) item.weight = std::move(weights[i]);
-      } else if (!ParseWeight(by ? *weights[i] : item.element, &item.score)) {
+      } else if (!ParseSortWeight(by ? *weights[i] : item.element, &item.score)) {
         conversion_error = true;
       }
     }
     const bool by_pattern = by.has_value(), binary = store_key != nullptr;
-    auto compare = [&](const Item& a, const Item& b) {
-      int cmp;
-      if (!alpha) {
-        cmp = a.score > b.score ? 1 : a.score < b.score ? -1 : a.element.compare(b.element);
-      } else if (by_pattern) {
-        if (!a.weight || !b.weight) {
-          cmp = (a.weight.has_value() == b.weight.has_value()) ? 0 : !a.weight ? -1 : 1;
-        } else {
-          cmp =
-              binary ? a.weight->compare(*b.weight) : strcoll(a.weight->c_str(), b.weight->c_str());
-        }
-      } else {
-        cmp = binary ? a.element.compare(b.element) : strcoll(a.element.c_str(), b.element.c_str());
-      }
+    auto compare = [&](const SortItem& a, const SortItem& b) {
+      int cmp = CompareSortItems(a, b, alpha, by_pattern, binary);
       return (desc ? -cmp : cmp) < 0;
     };
     std::stable_sort(items.begin(), items.end(), compare);
   }
   if (conversion_error) {
-    return AppendError(out, "ERR One or more scores can't be converted into double");
+    return AppendError(out, kSortNotDouble);
   }
 
   const int64_t window = end - start + 1;

@@ -1,10 +1,10 @@
 // Sliced reads: commands whose work grows with the data (KEYS, HGETALL/HKEYS/HVALS, SMEMBERS,
 // LRANGE, the ZRANGE family, SCAN/HSCAN/SSCAN/ZSCAN with a COUNT above `slice-items`, and the
 // read-only set / sorted-set algebra SINTER/SUNION/SDIFF/SINTERCARD, ZUNION/ZINTER/ZDIFF/
-// ZINTERCARD over big inputs) run as steps of bounded cost (`slice-items` entries walked or
-// `slice-usec` microseconds, whichever comes first) and give the worker back to the pool between
-// steps, so that big reads do not hold workers for hundreds of milliseconds while small commands
-// queue behind them.
+// ZINTERCARD over big inputs, and SORT / SORT_RO without STORE over big inputs) run as steps of
+// bounded cost (`slice-items` entries walked or `slice-usec` microseconds, whichever comes
+// first) and give the worker back to the pool between steps, so that big reads do not hold
+// workers for hundreds of milliseconds while small commands queue behind them.
 //
 // A SlicedRead is what the remaining steps need. This file has the range reads
 // (SlicedRangeRead, ReplyRange: the reply streamed chunk by chunk, as described below);
@@ -13,7 +13,9 @@
 // the last step since its cursor comes first; earlier steps post nothing);
 // server/slicing/sliced_algebra.h has the set / sorted-set algebra (ReplyAlgebra: one range read
 // per input, all opened in the first step under the command's key locks, the result built step
-// by step and written whole by the last step).
+// by step and written whole by the last step); server/slicing/sliced_sort.h has SORT / SORT_RO
+// (one range read whose snapshot also serves every BY / GET lookup; elements loaded and weighed,
+// merge-sorted in steps, then the reply streamed chunk by chunk as ReplyRange streams it).
 //
 // How a sliced command runs
 // 1. Its handler calls ReplyRange on a worker, inside its batch's group (server/group_commit.h),

@@ -239,5 +239,56 @@ TEST_CASE("range reads of drained collections walk no tombstones", "[storage][sl
   }
 }
 
+TEST_CASE("a range read's GetStrings and GetHashField read other keys on its snapshot",
+          "[storage][slicing]") {
+  StoreFixture f;
+  Store& s = *f.store;
+  Ok(s.RPush("list", {"a", "b"}));
+  Ok(s.Set("w_a", "1", SetOptions{}));
+  Ok(s.Set("w_b", "2", SetOptions{}));
+  Ok(s.HSet("h_a", {{"f", "x"}, {"g", "y"}}));
+  Ok(s.HSet("h_b", {{"g", "z"}}));
+  Ok(s.SAdd("set", {"m"}));
+  RangeQuery q;
+  q.kind = RangeQuery::Kind::kList;
+  q.key = "list";
+  auto read = Ok(s.OpenRangeRead(q));
+
+  // Writes after the open are not seen: changed, deleted, created, retyped keys.
+  Ok(s.Set("w_a", "100", SetOptions{}));
+  Ok(s.Del({"w_b"}));
+  Ok(s.Set("w_c", "3", SetOptions{}));
+  Ok(s.HSet("h_a", {{"f", "changed"}}));
+  Ok(s.HSet("h_b", {{"f", "new"}}));
+  Ok(s.Del({"set"}));
+  Ok(s.Set("set", "now a string", SetOptions{}));
+
+  std::vector<std::optional<std::string>> values;
+  REQUIRE(read->GetStrings({"w_a", "w_b", "w_c", "h_a", "set", "nothing"}, &values).ok());
+  REQUIRE(values.size() == 6);
+  CHECK(values[0] == std::optional<std::string>("1"));
+  CHECK(values[1] == std::optional<std::string>("2"));
+  CHECK(!values[2]);
+  CHECK(!values[3]);  // a hash: nullopt, as MGET
+  CHECK(!values[4]);  // a set at the snapshot
+  CHECK(!values[5]);
+  REQUIRE(read->GetStrings({}, &values).ok());
+  CHECK(values.empty());
+
+  REQUIRE(read->GetHashField({"h_a", "h_b", "w_a", "nothing", "h_a"}, "f", &values).ok());
+  REQUIRE(values.size() == 5);
+  CHECK(values[0] == std::optional<std::string>("x"));
+  CHECK(!values[1]);  // no field f at the snapshot
+  CHECK(!values[2]);  // a string
+  CHECK(!values[3]);
+  CHECK(values[4] == std::optional<std::string>("x"));
+  REQUIRE(read->GetHashField({"h_b"}, "g", &values).ok());
+  CHECK(values[0] == std::optional<std::string>("z"));
+
+  // The plain reads see the new state.
+  CHECK(Ok(s.Get("w_a")) == std::optional<std::string>("100"));
+  CHECK(Ok(s.HGet("h_a", "f")) == std::optional<std::string>("changed"));
+}
+
 }  // namespace
 }  // namespace rockcache::storage
