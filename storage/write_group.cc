@@ -5,8 +5,8 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "storage/encoding.h"
@@ -168,8 +168,9 @@ class OverlayIterator final : public rocksdb::Iterator {
   // Backward: delta_ to the last entry < key (<= key when inclusive; the last of all when
   // unbounded); delta_valid_back_ false when there is none.
   void SetDeltaBefore(std::string_view key, bool inclusive, bool unbounded) {
-    auto it = unbounded ? index_->end() : inclusive ? index_->upper_bound(key)
-                                                    : index_->lower_bound(key);
+    auto it = unbounded   ? index_->end()
+              : inclusive ? index_->upper_bound(key)
+                          : index_->lower_bound(key);
     delta_valid_back_ = it != index_->begin();
     if (delta_valid_back_) delta_ = std::prev(it);
   }
@@ -381,9 +382,7 @@ class RocksWriteGroup final : public WriteGroup {
   // Between BeginIndexed() and Commit().
   bool indexed() const { return indexing_; }
 
-  size_t pending() const override {
-    return overlay_ != nullptr ? overlay_->count() : count_;
-  }
+  size_t pending() const override { return overlay_ != nullptr ? overlay_->count() : count_; }
 
   // The group open on this thread for `store`, or nullptr.
   static RocksWriteGroup* Current(const RocksStore* store) {
@@ -568,8 +567,7 @@ class RocksWriteGroup final : public WriteGroup {
     previous_overlay_ = nullptr;
     Status s = failed_;
     failed_ = Status::OK();
-    if (s.ok() && overlay->count() > 0)
-      s = store_->WriteGroupBatch(overlay->write_batch());
+    if (s.ok() && overlay->count() > 0) s = store_->WriteGroupBatch(overlay->write_batch());
     if (s.ok()) {
       ApplyPendingDeltas();
     } else {

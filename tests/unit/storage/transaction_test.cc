@@ -1,8 +1,8 @@
 // storage::WriteGroup in a transaction (BeginAtomic .. Commit): the thread's reads see the
 // transaction's writes, nothing of them reaches RocksDB (or another thread) before the Commit,
 // which writes them as one batch, and a failed or abandoned transaction leaves nothing.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <map>
 #include <optional>
