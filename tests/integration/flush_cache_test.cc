@@ -116,7 +116,7 @@ TEST_CASE("FLUSHDB makes the cache's key count drop at once", "[cache][databases
   CHECK(CacheField(c, "cache_keys") == 0);
   CHECK(CacheField(c, "cache_stale_keys") == keys);
   CHECK(CacheField(c, "cache_used_bytes") == used);  // freed lazily, still charged
-  ExpectEmpty(c);  // the lookups free what they meet
+  ExpectEmpty(c);                                    // the lookups free what they meet
   CHECK(CacheField(c, "cache_flushed") >= 3);
 }
 
@@ -197,12 +197,12 @@ TEST_CASE("FLUSHDB inside MULTI and in a pipeline", "[cache][databases][flush][t
 
   CacheThree(c, "w");
   const std::vector<std::vector<std::string>> pipeline = {
-      {"GET", "s"}, {"HGET", "h", "f"}, {"FLUSHDB"},           {"GET", "s"},
-      {"EXISTS", "h"}, {"SET", "s", "x"}, {"GET", "s"},        {"GET", "missing"},
-      {"FLUSHALL"},  {"GET", "s"},      {"HGET", "h", "f"}};
-  const std::vector<std::string> expected = {"bulk:w",   "bulk:w", "status:OK", "nil",
-                                             "int:0",    "status:OK", "bulk:x", "nil",
-                                             "status:OK", "nil",    "nil"};
+      {"GET", "s"},    {"HGET", "h", "f"}, {"FLUSHDB"},       {"GET", "s"},
+      {"EXISTS", "h"}, {"SET", "s", "x"},  {"GET", "s"},      {"GET", "missing"},
+      {"FLUSHALL"},    {"GET", "s"},       {"HGET", "h", "f"}};
+  const std::vector<std::string> expected = {"bulk:w",    "bulk:w",    "status:OK", "nil",
+                                             "int:0",     "status:OK", "bulk:x",    "nil",
+                                             "status:OK", "nil",       "nil"};
   for (const auto& command : pipeline) c.Append(command);
   for (size_t i = 0; i < pipeline.size(); ++i) {
     Reply r;

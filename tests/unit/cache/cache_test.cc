@@ -406,9 +406,9 @@ TEST_CASE("Clear and SetMaxMemory(0)", "[cache]") {
   cache.Clear();
   Stats s = cache.GetStats();
   CHECK(s.keys == 0);
-  CHECK(s.stale_keys == 100);   // O(1) Clear: the entries are stale, freed lazily
-  CHECK(s.bytes_used == bytes);  // and still charged until then
-  CHECK(s.hits == 1);            // counters survive FLUSHALL
+  CHECK(s.stale_keys == 100);          // O(1) Clear: the entries are stale, freed lazily
+  CHECK(s.bytes_used == bytes);        // and still charged until then
+  CHECK(s.hits == 1);                  // counters survive FLUSHALL
   CHECK_FALSE(Cached(cache, Key(1)));  // the lookup freed Key(1)
   CHECK(cache.GetStats().stale_keys == 99);
   CHECK(cache.GetStats().flushed == 1);

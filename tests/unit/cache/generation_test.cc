@@ -190,7 +190,7 @@ TEST_CASE("a fill stamped with a generation from before a flush stays invisible"
   SECTION("captured before the flush, Put after it: refused, old entry dropped") {
     REQUIRE(cache.Put("k", Value::String("old"), 0, kNow));
     const Generation g = cache.generation();  // the fill starts: generation, then storage read
-    cache.ClearDb(0);                          // FLUSHDB completes meanwhile
+    cache.ClearDb(0);                         // FLUSHDB completes meanwhile
     CHECK_FALSE(cache.Put("k", Value::String("pre-flush read"), 0, kNow, g));
     CHECK(Read(cache, 0, "k") == "miss");
     CHECK(cache.GetStats().rejected == 1);
@@ -234,7 +234,7 @@ TEST_CASE("racing fills never show a pre-flush value after ClearDb returns",
     fillers.emplace_back([&, t] {
       for (uint64_t n = 0; !stop.load(std::memory_order_relaxed); ++n) {
         const std::string key = Key(static_cast<int>((n * 7 + t) % kKeys));
-        const Generation g = cache.generation();     // before the storage read
+        const Generation g = cache.generation();      // before the storage read
         const uint64_t epoch = storage_epoch.load();  // the storage read
         (void)cache.Put(key, Value::String(std::to_string(epoch)), 0, kNow, g);
       }
