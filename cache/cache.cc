@@ -34,7 +34,8 @@ Cache::Cache(const Options& options)
       shards_(new internal::Shard[shard_count_]),
       max_memory_(options.max_memory_bytes) {
   for (size_t i = 0; i < shard_count_; ++i) {
-    shards_[i].Init(options.policy, options.max_memory_bytes / shard_count_, SeedFor(i));
+    shards_[i].Init(options.policy, options.max_memory_bytes / shard_count_, SeedFor(i),
+                    generations_, &flushes_);
   }
 }
 
@@ -51,7 +52,8 @@ size_t Cache::Charge(std::string_view key, const Value& value) {
   return charge;
 }
 
-bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms) {
+bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms,
+                std::optional<Generation> generation) {
   assert(value.IsWellFormed());
   const int db = CurrentDb();
   const uint64_t hash = HashKey(key, db);
@@ -63,11 +65,15 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
   const uint64_t charge = cacheable ? Charge(key, value) : 0;
   // Unlocked read of the budget: only saves building an entry that cannot fit; the shard's own
   // capacity, read under its lock, decides.
-  if (!cacheable || charge > max_memory() / shard_count_) {
+  if (!cacheable || charge > max_memory() / shard_count_ || charge > internal::kMaxCharge) {
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Reject(key, hash, db, &garbage);
   } else {
-    internal::Entry* e = internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db);
+    // Install checks the stamp against the current generation under the shard lock.
+    const Generation stamp =
+        generation ? *generation : generations_[db].load(std::memory_order_acquire);
+    internal::Entry* e =
+        internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db, stamp);
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
     installed = shard.Install(e, &garbage);
@@ -88,26 +94,41 @@ void Cache::Erase(std::string_view key) {
   internal::DeleteChain(garbage);
 }
 
-void Cache::ClearDb(int db) {
-  for (size_t i = 0; i < shard_count_; ++i) {
-    internal::Entry* garbage = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(shards_[i].mu());
-      shards_[i].ClearDb(db, &garbage);
+void Cache::AdvanceGeneration(int db) {
+  const Generation current = generations_[db].load(std::memory_order_relaxed);
+  if (current == UINT32_MAX) {
+    // The next generation is 0 again, which entries filled 2^32 flushes ago may still carry:
+    // remove every entry of db first (fills meanwhile are stamped UINT32_MAX, made stale below).
+    for (size_t i = 0; i < shard_count_; ++i) {
+      internal::Entry* garbage = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(shards_[i].mu());
+        shards_[i].ClearDb(db, &garbage);
+      }
+      internal::DeleteChain(garbage);
     }
-    internal::DeleteChain(garbage);
   }
+  // Release: a thread that sees the new generation (and so treats the old entries as absent)
+  // also sees whatever the flusher did before, e.g. the storage flush its miss will read.
+  generations_[db].store(current + 1, std::memory_order_release);
+  flushes_.fetch_add(1, std::memory_order_release);
+}
+
+void Cache::ClearDb(int db) {
+  assert(db >= 0 && db < kMaxDatabases);
+  std::lock_guard<std::mutex> lock(flush_mu_);
+  AdvanceGeneration(db);
 }
 
 void Cache::Clear() {
-  for (size_t i = 0; i < shard_count_; ++i) {
-    internal::Entry* garbage = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(shards_[i].mu());
-      shards_[i].Clear(&garbage);
-    }
-    internal::DeleteChain(garbage);
-  }
+  std::lock_guard<std::mutex> lock(flush_mu_);
+  for (int db = 0; db < kMaxDatabases; ++db) AdvanceGeneration(db);
+}
+
+void Cache::SetGenerationForTesting(int db, Generation generation) {
+  std::lock_guard<std::mutex> lock(flush_mu_);
+  generations_[db].store(generation, std::memory_order_release);
+  flushes_.fetch_add(1, std::memory_order_release);
 }
 
 void Cache::SetMaxMemory(uint64_t bytes) {
@@ -163,7 +184,7 @@ std::optional<int> Cache::LfuFrequency(std::string_view key, int64_t now_ms) con
   std::lock_guard<std::mutex> lock(shard.mu());
   shard.Observe(now_ms);
   const internal::Entry* e = shard.Lookup(key, hash, db);
-  if (e == nullptr || e->ExpiredAt(now_ms)) return std::nullopt;
+  if (e == nullptr || e->ExpiredAt(now_ms) || shard.IsStale(e)) return std::nullopt;
   return shard.LfuFrequency(e);
 }
 
@@ -184,7 +205,7 @@ size_t Cache::RemoveExpired(int64_t now_ms, size_t samples_per_shard) {
 void Cache::CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const {
   std::lock_guard<std::mutex> lock(shards_[index].mu());
   for (const internal::Entry* e : shards_[index].entries()) {
-    if (e->ExpiredAt(now_ms)) continue;
+    if (e->ExpiredAt(now_ms) || shards_[index].IsStale(e)) continue;
     out->push_back(SnapshotEntry{std::string(e->key()), e->value(), e->expire_at_ms, e->db});
   }
 }

@@ -52,9 +52,38 @@
 // and Peek report it as Lookup::kAbsent without running the visitor, so code that only knows
 // kHit treats it as a miss and falls back to storage.
 //
+// Flushes (FLUSHDB / FLUSHALL) in O(1): generations. The cache keeps one generation number per
+// physical database (config/current_db.h); every entry records the generation of its database
+// when it was filled. ClearDb(db) only advances db's generation, Clear() every database's:
+// O(kMaxDatabases), no shard lock, whatever the cache holds. An entry whose generation is not its
+// database's current one is *stale*: every reader (Visit, Peek, Update, Erase, LfuFrequency,
+// ForEachSnapshot, the stats' key counts) treats it as absent, and a lookup that meets it frees
+// it (counted in `flushed`), as it frees an expired entry. Memory: a stale entry keeps its
+// charge in bytes_used until it is freed, so the budget still bounds the whole cache; eviction
+// and RemoveExpired take stale entries first (random probes, like expired ones; LRU order after
+// that), so a flushed cache is refilled at the cost of evicting dead entries, never live ones
+// while the probes find dead ones. Nothing walks the table on a flush (the one exception: a
+// database's 32-bit generation wrapping around, once per 2^32 flushes of it, first removes that
+// database's entries the old way, so that an ancient entry can never match again).
+//
+// Fill fencing across a flush. A fill reads storage, then installs; a flush may complete in
+// between. The rule: a fill captures Generation() *before* it reads storage and passes it to
+// Put, which installs the entry only if that generation is still current (checked under the
+// shard lock) and stamps the entry with it. So a value read before a flush is either installed
+// before the flush's generation bump (and made stale by it) or refused after: it is never live
+// after ClearDb/Clear has returned. (The server also holds every key stripe across FLUSHDB,
+// FLUSHALL and SWAPDB, so its fills cannot overlap them; the generation check does not depend
+// on that.) A Put without a generation stamps the current one: only for callers that exclude
+// concurrent flushes of the key's database otherwise (tests, single-threaded tools).
+//
+// SWAPDB needs nothing: entries are tagged with their physical database, and SWAPDB only swaps
+// the logical -> physical mapping (storage::Store::PhysicalDb), so a generation follows the data
+// it belongs to.
+//
 // Values that are never cached: a hash with more than Options::max_hash_fields fields or with no
-// fields, and any entry whose Charge exceeds one shard's budget. Put of such a value still
-// removes the old entry (the write path relies on that to stay coherent).
+// fields, and any entry whose Charge exceeds one shard's budget or internal::kMaxCharge (4 GiB).
+// Put of such a value still removes the old entry (the write path relies on that to stay
+// coherent).
 #pragma once
 
 #include <atomic>
@@ -78,6 +107,9 @@
 
 namespace rockcache::cache {
 
+// A physical database's generation (see "Flushes" above). Wraps around after 2^32 flushes.
+using Generation = uint32_t;
+
 class Cache {
  public:
   explicit Cache(const Options& options);
@@ -96,10 +128,10 @@ class Cache {
   // The constants follow what the process really allocates on 64-bit Linux (glibc malloc,
   // libstdc++), so that RSS growth tracks bytes_used (checked by a test: 1M keys into 64 MB):
   //   kEntryOverhead 176 = the entry's heap block without its key bytes (a 64-byte header:
-  //     list links, bucket chain, hash, expire-at, charge, sizes, LFU/LRU stamps; then the
-  //     64-byte Value: std::string + std::vector; the key padded to 8 in between, ~4) + the
-  //     malloc chunk header and rounding to 16 (~12) + the shard's bucket pointer (8-16 at load
-  //     0.5-1) + the shard's sampling-vector slot (8-16 with growth slack).
+  //     list links, bucket chain, hash, expire-at, charge, generation, sizes, LFU/LRU stamps;
+  //     then the 64-byte Value: std::string + std::vector; the key padded to 8 in between, ~4) +
+  //     the malloc chunk header and rounding to 16 (~12) + the shard's bucket pointer (8-16 at
+  //     load 0.5-1) + the shard's sampling-vector slot (8-16 with growth slack).
   //   kFieldOverhead 64 = the std::pair<std::string, std::string> in the fields vector.
   //   kHeapBlockOverhead 16 = a separate heap block's chunk header and rounding: strings longer
   //     than std::string's inline capacity (15 bytes) and the fields vector have one.
@@ -117,20 +149,20 @@ class Cache {
   static size_t Charge(std::string_view key, const Value& value);
 
   // --- Reads -------------------------------------------------------------------------------
-  // When `key` is cached and not expired at now_ms, runs visit(const Value&, int64_t
-  // expire_at_ms /* 0 = none */) — or visit(const Value&) — under the shard lock, counts a hit,
-  // records the access (LRU recency / LFU frequency) and returns kHit. When the entry is a
-  // negative one (Value::Absent()), it does not run `visit`, counts a hit and a negative hit,
-  // records the access and returns kAbsent: the key does not exist. Otherwise counts a miss
-  // and returns kMiss; an entry with now_ms >= expire_at is removed then and counted in
-  // `expired`. Never blocks on I/O: for network threads. `visit` must not block or call into
-  // the cache; copy out or append reply bytes only.
+  // When `key` is cached, not stale (flushed) and not expired at now_ms, runs visit(const
+  // Value&, int64_t expire_at_ms /* 0 = none */) — or visit(const Value&) — under the shard
+  // lock, counts a hit, records the access (LRU recency / LFU frequency) and returns kHit. When
+  // the entry is a negative one (Value::Absent()), it does not run `visit`, counts a hit and a
+  // negative hit, records the access and returns kAbsent: the key does not exist. Otherwise
+  // counts a miss and returns kMiss; an entry with now_ms >= expire_at is removed then and
+  // counted in `expired`, a stale one in `flushed`. Never blocks on I/O: for network threads.
+  // `visit` must not block or call into the cache; copy out or append reply bytes only.
   template <typename Visitor>
   Lookup Visit(std::string_view key, int64_t now_ms, Visitor&& visit) {
     return Find(key, now_ms, /*count=*/true, visit);
   }
   // Visit without counting the hit or miss (it still records the access and removes an expired
-  // entry): the worker's re-check under the key's stripe, and tests.
+  // or stale entry): the worker's re-check under the key's stripe, and tests.
   template <typename Visitor>
   Lookup Peek(std::string_view key, int64_t now_ms, Visitor&& visit) {
     return Find(key, now_ms, /*count=*/false, visit);
@@ -146,10 +178,21 @@ class Cache {
   // now_ms: the caller's clock, as given to Visit. It stamps the entry's LFU access minute and
   // tells eviction which entries have expired. Pass it (the server does); 0 falls back to the
   // latest now_ms this shard has seen from any call, which lags during write-only periods.
-  bool Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms = 0);
+  // generation: what Generation() returned before the caller read `value` from storage (see
+  // "Fill fencing" above); when it is no longer current the value is not cached (returns false,
+  // the old entry is removed, counted in `rejected`). nullopt: the current generation.
+  bool Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms = 0,
+           std::optional<Generation> generation = std::nullopt);
+
+  // The current generation of the calling thread's database (CurrentDb()). Any thread, never
+  // blocks: one acquire load. A fill takes it before its storage read and passes it to Put.
+  Generation generation() const {
+    return generations_[CurrentDb()].load(std::memory_order_acquire);
+  }
 
   // When `key` is cached and live at now_ms, calls mutate(Value&, int64_t& expire_at_ms) under
-  // the shard lock and returns true; otherwise returns false (and removes an expired entry).
+  // the shard lock and returns true; otherwise returns false (and removes an expired or stale
+  // entry).
   // A negative entry is removed (counted in `erases`) without calling `mutate`, and false is
   // returned: every write path that may create a key calls Put, Update or Erase for it, so a
   // negative entry never outlives the write that made the key exist.
@@ -166,14 +209,20 @@ class Cache {
   void Erase(std::string_view key);
 
   // --- Admin --------------------------------------------------------------------------------
-  // Removes every entry of database `db` (FLUSHDB): O(entries of the whole cache).
+  // FLUSHDB: every entry of physical database `db` becomes stale (invisible to every reader from
+  // the moment this returns; freed lazily, see "Flushes"). O(1): advances db's generation; takes
+  // no shard lock. Concurrent ClearDb/Clear calls are serialized (a short mutex of their own).
+  // REQUIRES: 0 <= db < kMaxDatabases.
   void ClearDb(int db);
-  // Removes every entry (FLUSHALL) and returns the shards' table memory. Counters are
-  // kept. Takes each shard lock in turn: a Put racing with Clear may survive it, so the server
-  // holds its usual stripes or accepts that (FLUSHALL also flushes storage first).
+  // FLUSHALL: ClearDb of every database, O(kMaxDatabases). Counters are kept. The entries' and
+  // the tables' memory is not returned at once: stale entries are freed by lookups, eviction
+  // and RemoveExpired, and bytes_used counts them until then (the budget holds throughout).
+  // A fill that captured its generation before this call is refused afterwards (see "Fill
+  // fencing").
   void Clear();
-  // CONFIG SET cache-maxmemory: new budget, split over the shards; a lower one evicts at once.
-  // 0 turns the cache off and clears it. Concurrent calls are serialized.
+  // CONFIG SET cache-maxmemory: new budget, split over the shards; a lower one evicts at once
+  // (stale entries first when probes find them). 0 turns the cache off and frees every entry and
+  // the shards' table memory (O(entries)). Concurrent calls are serialized.
   void SetMaxMemory(uint64_t bytes);
   uint64_t max_memory() const { return max_memory_.load(std::memory_order_relaxed); }
   bool enabled() const { return max_memory() > 0; }
@@ -192,22 +241,27 @@ class Cache {
   // CONFIG RESETSTAT: zeroes the counters (hits, misses, ...), keeps keys and bytes.
   void ResetStats();
 
-  // OBJECT FREQ: the key's LFU counter aged to now_ms; nullopt when not cached or the policy is
-  // not LFU. Does not count as an access.
+  // OBJECT FREQ: the key's LFU counter aged to now_ms; nullopt when not cached (or stale) or the
+  // policy is not LFU. Does not count as an access.
   std::optional<int> LfuFrequency(std::string_view key, int64_t now_ms) const;
 
   // Active expiry for a periodic housekeeping task: in each shard, probes up to
-  // `samples_per_shard` random entries and removes the expired ones. Returns how many it
-  // removed. Skips shards with no TTL entries in O(1).
+  // `samples_per_shard` random entries and removes the expired and the stale ones. Returns how
+  // many it removed. Skips shards with no TTL entries and no stale entries in O(1) (after a
+  // flush, O(kMaxDatabases) once per shard to notice it).
   size_t RemoveExpired(int64_t now_ms, size_t samples_per_shard);
 
   // DEBUG CACHE-VERIFY: calls visit(const std::string& key, const Value& value, int64_t
-  // expire_at_ms) for every live entry, of every database, each inside a DbScope of the
-  // entry's database (so storage reads in `visit` read that database). Copies one shard's entries
-  // under its lock, then calls `visit` without any lock (so it may block, e.g. to read storage),
-  // shard after shard: not an atomic snapshot of the whole cache. Does not count or touch anything.
+  // expire_at_ms) for every live (unexpired, not stale) entry, of every database, each inside a
+  // DbScope of the entry's database (so storage reads in `visit` read that database). Copies one
+  // shard's entries under its lock, then calls `visit` without any lock (so it may block, e.g. to
+  // read storage), shard after shard: not an atomic snapshot of the whole cache. Does not count
+  // or touch anything.
   template <typename Visitor>
   void ForEachSnapshot(int64_t now_ms, Visitor&& visit) const;
+
+  // Tests only: sets db's generation as if that many flushes had happened (to reach the wrap).
+  void SetGenerationForTesting(int db, Generation generation);
 
  private:
   struct SnapshotEntry {
@@ -225,6 +279,8 @@ class Cache {
   template <typename Visitor>
   Lookup Find(std::string_view key, int64_t now_ms, bool count, Visitor& visit);
   void CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const;
+  // Advances db's generation; at the wrap, first removes db's entries. REQUIRES: flush_mu_ held.
+  void AdvanceGeneration(int db);
 
   const size_t shard_count_;
   const bool shard_pow2_;  // shard_count_ is a power of two: % is a mask
@@ -233,6 +289,11 @@ class Cache {
   std::unique_ptr<internal::Shard[]> shards_;
   std::atomic<uint64_t> max_memory_;
   std::mutex config_mu_;  // serializes SetMaxMemory
+  // The current generation of each physical database, and how many times any of them changed
+  // (lets a shard notice a flush with one load). Written under flush_mu_, read by any thread.
+  std::atomic<Generation> generations_[kMaxDatabases] = {};
+  std::atomic<uint64_t> flushes_{0};
+  std::mutex flush_mu_;  // serializes ClearDb / Clear
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -294,6 +355,7 @@ bool Cache::Update(std::string_view key, int64_t now_ms, Mutator&& mutate) {
         keep = !v.fields.empty() && v.fields.size() <= max_hash_fields_;
       }
       const uint64_t charge = keep ? Charge(key, v) : 0;
+      if (charge > internal::kMaxCharge) keep = false;
       shard.FinishUpdate(e, keep, expire_at_ms, charge, now_ms, &garbage);
     }
   }

@@ -46,11 +46,15 @@ enum class Lookup { kHit, kMiss, kAbsent };
 // shard budgets). Gauges reflect the moment of the read; counters run since creation or the
 // last ResetStats.
 struct Stats {
-  // Gauges.
+  // Gauges. Exact at the read (each shard's under its lock), except that expired entries not yet
+  // removed count as live. Entries of a flushed database generation (stale: FLUSHDB/FLUSHALL
+  // since they were filled, see "Flushes" in cache.h) are not live: they count only in
+  // stale_keys and bytes_used until eviction, a lookup or RemoveExpired frees them.
   uint64_t keys = 0;           // live entries (expired but not yet removed ones included)
-  uint64_t keys_with_ttl = 0;  // entries with an expire-at
-  uint64_t bytes_used = 0;     // sum of Cache::Charge over the entries
-  uint64_t negative_keys = 0;  // negative entries (keys known absent), included in `keys`
+  uint64_t keys_with_ttl = 0;  // live entries with an expire-at
+  uint64_t bytes_used = 0;     // sum of Cache::Charge over the entries, stale ones included
+  uint64_t negative_keys = 0;  // live negative entries (keys known absent), included in `keys`
+  uint64_t stale_keys = 0;     // entries of a flushed generation, not yet freed
   uint64_t max_memory = 0;     // budget (a shard's, or the sum of the shards')
   // Counters.
   uint64_t hits = 0;           // Visit found a live entry (negative entries included)
@@ -62,12 +66,14 @@ struct Stats {
   uint64_t erases = 0;     // entries removed by Erase, an Update mutator or a rejected Put
   uint64_t evictions = 0;  // live entries removed to stay under the budget
   uint64_t expired = 0;    // expired entries removed (on access, by eviction or RemoveExpired)
+  uint64_t flushed = 0;    // stale entries freed (on access, by eviction or RemoveExpired)
 
   void Merge(const Stats& other) {
     keys += other.keys;
     keys_with_ttl += other.keys_with_ttl;
     bytes_used += other.bytes_used;
     negative_keys += other.negative_keys;
+    stale_keys += other.stale_keys;
     max_memory += other.max_memory;
     hits += other.hits;
     negative_hits += other.negative_hits;
@@ -78,10 +84,12 @@ struct Stats {
     erases += other.erases;
     evictions += other.evictions;
     expired += other.expired;
+    flushed += other.flushed;
   }
   // Zeroes the counters, keeps the gauges.
   void ResetCounters() {
-    hits = negative_hits = misses = fills = rejected = updates = erases = evictions = expired = 0;
+    hits = negative_hits = misses = fills = rejected = updates = erases = evictions = expired =
+        flushed = 0;
   }
 };
 

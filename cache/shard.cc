@@ -8,13 +8,15 @@
 namespace rockcache::cache::internal {
 
 Entry* NewEntry(std::string_view key, uint64_t hash, Value&& value, int64_t expire_at_ms,
-                uint64_t charge, int db) {
+                uint64_t charge, int db, uint32_t generation) {
   assert(key.size() <= UINT32_MAX);
+  assert(charge <= kMaxCharge);
   char* block = static_cast<char*>(::operator new(Entry::BlockSize(key.size())));
   auto* e = new (block) Entry();
   e->hash = hash;
   e->expire_at_ms = expire_at_ms;
-  e->charge = charge;
+  e->charge = static_cast<uint32_t>(charge);
+  e->generation = generation;
   e->key_size = static_cast<uint32_t>(key.size());
   e->lfu_counter = Shard::kLfuInitVal;
   e->db = static_cast<uint8_t>(db);
@@ -97,20 +99,26 @@ Shard::~Shard() {
   DeleteChain(garbage);
 }
 
-void Shard::Init(Policy policy, uint64_t capacity, uint64_t seed) {
+void Shard::Init(Policy policy, uint64_t capacity, uint64_t seed,
+                 const std::atomic<uint32_t>* generations, const std::atomic<uint64_t>* flushes) {
   policy_ = policy;
   capacity_ = capacity;
   rng_ = seed | 1;  // xorshift state must not be 0
+  generations_ = generations;
+  flushes_ = flushes;
+  refreshed_flushes_ = flushes->load(std::memory_order_acquire);
+  for (int db = 0; db < kMaxDatabases; ++db) {
+    db_counts_[db].generation = generations[db].load(std::memory_order_acquire);
+  }
 }
 
 Entry* Shard::Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage) {
   Entry* e = table_.Lookup(key, hash, db);
   if (e == nullptr) return nullptr;
-  if (e->ExpiredAt(now_ms)) {
-    Unlink(e);
-    e->next_hash = *garbage;
-    *garbage = e;
-    ++stats_.expired;
+  // IsStale(e), with the db already in a register (e->db == db): the lookup path's one extra load
+  // and compare (~5 instructions per GET measured with callgrind).
+  if (e->ExpiredAt(now_ms) || e->generation != generations_[db].load(std::memory_order_acquire)) {
+    Drop(e, e->ExpiredAt(now_ms) ? Gone::kExpired : Gone::kFlushed, garbage);
     return nullptr;
   }
   return e;
@@ -129,15 +137,20 @@ void Shard::Touch(Entry* e) {
 
 bool Shard::Install(Entry* e, Entry** garbage) {
   Entry* old = table_.Lookup(e->key(), e->hash, e->db);
+  const bool old_stale = old != nullptr && IsStale(old);
   if (old != nullptr) {
-    // A write to a hot key keeps it hot (Redis does the same on overwrite).
-    if (policy_ == Policy::kAllKeysLfu) e->lfu_counter = DecayedCounter(old);
+    // A write to a hot key keeps it hot (Redis does the same on overwrite); a flushed key's
+    // history does not carry over.
+    if (policy_ == Policy::kAllKeysLfu && !old_stale) e->lfu_counter = DecayedCounter(old);
     Unlink(old);
     old->next_hash = *garbage;
     *garbage = old;
+    if (old_stale) ++stats_.flushed;
   }
-  if (e->charge > capacity_) {
-    if (old != nullptr) ++stats_.erases;
+  // A fill stamped with a generation that is no longer current read storage before a flush of
+  // its database finished: installing it would be stale at once (and invisible); drop it.
+  if (e->charge > capacity_ || IsStale(e)) {
+    if (old != nullptr && !old_stale) ++stats_.erases;
     ++stats_.rejected;
     e->next_hash = *garbage;
     *garbage = e;
@@ -153,11 +166,12 @@ bool Shard::Install(Entry* e, Entry** garbage) {
 bool Shard::Erase(std::string_view key, uint64_t hash, int db, Entry** garbage) {
   Entry* e = table_.Lookup(key, hash, db);
   if (e == nullptr) return false;
+  const bool stale = IsStale(e);
   Unlink(e);
   e->next_hash = *garbage;
   *garbage = e;
-  ++stats_.erases;
-  return true;
+  ++(stale ? stats_.flushed : stats_.erases);
+  return !stale;
 }
 
 void Shard::Reject(std::string_view key, uint64_t hash, int db, Entry** garbage) {
@@ -173,9 +187,7 @@ size_t Shard::ClearDb(int db, Entry** garbage) {
       ++i;
       continue;
     }
-    Unlink(e);  // swaps the last entry into slot i
-    e->next_hash = *garbage;
-    *garbage = e;
+    Drop(e, Gone::kFlushed, garbage);  // swaps the last entry into slot i
     ++removed;
   }
   return removed;
@@ -183,9 +195,9 @@ size_t Shard::ClearDb(int db, Entry** garbage) {
 
 bool Shard::FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new_charge,
                          int64_t now_ms, Entry** garbage) {
-  const bool had_ttl = e->expire_at_ms != 0;
+  Count(e, -1);
   e->expire_at_ms = expire_at_ms;
-  ttl_entries_ += static_cast<uint64_t>(expire_at_ms != 0) - static_cast<uint64_t>(had_ttl);
+  Count(e, +1);
   if (!keep || e->ExpiredAt(now_ms) || new_charge > capacity_) {
     Unlink(e);
     e->next_hash = *garbage;
@@ -194,7 +206,7 @@ bool Shard::FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new
     return false;
   }
   usage_ = usage_ - e->charge + new_charge;
-  e->charge = new_charge;
+  e->charge = static_cast<uint32_t>(new_charge);  // <= capacity_ and <= kMaxCharge (Cache)
   Touch(e);
   ++stats_.updates;
   if (usage_ > capacity_) EvictFor(0, e, garbage);
@@ -212,6 +224,8 @@ void Shard::Clear(Entry** garbage) {
   usage_ = 0;
   ttl_entries_ = 0;
   negative_entries_ = 0;
+  stale_keys_ = stale_ttl_ = stale_negative_ = 0;
+  for (DbCount& count : db_counts_) count.keys = count.ttl = count.negative = 0;
 }
 
 void Shard::SetCapacity(uint64_t capacity, Entry** garbage) {
@@ -221,13 +235,17 @@ void Shard::SetCapacity(uint64_t capacity, Entry** garbage) {
 
 size_t Shard::RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage) {
   size_t removed = 0;
-  for (size_t i = 0; i < samples && ttl_entries_ > 0 && !entries_.empty(); ++i) {
+  Refresh();
+  for (size_t i = 0; i < samples && (ttl_entries_ > 0 || stale_keys_ > 0) && !entries_.empty();
+       ++i) {
     Entry* e = entries_[RandomIndex(entries_.size())];
-    if (!e->ExpiredAt(now_ms)) continue;
-    Unlink(e);
-    e->next_hash = *garbage;
-    *garbage = e;
-    ++stats_.expired;
+    if (e->ExpiredAt(now_ms)) {
+      Drop(e, Gone::kExpired, garbage);
+    } else if (IsStale(e)) {
+      Drop(e, Gone::kFlushed, garbage);
+    } else {
+      continue;
+    }
     ++removed;
   }
   return removed;
@@ -237,14 +255,57 @@ uint8_t Shard::LfuFrequency(const Entry* e) const {
   return policy_ == Policy::kAllKeysLfu ? DecayedCounter(e) : 0;
 }
 
-Stats Shard::GetStats() const {
+Stats Shard::GetStats() {
+  Refresh();
   Stats s = stats_;
-  s.keys = table_.size();
-  s.keys_with_ttl = ttl_entries_;
-  s.negative_keys = negative_entries_;
+  s.keys = table_.size() - stale_keys_;
+  s.keys_with_ttl = ttl_entries_ - stale_ttl_;
+  s.negative_keys = negative_entries_ - stale_negative_;
+  s.stale_keys = stale_keys_;
   s.bytes_used = usage_;
   s.max_memory = capacity_;
   return s;
+}
+
+void Shard::Count(const Entry* e, int sign) {
+  const auto d = static_cast<uint64_t>(sign);  // +1 or -1 (wraps: unsigned arithmetic)
+  const uint64_t ttl = e->expire_at_ms != 0 ? d : 0;
+  const uint64_t negative = e->value().is_absent() ? d : 0;
+  ttl_entries_ += ttl;
+  negative_entries_ += negative;
+  DbCount& count = db_counts_[e->db];
+  if (e->generation == count.generation) {
+    count.keys += static_cast<uint32_t>(d);
+    count.ttl += static_cast<uint32_t>(ttl);
+    count.negative += static_cast<uint32_t>(negative);
+  } else {
+    stale_keys_ += d;
+    stale_ttl_ += ttl;
+    stale_negative_ += negative;
+  }
+}
+
+void Shard::Retire(DbCount& count) {
+  stale_keys_ += count.keys;
+  stale_ttl_ += count.ttl;
+  stale_negative_ += count.negative;
+  count.keys = count.ttl = count.negative = 0;
+}
+
+void Shard::Refresh() {
+  const uint64_t flushes = flushes_->load(std::memory_order_acquire);
+  if (flushes == refreshed_flushes_) return;
+  refreshed_flushes_ = flushes;
+  // Any entry of generation `current` was linked under this lock after the bump to it, and its
+  // Link already moved the DbCount to `current`: a DbCount still on an older generation counts
+  // only stale entries.
+  for (int db = 0; db < kMaxDatabases; ++db) {
+    DbCount& count = db_counts_[db];
+    const uint32_t current = generations_[db].load(std::memory_order_acquire);
+    if (count.generation == current) continue;
+    Retire(count);
+    count.generation = current;
+  }
 }
 
 void Shard::Link(Entry* e) {
@@ -253,8 +314,13 @@ void Shard::Link(Entry* e) {
   e->slot = static_cast<uint32_t>(entries_.size());
   entries_.push_back(e);
   usage_ += e->charge;
-  if (e->expire_at_ms != 0) ++ttl_entries_;
-  if (e->value().is_absent()) ++negative_entries_;
+  // Install linked e only when current: a DbCount on another generation is on an older one.
+  DbCount& count = db_counts_[e->db];
+  if (e->generation != count.generation) {
+    Retire(count);
+    count.generation = e->generation;
+  }
+  Count(e, +1);
 }
 
 void Shard::Unlink(Entry* e) {
@@ -265,37 +331,60 @@ void Shard::Unlink(Entry* e) {
   last->slot = e->slot;
   entries_.pop_back();
   usage_ -= e->charge;
-  if (e->expire_at_ms != 0) --ttl_entries_;
-  if (e->value().is_absent()) --negative_entries_;
+  Count(e, -1);
 }
 
-void Shard::EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage) {
-  while (usage_ + incoming > capacity_) {
-    bool expired = false;
-    Entry* victim = PickVictim(keep, &expired);
-    if (victim == nullptr) break;
-    Unlink(victim);
-    victim->next_hash = *garbage;
-    *garbage = victim;
-    ++(expired ? stats_.expired : stats_.evictions);
+void Shard::Drop(Entry* e, Gone why, Entry** garbage) {
+  Unlink(e);
+  e->next_hash = *garbage;
+  *garbage = e;
+  switch (why) {
+    case Gone::kEvicted:
+      ++stats_.evictions;
+      break;
+    case Gone::kExpired:
+      ++stats_.expired;
+      break;
+    case Gone::kFlushed:
+      ++stats_.flushed;
+      break;
   }
 }
 
-Entry* Shard::PickVictim(const Entry* keep, bool* expired) {
+void Shard::EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage) {
+  if (usage_ + incoming <= capacity_) return;
+  Refresh();  // so that stale_keys_ knows about the latest flushes
+  while (usage_ + incoming > capacity_) {
+    Gone why = Gone::kEvicted;
+    Entry* victim = PickVictim(keep, &why);
+    if (victim == nullptr) break;
+    Drop(victim, why, garbage);
+  }
+}
+
+Entry* Shard::PickVictim(const Entry* keep, Gone* why) {
   const size_t n = entries_.size();
   if (n == 0 || (n == 1 && entries_[0] == keep)) return nullptr;
-  if (ttl_entries_ > 0) {
+  // Expired and stale entries go first: both are dead to every reader already.
+  if (ttl_entries_ > 0 || stale_keys_ > 0) {
     for (int i = 0; i < kExpireProbes; ++i) {
       Entry* e = entries_[RandomIndex(n)];
-      if (e != keep && e->ExpiredAt(clock_ms_)) {
-        *expired = true;
+      if (e == keep) continue;
+      if (e->ExpiredAt(clock_ms_)) {
+        *why = Gone::kExpired;
+        return e;
+      }
+      if (IsStale(e)) {
+        *why = Gone::kFlushed;
         return e;
       }
     }
   }
   if (policy_ == Policy::kAllKeysLru) {
     Entry* victim = static_cast<Entry*>(lru_.next);
-    return victim != keep ? victim : static_cast<Entry*>(victim->next);  // n >= 2 here
+    if (victim == keep) victim = static_cast<Entry*>(victim->next);  // n >= 2 here
+    if (IsStale(victim)) *why = Gone::kFlushed;
+    return victim;
   }
   Entry* best = nullptr;
   uint8_t best_counter = 0;
@@ -309,6 +398,7 @@ Entry* Shard::PickVictim(const Entry* keep, bool* expired) {
     }
   }
   if (best == nullptr) best = entries_[0] != keep ? entries_[0] : entries_[1];
+  if (IsStale(best)) *why = Gone::kFlushed;
   return best;
 }
 

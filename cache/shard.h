@@ -9,12 +9,23 @@
 // allocates: it hashes the string_view once, walks one bucket chain comparing the stored 64-bit
 // hash, and memcmp's the key only on a hash match.
 //
+// Generations (FLUSHDB/FLUSHALL in O(1), see "Flushes" in cache/cache.h): each entry carries the
+// generation its database had when it was filled; the Cache owns one atomic generation per
+// physical database and the shard reads it through the pointer given to Init. An entry whose
+// generation differs from its database's current one is *stale*: every lookup treats it as absent
+// and removes it on sight (counted in `flushed`), eviction and RemoveExpired take it first, and
+// until then it stays in the table, the lists and usage_ (it still costs memory). For the stats
+// the shard counts entries per database and generation (DbCount): a database's count moves to
+// the stale totals when the shard notices its generation changed (Refresh, O(kMaxDatabases) once
+// per flush, off the lookup path).
+//
 // Locking: every Shard method REQUIRES mu() held. Entries that leave the shard are unlinked under
 // the lock and chained (through Entry::next_hash) onto a caller-provided `garbage` list, which the
 // caller frees with DeleteChain after unlocking: destroying a value (up to a 1024-field hash)
 // never lengthens a critical section.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -24,6 +35,7 @@
 
 #include "cache/options.h"
 #include "cache/value.h"
+#include "config/current_db.h"
 
 namespace rockcache::cache::internal {
 
@@ -42,7 +54,8 @@ struct Entry : LruLink {
   Entry* next_hash = nullptr;  // bucket chain; after removal, the garbage chain
   uint64_t hash = 0;           // HashKey(key)
   int64_t expire_at_ms = 0;    // 0 = no TTL
-  uint64_t charge = 0;         // Cache::Charge(key, value), as accounted in Shard::usage_
+  uint32_t charge = 0;         // Cache::Charge(key, value) (<= kMaxCharge), as in Shard::usage_
+  uint32_t generation = 0;     // its database's generation when filled (stale when different)
   uint32_t key_size = 0;
   uint32_t slot = 0;         // index in Shard::entries_
   uint16_t lfu_minutes = 0;  // kAllKeysLfu: minute clock (mod 2^16) of the last access
@@ -64,11 +77,17 @@ struct Entry : LruLink {
   bool ExpiredAt(int64_t now_ms) const { return expire_at_ms != 0 && now_ms >= expire_at_ms; }
 };
 static_assert(sizeof(Entry) == 64, "the header is one cache line");
+// The largest charge an entry may have: a value whose Charge is above it is never cached (Put
+// rejects it, Update drops it). 4 GiB is far above what a cache entry should be (a shard's
+// budget is max_memory / shards, and a string above proto-max-bulk-len, 512 MB by default,
+// never reaches the cache).
+inline constexpr uint64_t kMaxCharge = UINT32_MAX;
 static_assert(alignof(Value) <= 8, "Value sits at an 8-aligned offset");
 
 // Allocates one block for the header and the key. Thread-safe (no shard state).
+// REQUIRES: charge <= kMaxCharge.
 Entry* NewEntry(std::string_view key, uint64_t hash, Value&& value, int64_t expire_at_ms,
-                uint64_t charge, int db = 0);
+                uint64_t charge, int db = 0, uint32_t generation = 0);
 // Frees `chain` and every entry linked after it through next_hash. Call without any shard lock.
 void DeleteChain(Entry* chain);
 
@@ -112,8 +131,11 @@ class alignas(64) Shard {
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
 
-  // Before first use (no lock needed then).
-  void Init(Policy policy, uint64_t capacity, uint64_t seed);
+  // Before first use (no lock needed then). `generations` (kMaxDatabases of them, the current
+  // generation of each physical database) and `flushes` (+1 after every generation change)
+  // belong to the Cache and outlive the shard.
+  void Init(Policy policy, uint64_t capacity, uint64_t seed,
+            const std::atomic<uint32_t>* generations, const std::atomic<uint64_t>* flushes);
   // Cache::SetPolicy. Under LFU the LRU list is still kept (in insertion order), so either switch
   // leaves every structure valid.
   void set_policy(Policy policy) { policy_ = policy; }
@@ -127,12 +149,18 @@ class alignas(64) Shard {
   void Observe(int64_t now_ms) {
     if (now_ms > clock_ms_) clock_ms_ = now_ms;
   }
-  // The entry for key, expired or not, or nullptr. No side effect.
+  // The entry for key, expired or stale or not, or nullptr. No side effect.
   const Entry* Lookup(std::string_view key, uint64_t hash, int db) const {
     return table_.Lookup(key, hash, db);
   }
+  // Whether e belongs to an older generation of its database (flushed since it was filled).
+  // One acquire load (a plain load on x86) and a compare.
+  bool IsStale(const Entry* e) const {
+    return e->generation != generations_[e->db].load(std::memory_order_acquire);
+  }
   // The live entry for key, or nullptr. An expired entry is unlinked, counted in `expired` and
-  // chained onto *garbage. Does not touch recency; call Touch for that.
+  // chained onto *garbage; a stale one likewise, counted in `flushed`. Does not touch recency;
+  // call Touch for that.
   Entry* Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage);
   // An access. LRU moves e to the newest end, unless e already is among the newest quarter of
   // the list (fewer than size/4 moves happened since its own): such an entry is safe from
@@ -141,15 +169,18 @@ class alignas(64) Shard {
   // read-mostly. LFU ages and increments its counter.
   void Touch(Entry* e);
   // Installs e (built outside the lock by NewEntry), first removing any entry with the same key
-  // (LFU keeps the old entry's counter), then evicting until e fits. When e->charge exceeds the
-  // budget, e itself goes to *garbage instead, the old entry counts as erased, and it returns
-  // false.
+  // (LFU keeps a live old entry's counter), then evicting until e fits. When e->charge exceeds
+  // the budget, or e is stale already (its fill started before a flush of its database), e
+  // itself goes to *garbage instead, a live old entry counts as erased (a stale one as
+  // flushed), and it returns false.
   bool Install(Entry* e, Entry** garbage);
-  // Removes key's entry and counts it in `erases`, if there is one (expired or not).
+  // Removes key's entry, if there is one, and counts it in `erases` (in `flushed` if stale, and
+  // then returns false: the key was not cached).
   bool Erase(std::string_view key, uint64_t hash, int db, Entry** garbage);
   // For a Put that will not install (e.g. too many fields): removes any old entry, counts it.
   void Reject(std::string_view key, uint64_t hash, int db, Entry** garbage);
-  // Removes every entry of database `db` onto *garbage (FLUSHDB).
+  // Removes every entry of database `db` onto *garbage: O(entries). Only for the generation
+  // wrap-around (Cache::ClearDb, once per 2^32 flushes of one database).
   size_t ClearDb(int db, Entry** garbage);
   // After an Update mutator ran on e: with keep == false, or with an expire-at already reached,
   // removes e; otherwise recharges it to new_charge (removing it if over the budget), records
@@ -160,15 +191,17 @@ class alignas(64) Shard {
   void Clear(Entry** garbage);
   // New budget; evicts down to it at once.
   void SetCapacity(uint64_t capacity, Entry** garbage);
-  // Active expiry: probes up to `samples` random entries and removes the expired ones.
+  // Active expiry: probes up to `samples` random entries and removes the expired and stale ones.
   size_t RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage);
   // kAllKeysLfu: e's counter aged to the shard clock (as Redis OBJECT FREQ); 0 under LRU.
   uint8_t LfuFrequency(const Entry* e) const;
 
-  // Every entry, expired or not, in no particular order.
+  // Every entry, expired or stale or not, in no particular order.
   const std::vector<Entry*>& entries() const { return entries_; }
   Stats& counters() { return stats_; }  // counters only; gauges are filled by GetStats
-  Stats GetStats() const;
+  // Counters and gauges; keys / keys_with_ttl / negative_keys exclude stale entries (exact as of
+  // the call: it runs Refresh).
+  Stats GetStats();
 
   // LFU parameters, as Redis's defaults (lfu-log-factor 10, lfu-decay-time 1 minute).
   static constexpr uint8_t kLfuInitVal = 5;
@@ -177,14 +210,34 @@ class alignas(64) Shard {
   // Entries sampled per LFU eviction: the lowest aged counter of 8 random entries goes. More
   // samples approach exact LFU but each one is a likely cache miss (~0.1 us at scale).
   static constexpr int kLfuSamples = 8;
-  // Random entries probed for an expired one before an eviction, when any entry has a TTL.
+  // Random entries probed for an expired or stale one before an eviction, when any entry has a
+  // TTL or is known stale.
   static constexpr int kExpireProbes = 5;
 
  private:
   void Link(Entry* e);
   void Unlink(Entry* e);  // from table, list and vector; adjusts usage; caller chains it
+  // Entries of one database in the shard, by generation: those whose Entry::generation equals
+  // `generation`; entries of an older generation are in the stale_* totals instead.
+  struct DbCount {
+    uint32_t generation = 0;
+    uint32_t keys = 0;
+    uint32_t ttl = 0;
+    uint32_t negative = 0;
+  };
+  // Why an entry left without being asked to (the counter it goes to).
+  enum class Gone { kEvicted, kExpired, kFlushed };
+  // Adds (+1) or removes (-1) e from the key/TTL/negative gauges of its DbCount or the stale
+  // totals, whichever e's generation says.
+  void Count(const Entry* e, int sign);
+  // Moves a DbCount into the stale totals.
+  void Retire(DbCount& count);
+  // After any flush since the last call: retires the DbCount of every database whose generation
+  // changed. O(kMaxDatabases) then, one atomic load otherwise.
+  void Refresh();
+  void Drop(Entry* e, Gone why, Entry** garbage);  // Unlink + chain + count
   void EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage);
-  Entry* PickVictim(const Entry* keep, bool* expired);
+  Entry* PickVictim(const Entry* keep, Gone* why);
   void LruAppend(Entry* e);
   static void LruRemove(Entry* e);
   uint8_t DecayedCounter(const Entry* e) const;
@@ -199,8 +252,14 @@ class alignas(64) Shard {
   Policy policy_ = Policy::kAllKeysLru;
   uint64_t capacity_ = 0;          // GUARDED_BY(mu_)
   uint64_t usage_ = 0;             // GUARDED_BY(mu_)
-  uint64_t ttl_entries_ = 0;       // GUARDED_BY(mu_)
-  uint64_t negative_entries_ = 0;  // GUARDED_BY(mu_); entries holding Value::Absent()
+  uint64_t ttl_entries_ = 0;       // GUARDED_BY(mu_); stale ones included
+  uint64_t negative_entries_ = 0;  // GUARDED_BY(mu_); entries holding Value::Absent(), ditto
+  const std::atomic<uint32_t>* generations_ = nullptr;  // the Cache's, one per database
+  const std::atomic<uint64_t>* flushes_ = nullptr;      // the Cache's flush count
+  uint64_t refreshed_flushes_ = 0;  // GUARDED_BY(mu_); *flushes_ at the last Refresh
+  uint64_t stale_keys_ = 0;         // GUARDED_BY(mu_); entries known stale (see DbCount)
+  uint64_t stale_ttl_ = 0;          // GUARDED_BY(mu_); of which with a TTL
+  uint64_t stale_negative_ = 0;     // GUARDED_BY(mu_); of which negative
   int64_t clock_ms_ = 0;           // GUARDED_BY(mu_)
   uint64_t rng_ = 1;               // GUARDED_BY(mu_)
   uint32_t lru_clock_ = 0;         // GUARDED_BY(mu_); +1 per move to the newest end (wraps)
@@ -208,6 +267,8 @@ class alignas(64) Shard {
   LruLink lru_{&lru_, &lru_};      // GUARDED_BY(mu_); lru_.next = oldest, lru_.prev = newest
   std::vector<Entry*> entries_;    // GUARDED_BY(mu_)
   Stats stats_;                    // GUARDED_BY(mu_); counters only
+  // Last: 4 KiB that only Link/Unlink/Refresh touch, kept away from the lookup path's fields.
+  DbCount db_counts_[kMaxDatabases];  // GUARDED_BY(mu_)
 };
 
 }  // namespace rockcache::cache::internal

@@ -82,9 +82,11 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
       locks.BeginWrite(all);
       // kCacheAware: the handler fixes the cache itself (FLUSHDB clears one database, SWAPDB
-      // needs nothing: the cache is keyed by physical database).
+      // needs nothing: the cache is keyed by physical database). Clear is O(databases): it
+      // advances generations ("Flushes" in cache/cache.h).
       if (!(spec.flags & kCacheAware)) cache->Clear();
       ctx.cache = cache;
+      ctx.cache_generation = cache->generation();
       spec.handler(ctx, argv, out);
       NoteWriteForWatch(watches, spec, argv, *out, reply_start);
       locks.EndWrite(all);
@@ -97,6 +99,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       for (auto key : keys) cache->Erase(key);
     }
     ctx.cache = cache;
+    ctx.cache_generation = cache->generation();
     spec.handler(ctx, argv, out);
     NoteWriteForWatch(watches, spec, argv, *out, reply_start);
     if (ShouldServe(server, waiter)) ServeBlockedAfterCommand(server, spec, argv, true);
@@ -113,6 +116,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       return;
     }
     ctx.cache = cache;
+    ctx.cache_generation = cache->generation();
     spec.handler(ctx, argv, out);
     return;
   }

@@ -34,12 +34,15 @@ bool CacheLookup(RtcContext& ctx, std::string_view key, Visitor&& visit, OnAbsen
   return result != cache::Lookup::kMiss;
 }
 
+// Every Put below passes ctx.cache_generation (taken before the handler read storage): a fill
+// that raced a flush of its database is not cached.
+
 // Worker, under the key lock (ctx.cache set), right after storage answered that `key` does not
 // exist: caches that absence (a negative entry), so the next read is answered without storage.
 // Writes replace or drop it like any entry (see cache/cache.h, "Negative entries").
 inline void CachePutAbsent(CommandContext& ctx, std::string_view key) {
   if (ctx.cache == nullptr) return;
-  ctx.cache->Put(key, cache::Value::Absent(), 0, ctx.now_ms);
+  ctx.cache->Put(key, cache::Value::Absent(), 0, ctx.now_ms, ctx.cache_generation);
 }
 
 // Remaining TTL in ms of a cached entry, as PTTL replies: -1 when it has none.
@@ -56,7 +59,8 @@ inline void CachePutString(CommandContext& ctx, std::string_view key, std::strin
     ctx.cache->Erase(key);
     return;
   }
-  ctx.cache->Put(key, cache::Value::String(std::move(value)), expire_at_ms, ctx.now_ms);
+  ctx.cache->Put(key, cache::Value::String(std::move(value)), expire_at_ms, ctx.now_ms,
+                 ctx.cache_generation);
 }
 
 // Worker, under the key lock: changes a cached entry in place with `mutate(cache::Value&,

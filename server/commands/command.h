@@ -89,6 +89,11 @@ struct CommandContext {
   // Set while `new` keyspace events (n) are on: the command's keys that did not exist before it
   // ran (server/pubsub/notify.h). nullptr otherwise.
   NewKeyWatch* new_keys = nullptr;
+  // Set with `cache` by the executor, before the handler reads storage: the generation of the
+  // command's database (cache::Cache::generation()) that every Put of the command is stamped
+  // with, so a fill that read storage before a FLUSHDB/FLUSHALL is never installed as live after
+  // it ("Fill fencing" in cache/cache.h). The cache helpers (cache_access.h) pass it.
+  uint32_t cache_generation = 0;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);

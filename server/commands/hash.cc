@@ -48,7 +48,7 @@ void FillHash(CommandContext& ctx, std::string_view key) {
   auto expire_at = ctx.store->ExpireTimeMs(key);
   if (!fields.ok() || !expire_at.ok() || *expire_at == -2) return;
   ctx.cache->Put(key, cache::Value::Hash(std::move(*fields)), *expire_at < 0 ? 0 : *expire_at,
-                 ctx.now_ms);
+                 ctx.now_ms, ctx.cache_generation);
 }
 
 // Runs `visit(const cache::Value& hash)` on a cached hash; a cached string answers WRONGTYPE; a

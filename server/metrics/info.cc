@@ -236,6 +236,7 @@ void CacheSection(Server& server, std::string* out) {
   Field(out, "cache_keys", s.keys);
   Field(out, "cache_keys_with_ttl", s.keys_with_ttl);
   Field(out, "cache_negative_keys", s.negative_keys);
+  Field(out, "cache_stale_keys", s.stale_keys);  // flushed, not yet freed (in used_bytes)
   Field(out, "cache_used_bytes", s.bytes_used);
   Field(out, "cache_used_bytes_human", HumanBytes(s.bytes_used));
   Field(out, "cache_maxmemory", cache->max_memory());
@@ -254,6 +255,7 @@ void CacheSection(Server& server, std::string* out) {
   Field(out, "cache_coalesced_misses", server.stats().coalesced_misses.load());
   Field(out, "cache_evictions", s.evictions);
   Field(out, "cache_expired", s.expired);
+  Field(out, "cache_flushed", s.flushed);
   Field(out, "cache_key_lock_contended", server.key_locks().contended());
 }
 

@@ -402,12 +402,22 @@ TEST_CASE("Clear and SetMaxMemory(0)", "[cache]") {
   Cache cache(Options{});
   for (int i = 0; i < 100; ++i) REQUIRE(cache.Put(Key(i), Value::String("v"), 0));
   cache.Visit(Key(1), kNow, [](const Value&) {});
+  const uint64_t bytes = cache.GetStats().bytes_used;
   cache.Clear();
   Stats s = cache.GetStats();
   CHECK(s.keys == 0);
-  CHECK(s.bytes_used == 0);
-  CHECK(s.hits == 1);  // counters survive FLUSHALL
-  CHECK_FALSE(Cached(cache, Key(1)));
+  CHECK(s.stale_keys == 100);          // O(1) Clear: the entries are stale, freed lazily
+  CHECK(s.bytes_used == bytes);        // and still charged until then
+  CHECK(s.hits == 1);                  // counters survive FLUSHALL
+  CHECK_FALSE(Cached(cache, Key(1)));  // the lookup freed Key(1)
+  CHECK(cache.GetStats().stale_keys == 99);
+  CHECK(cache.GetStats().flushed == 1);
+  for (int round = 0; round < 1000 && cache.GetStats().stale_keys > 0; ++round) {
+    cache.RemoveExpired(kNow, 20);  // the sampler frees stale entries too
+  }
+  CHECK(cache.GetStats().stale_keys == 0);
+  CHECK(cache.GetStats().bytes_used == 0);
+  CHECK(cache.GetStats().flushed == 100);
   REQUIRE(cache.Put(Key(1), Value::String("v"), 0));  // usable after Clear
 
   cache.SetMaxMemory(0);
