@@ -260,13 +260,13 @@ class alignas(64) Shard {
   uint64_t stale_keys_ = 0;         // GUARDED_BY(mu_); entries known stale (see DbCount)
   uint64_t stale_ttl_ = 0;          // GUARDED_BY(mu_); of which with a TTL
   uint64_t stale_negative_ = 0;     // GUARDED_BY(mu_); of which negative
-  int64_t clock_ms_ = 0;           // GUARDED_BY(mu_)
-  uint64_t rng_ = 1;               // GUARDED_BY(mu_)
-  uint32_t lru_clock_ = 0;         // GUARDED_BY(mu_); +1 per move to the newest end (wraps)
-  EntryTable table_;               // GUARDED_BY(mu_)
-  LruLink lru_{&lru_, &lru_};      // GUARDED_BY(mu_); lru_.next = oldest, lru_.prev = newest
-  std::vector<Entry*> entries_;    // GUARDED_BY(mu_)
-  Stats stats_;                    // GUARDED_BY(mu_); counters only
+  int64_t clock_ms_ = 0;            // GUARDED_BY(mu_)
+  uint64_t rng_ = 1;                // GUARDED_BY(mu_)
+  uint32_t lru_clock_ = 0;          // GUARDED_BY(mu_); +1 per move to the newest end (wraps)
+  EntryTable table_;                // GUARDED_BY(mu_)
+  LruLink lru_{&lru_, &lru_};       // GUARDED_BY(mu_); lru_.next = oldest, lru_.prev = newest
+  std::vector<Entry*> entries_;     // GUARDED_BY(mu_)
+  Stats stats_;                     // GUARDED_BY(mu_); counters only
   // Last: 4 KiB that only Link/Unlink/Refresh touch, kept away from the lookup path's fields.
   DbCount db_counts_[kMaxDatabases];  // GUARDED_BY(mu_)
 };
