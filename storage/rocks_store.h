@@ -13,11 +13,12 @@
 //   thread. Write() appends a method's batch to it (byte append of the batch's records;
 //   WriteBatch's rep is "seq fixed64, count fixed32, records", stable since LevelDB) and
 //   AddKeyCount() defers the counter change to the group's successful Commit().
-// - Transactions (WriteGroup::BeginAtomic): the group's writes go to a TxOverlay (a
-//   rocksdb::WriteBatchWithIndex) installed in tls_tx_overlay; every read of the store goes
-//   through DbGet / DbMultiGet / NewIter, which merge the overlay over the database when one is
-//   installed (one thread-local load otherwise), so a transaction reads its own writes while
-//   none of them is in RocksDB until its Commit writes them as one batch.
+// - Transactions (WriteGroup::BeginAtomic) and indexed groups: the group's writes go to a
+//   TxOverlay (a WriteBatch plus an ordered index of its keys, write_group.h) installed in
+//   tls_tx_overlay; every read of the store goes through DbGet / DbMultiGet / NewIter, which
+//   merge the overlay over the database when one is installed (one thread-local load
+//   otherwise), so a transaction reads its own writes while none of them is in RocksDB until
+//   its Commit writes them as one batch.
 // - counters_[physical db]: atomics, adjusted after each successful write that creates or removes
 //   a meta (keys) or changes whether a key has a TTL (expires, expire_sum): PutMeta/DeleteMeta
 //   note the TTL change on a thread-local list that the next successful Write applies (or hands
