@@ -85,9 +85,10 @@ class SkipPendingDeletes final : public rocksdb::Iterator {
 // current key (rare: a reverse range read that turns round).
 class OverlayIterator final : public rocksdb::Iterator {
  public:
-  OverlayIterator(rocksdb::Iterator* base, const TxOverlay::KeyIndex* index,
-                  const rocksdb::Slice* lo, const rocksdb::Slice* hi)
-      : base_(base), index_(index) {
+  OverlayIterator(rocksdb::Iterator* base, const TxOverlay* overlay,
+                  const TxOverlay::KeyIndex* index, const rocksdb::Slice* lo,
+                  const rocksdb::Slice* hi)
+      : base_(base), overlay_(overlay), index_(index) {
     if (lo != nullptr) lo_ = std::string_view(lo->data(), lo->size());
     if (hi != nullptr) hi_ = std::string_view(hi->data(), hi->size());
   }
@@ -154,7 +155,7 @@ class OverlayIterator final : public rocksdb::Iterator {
   }
   rocksdb::Slice key() const override { return from_delta_ ? DeltaKey() : base_->key(); }
   rocksdb::Slice value() const override {
-    return from_delta_ ? rocksdb::Slice(delta_->second.value) : base_->value();
+    return from_delta_ ? overlay_->value(delta_->second) : base_->value();
   }
   rocksdb::Status status() const override { return base_->status(); }
 
@@ -223,6 +224,7 @@ class OverlayIterator final : public rocksdb::Iterator {
   }
 
   std::unique_ptr<rocksdb::Iterator> base_;
+  const TxOverlay* overlay_;
   const TxOverlay::KeyIndex* index_;
   std::optional<std::string_view> lo_, hi_;
   TxOverlay::KeyIndex::const_iterator delta_;
@@ -245,10 +247,11 @@ bool ReadPending(const TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf, const roc
   if (w->deleted) {
     *status = rocksdb::Status::NotFound();
   } else {
+    const rocksdb::Slice v = tx->value(*w);
     if constexpr (std::is_same_v<Out, rocksdb::PinnableSlice>) {
-      value->PinSelf(w->value);
+      value->PinSelf(v);
     } else {
-      value->assign(w->value);
+      value->assign(v.data(), v.size());
     }
     *status = rocksdb::Status::OK();
   }
@@ -312,7 +315,7 @@ std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions
     case TxOverlay::Pending::kPuts:
       break;
   }
-  return std::make_unique<OverlayIterator>(base, index, ro.iterate_lower_bound,
+  return std::make_unique<OverlayIterator>(base, tx, index, ro.iterate_lower_bound,
                                            ro.iterate_upper_bound);
 }
 

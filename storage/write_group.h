@@ -58,14 +58,17 @@ extern thread_local PendingDeltas tls_pending;
 //   iterator and the index are merged (OverlayIterator, write_group.cc).
 // rocksdb::WriteBatchWithIndex did this before, at thousands of instructions per write to index
 // (a quarter of a pipelined SADD's cost in an indexed group) and ~3,000-7,000 per step of its
-// merged iterator (RocksDB 7.8). The index here costs one std::map
-// insert per write and one std::map step per merged step.
+// merged iterator (RocksDB 7.8). The index here costs one std::map insert per write and one
+// std::map step per merged step; it refers to values in the batch's bytes rather than copying
+// them, so a transaction's big values are held once (as WriteBatchWithIndex held them).
 class TxOverlay {
  public:
-  // The last pending write of a key: its value, or a delete.
+  // The last pending write of a key: a delete, or a value, which is where the Put record left
+  // it at the end of the batch's bytes (not copied; see value()).
   struct Write {
     bool deleted = false;
-    std::string value;
+    size_t value_offset = 0;
+    size_t value_size = 0;
   };
   // Key -> its last pending write, in key order (BytewiseComparator's, every column family's).
   using KeyIndex = std::map<std::string, Write, std::less<>>;
@@ -81,16 +84,24 @@ class TxOverlay {
 
   rocksdb::Status Put(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
                       const rocksdb::Slice& value) {
+    rocksdb::Status s = batch_.Put(cf, key, value);
+    if (!s.ok()) return s;
+    // A Put record ends with its value: [varint32 length][value].
     Write& w = Note(cf->GetID(), key);
     w.deleted = false;
-    w.value.assign(value.data(), value.size());
-    return batch_.Put(cf, key, value);
+    w.value_offset = batch_.Data().size() - value.size();
+    w.value_size = value.size();
+    return s;
   }
   rocksdb::Status Delete(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
-    Write& w = Note(cf->GetID(), key);
-    w.deleted = true;
-    w.value.clear();
-    return batch_.Delete(cf, key);
+    rocksdb::Status s = batch_.Delete(cf, key);
+    if (!s.ok()) return s;
+    Note(cf->GetID(), key).deleted = true;
+    return s;
+  }
+  // The value of a pending Put: valid until the next Put or Delete (the batch may grow).
+  rocksdb::Slice value(const Write& w) const {
+    return rocksdb::Slice(batch_.Data().data() + w.value_offset, w.value_size);
   }
 
   // The index of column family `cf_id`; nullptr when nothing was written to it.
