@@ -375,10 +375,23 @@ class RocksStore final : public Store {
     db_->MultiGet(ro, cf, n, keys, values, statuses);
   }
   // An iterator over `cf` (within ro's iterate bounds, which the caller's Slices must outlive).
+  // `collection`: the DataPrefix every key read lies under, when there is one; inside a
+  // transaction or indexed group the overlay then serves the read from a cursor it keeps across
+  // reads (storage/overlay_cursor.h).
   std::unique_ptr<rocksdb::Iterator> NewIter(const rocksdb::ReadOptions& ro,
-                                             rocksdb::ColumnFamilyHandle* cf) {
-    if (tls_tx_overlay != nullptr) return TxIter(ro, cf);
+                                             rocksdb::ColumnFamilyHandle* cf,
+                                             std::string_view collection = {}) {
+    if (tls_tx_overlay != nullptr) return TxIter(ro, cf, collection);
     return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro, cf));
+  }
+  // DbGet of a data key whose first `collection_size` bytes are its DataPrefix, for reads that
+  // walk a collection in key order (a run of pops): inside a transaction or indexed group, read
+  // with the overlay's cursor over that collection (one Next() from the previous read).
+  rocksdb::Status DbGetInOrder(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                               const rocksdb::Slice& key, size_t collection_size,
+                               std::string* value) {
+    if (tls_tx_overlay != nullptr) return TxGetInOrder(ro, cf, key, collection_size, value);
+    return db_->Get(ro, cf, key, value);
   }
   rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                         const rocksdb::Slice& key, rocksdb::PinnableSlice* value);
@@ -388,7 +401,11 @@ class RocksStore final : public Store {
                   const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
                   rocksdb::Status* statuses);
   std::unique_ptr<rocksdb::Iterator> TxIter(const rocksdb::ReadOptions& ro,
-                                            rocksdb::ColumnFamilyHandle* cf);
+                                            rocksdb::ColumnFamilyHandle* cf,
+                                            std::string_view collection);
+  rocksdb::Status TxGetInOrder(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                               const rocksdb::Slice& key, size_t collection_size,
+                               std::string* value);
   // The key-count change of physical database `db` held by the transaction open on this thread
   // (0 outside one): DBSIZE inside EXEC counts the transaction's own creations and deletions.
   int64_t PendingKeyDelta(int db) const;
@@ -472,10 +489,11 @@ class RocksStore final : public Store {
   // For a read: *found = false when absent or expired; WrongType when another type.
   Status LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key, MetaType type,
                      Meta* meta, bool* found);
-  // Point read of one data entry; *found = false when absent.
+  // Point read of one data entry; *found = false when absent. `in_order`: one of a run of reads
+  // walking the collection forward (DbGetInOrder).
   Status GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                   std::string_view key, uint64_t version, std::string_view sub_key,
-                  std::string* value, bool* found);
+                  std::string* value, bool* found, bool in_order = false);
   // The live-range hint of `meta` (for the column family the hint is kept for: hash fields, set
   // members, the zset score index; see encoding.h).
   static EntryBounds HintOf(const Meta& meta) {

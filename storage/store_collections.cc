@@ -199,8 +199,11 @@ Status RocksStore::LoadForRead(const rocksdb::ReadOptions& ro, std::string_view 
 
 Status RocksStore::GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                             std::string_view key, uint64_t version, std::string_view sub_key,
-                            std::string* value, bool* found) {
-  rocksdb::Status s = DbGet(ro, cf, DataKey(key, version, sub_key), value);
+                            std::string* value, bool* found, bool in_order) {
+  const std::string data_key = DataKey(key, version, sub_key);
+  rocksdb::Status s = in_order
+                          ? DbGetInOrder(ro, cf, data_key, data_key.size() - sub_key.size(), value)
+                          : DbGet(ro, cf, data_key, value);
   *found = s.ok();
   if (s.IsNotFound()) return Status::OK();
   return FromRocks(s);
@@ -242,7 +245,7 @@ Status RocksStore::ForEachEntry(const rocksdb::ReadOptions& ro_in, rocksdb::Colu
     }
     from = *bounds.gap;
   }
-  std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, cf);
+  std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, cf, prefix);
   if (from) {
     std::string target = prefix;
     target.append(from->data(), from->size());

@@ -96,7 +96,8 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::PopElements(std::s
     for (uint64_t i = 0; i < n && s.ok(); ++i) {
       bool found = false;
       s = GetEntry(rocksdb::ReadOptions(), list_cf_, key, meta.version,
-                   EncodeListIndex(left ? first + i : first - i), &out.emplace_back(), &found);
+                   EncodeListIndex(left ? first + i : first - i), &out.emplace_back(), &found,
+                   /*in_order=*/left);
       if (s.ok() && !found) return Status::Corruption("list shorter than its meta");
     }
   } else {

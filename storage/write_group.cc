@@ -301,11 +301,37 @@ void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamil
   }
 }
 
-std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,
-                                                      rocksdb::ColumnFamilyHandle* cf) {
+rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
+                                         rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
+                                         size_t collection_size, std::string* value) {
   TxOverlay* tx = tls_tx_overlay;
-  rocksdb::Iterator* base = db_->NewIterator(ro, cf);
-  if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(base);
+  rocksdb::Status s;
+  if (tx->store() != this || ro.snapshot != nullptr) return db_->Get(ro, cf, key, value);
+  if (ReadPending(tx, cf, key, value, &s)) return s;
+  CollectionCursor* cursor =
+      tx->Cursor(db_, cf, std::string_view(key.data(), std::min(collection_size, key.size())));
+  if (cursor == nullptr || cursor->leased()) return db_->Get(ro, cf, key, value);
+  cursor->SeekForward(key, *tx);
+  rocksdb::Iterator* it = cursor->base();
+  if (!it->status().ok()) return it->status();
+  if (!it->Valid() || it->key() != key) return rocksdb::Status::NotFound();
+  value->assign(it->value().data(), it->value().size());
+  return rocksdb::Status::OK();
+}
+
+std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,
+                                                      rocksdb::ColumnFamilyHandle* cf,
+                                                      std::string_view collection) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro, cf));
+  rocksdb::Iterator* base = nullptr;
+  if (!collection.empty() && ro.snapshot == nullptr) {
+    CollectionCursor* cursor = tx->Cursor(db_, cf, collection);
+    if (cursor != nullptr && !cursor->leased()) {
+      base = cursor->NewLease(tx, ro.iterate_lower_bound, ro.iterate_upper_bound).release();
+    }
+  }
+  if (base == nullptr) base = db_->NewIterator(ro, cf);
   const TxOverlay::KeyIndex* index = tx->IndexOf(cf->GetID());
   switch (tx->Within(cf->GetID(), ro.iterate_lower_bound, ro.iterate_upper_bound)) {
     case TxOverlay::Pending::kNone:
@@ -505,7 +531,7 @@ class RocksWriteGroup final : public WriteGroup {
       ro.iterate_upper_bound = &end;
       std::vector<std::string> keys;  // collected first: the batch must not change under `it`
       {
-        std::unique_ptr<rocksdb::Iterator> it = store_->TxIter(ro, cf);
+        std::unique_ptr<rocksdb::Iterator> it = store_->TxIter(ro, cf, {});
         for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
         if (!it->status().ok()) return it->status();
       }

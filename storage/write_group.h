@@ -16,11 +16,13 @@
 #include <rocksdb/write_batch.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "storage/overlay_cursor.h"
 #include "storage/rocks_store.h"
 
 namespace rockcache::storage {
@@ -74,6 +76,7 @@ class TxOverlay {
   using KeyIndex = std::map<std::string, Write, std::less<>>;
 
   explicit TxOverlay(const RocksStore* store) : store_(store) {}
+  ~TxOverlay();  // destroys the cursors (storage/overlay_cursor.cc)
   TxOverlay(const TxOverlay&) = delete;
   TxOverlay& operator=(const TxOverlay&) = delete;
 
@@ -135,7 +138,15 @@ class TxOverlay {
     return found;
   }
 
+  // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
+  // (storage/overlay_cursor.h): created on first use; nullptr when kMaxCursors cursors are all
+  // leased out. A returned cursor may be leased (the caller then reads without it).
+  CollectionCursor* Cursor(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                           std::string_view collection);
+
  private:
+  static constexpr size_t kMaxCursors = 4;
+
   Write& Note(uint32_t cf_id, const rocksdb::Slice& key) {
     KeyIndex* index = nullptr;
     for (auto& [id, keys] : indexes_) {
@@ -151,6 +162,7 @@ class TxOverlay {
   const RocksStore* const store_;
   rocksdb::WriteBatch batch_;
   std::vector<std::pair<uint32_t, KeyIndex>> indexes_;  // a few column families
+  std::vector<std::unique_ptr<CollectionCursor>> cursors_;
 };
 
 }  // namespace rockcache::storage

@@ -1,0 +1,95 @@
+// storage/overlay_cursor — a database iterator over one collection that a TxOverlay keeps
+// between reads, so a run of pops in one group or transaction does not pay a new iterator and a
+// full seek each (internal to storage/; includes RocksDB).
+//
+// Why: inside an indexed group (a pipeline of writes to one key) or a transaction, every ZPOPMIN
+// read its sorted set's head with a new RocksDB iterator and a Seek (~10,000 instructions: the
+// merging iterator seeks the memtable and every level), then again to move the live-range hint;
+// every LPOP read its head element with a point Get (a full memtable search). The next pop's
+// entry is the database's next key, one Next() away.
+//
+// Why it is correct: the overlay lives between two commits of its group, and the group holds the
+// key stripes of every key it reads (cache::KeyLocks) for that whole time, so nothing but the
+// overlay itself changes a collection the group reads. An iterator created during the overlay's
+// life therefore shows exactly what a new one would, for that collection, until the overlay is
+// written and destroyed (which destroys its cursors). Reads with an explicit snapshot never use a
+// cursor.
+//
+// What a cursor remembers: `origin`, the target of its last real Seek, and the invariant that
+// every database key in [origin, here) — `here` being the key the iterator is on — has an entry
+// in the overlay's index (a pending delete or put). Skipping such keys never changes a read: the
+// overlay decides them (SkipPendingDeletes hides a deleted key, OverlayIterator shows the
+// overlay's version, a point read asks the overlay first). So Seek(t) with origin <= t <= here
+// stays where it is; keys stepped over by Next() since are checked against the index at the next
+// Seek (a pop deletes them in between); a target a few keys ahead is reached with Next(); anything
+// else is a real Seek. Backward moves forget the memory.
+//
+// Threads: the thread that owns the overlay.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rockcache::storage {
+
+class TxOverlay;
+
+class CollectionCursor {
+ public:
+  // An iterator over the keys of `cf` that start with `collection` (a DataPrefix), on `db`'s
+  // latest state.
+  CollectionCursor(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_view collection);
+  CollectionCursor(const CollectionCursor&) = delete;
+  CollectionCursor& operator=(const CollectionCursor&) = delete;
+
+  uint32_t cf_id() const { return cf_id_; }
+  const std::string& collection() const { return lo_; }
+  // True for a key of this cursor's collection.
+  bool Holds(const rocksdb::Slice& key) const {
+    return key.size() >= lo_.size() && std::string_view(key.data(), lo_.size()) == lo_;
+  }
+  // A lease is out (see NewLease): a second reader of the collection gets a plain iterator.
+  bool leased() const { return leased_; }
+
+  // Positions the iterator at the first key >= `target` (a key of the collection), reusing what
+  // the cursor knows (see top). `tx` is the overlay that owns the cursor.
+  void SeekForward(const rocksdb::Slice& target, const TxOverlay& tx);
+  // Next(), remembering the key stepped over.
+  void Next();
+  // A backward positioning: the memory is void until the next real Seek.
+  void Forget() { known_ = false; }
+  rocksdb::Iterator* base() { return base_.get(); }
+
+  // An iterator for one read within [lo, hi) (nullptr: the collection's bound), which hands the
+  // cursor back when destroyed. REQUIRES: !leased(); the bounds lie within the collection.
+  std::unique_ptr<rocksdb::Iterator> NewLease(const TxOverlay* tx, const rocksdb::Slice* lo,
+                                              const rocksdb::Slice* hi);
+
+  // Counters for tests: real seeks, and seeks answered from memory or by stepping.
+  uint64_t seeks() const { return seeks_; }
+  uint64_t reused() const { return reused_; }
+
+ private:
+  friend class CursorLease;
+  static constexpr size_t kMaxPassed = 16;  // Next()s remembered before the memory is dropped
+  static constexpr int kMaxSteps = 4;       // a target this many keys ahead is stepped to
+
+  bool PassedAllPending(const TxOverlay& tx) const;
+
+  const uint32_t cf_id_;
+  std::string lo_, hi_;  // the collection's bounds, which base_'s ReadOptions point at
+  rocksdb::Slice lo_slice_, hi_slice_;
+  std::unique_ptr<rocksdb::Iterator> base_;
+  bool known_ = false;
+  std::string origin_;
+  std::vector<std::string> passed_;  // keys Next() stepped over since origin_ was last verified
+  bool leased_ = false;
+  uint64_t seeks_ = 0, reused_ = 0;
+};
+
+}  // namespace rockcache::storage

@@ -1,0 +1,232 @@
+// The overlay's collection cursors (storage/overlay_cursor.h): inside a transaction or an indexed
+// group, a run of pops reads each head one step after the previous one instead of seeking again.
+// The tests check the results against a model while members come and go in every way the
+// cursor's memory must survive (pops from both ends, re-adding popped members, adding below the
+// head, removing ahead of it, reads in between), and count RocksDB's memtable seeks and gets to
+// show the reuse (PerfContext: counts, no timing).
+#include <rocksdb/perf_context.h>
+#include <rocksdb/perf_level.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "storage/store.h"
+#include "tests/unit/storage/store_fixture.h"
+
+using namespace rockcache;
+using namespace rockcache::storage;
+using rockcache::storage::testing::Ok;
+using rockcache::storage::testing::StoreFixture;
+
+namespace {
+
+std::string Member(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "m%03d", i);
+  return buf;
+}
+
+// Opens a transaction or an indexed group (the two owners of an overlay).
+std::unique_ptr<WriteGroup> Open(Store* store, bool atomic) {
+  auto group = store->OpenWriteGroup();
+  if (atomic) {
+    group->BeginAtomic();
+  } else {
+    group->BeginIndexed();
+  }
+  return group;
+}
+
+struct PerfCounts {
+  uint64_t memtable_seeks = 0;
+  uint64_t memtable_gets = 0;
+};
+
+template <typename Fn>
+PerfCounts Count(Fn fn) {
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  fn();
+  PerfCounts c;
+  c.memtable_seeks = rocksdb::get_perf_context()->seek_on_memtable_count;
+  c.memtable_gets = rocksdb::get_perf_context()->get_from_memtable_count;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(StoreFixture, "pops in one overlay match a model while members come and go",
+                 "[storage][group][transaction][cursor]") {
+  const bool atomic = GENERATE(true, false);
+  std::mt19937 rng(atomic ? 11 : 12);
+  for (int round = 0; round < 12; ++round) {
+    const std::string key = "z" + std::to_string(round);
+    std::map<std::string, double> model;
+    std::vector<std::pair<double, std::string>> base;
+    for (int i = 0; i < 80; ++i) {
+      if (rng() % 3 == 0) continue;
+      base.emplace_back(static_cast<double>(rng() % 40), Member(i));
+      model[base.back().second] = base.back().first;
+    }
+    std::vector<std::pair<double, std::string_view>> add(base.begin(), base.end());
+    Ok(store->ZAdd(key, add, ZAddOptions()));
+    auto sorted = [&] {
+      std::vector<std::pair<double, std::string>> v;
+      for (const auto& [m, s] : model) v.emplace_back(s, m);
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    auto group = Open(store.get(), atomic);
+    for (int op = 0; op < 60; ++op) {
+      const int kind = static_cast<int>(rng() % 10);
+      if (kind < 5) {  // the run of pops the cursor is for
+        const uint64_t count = 1 + rng() % 3;
+        auto want = sorted();
+        want.resize(std::min<size_t>(want.size(), count));
+        std::vector<std::pair<double, std::string>> got;
+        for (auto& sm : Ok(store->ZPopMin(key, count))) got.emplace_back(sm.score, sm.member);
+        REQUIRE(got == want);
+        for (const auto& [s, m] : want) model.erase(m);
+      } else if (kind == 5) {  // from the other end
+        auto want = sorted();
+        auto got = Ok(store->ZPopMax(key, 1));
+        if (want.empty()) {
+          REQUIRE(got.empty());
+        } else {
+          REQUIRE(got.size() == 1);
+          CHECK(got[0].member == want.back().second);
+          model.erase(want.back().second);
+        }
+      } else if (kind <= 7) {  // (re)add any member, often one popped before, often below the head
+        const std::string m = Member(static_cast<int>(rng() % 80));
+        const double score = static_cast<double>(rng() % 40) - (kind == 7 ? 40 : 0);
+        Ok(store->ZAdd(key, {{score, m}}, ZAddOptions()));
+        model[m] = score;
+      } else if (kind == 8) {  // remove ahead of the head
+        const std::string m = Member(static_cast<int>(rng() % 80));
+        Ok(store->ZRem(key, {m}));
+        model.erase(m);
+      } else if (rng() % 2 == 0) {  // a full read in between
+        std::vector<std::pair<double, std::string>> got;
+        for (auto& sm : Ok(store->ZRange(key, ZRangeSpec()))) got.emplace_back(sm.score, sm.member);
+        REQUIRE(got == sorted());
+      } else {  // a read that walks the head without removing it (steps over live members)
+        ZRangeSpec first;
+        first.start = 0;
+        first.stop = static_cast<int64_t>(rng() % 4);
+        auto want = sorted();
+        want.resize(std::min<size_t>(want.size(), static_cast<size_t>(first.stop) + 1));
+        REQUIRE(Ok(store->ZRangeStore(key + "-copy", key, first)) ==
+                static_cast<int64_t>(want.size()));
+      }
+      CHECK(Ok(store->ZCard(key)) == static_cast<int64_t>(model.size()));
+    }
+    REQUIRE(group->Commit().ok());
+    std::vector<std::pair<double, std::string>> got;
+    for (auto& sm : Ok(store->ZRange(key, ZRangeSpec()))) got.emplace_back(sm.score, sm.member);
+    REQUIRE(got == sorted());
+  }
+}
+
+TEST_CASE_METHOD(StoreFixture, "list pops in one overlay match a model with pushes between them",
+                 "[storage][group][transaction][cursor]") {
+  const bool atomic = GENERATE(true, false);
+  std::mt19937 rng(atomic ? 21 : 22);
+  int next = 0;
+  for (int round = 0; round < 12; ++round) {
+    const std::string key = "l" + std::to_string(round);
+    std::deque<std::string> model;
+    std::vector<std::string> items;
+    for (int i = 0; i < 40; ++i) items.push_back("v" + std::to_string(next++));
+    Ok(store->RPush(key, std::vector<std::string_view>(items.begin(), items.end())));
+    model.assign(items.begin(), items.end());
+    auto group = Open(store.get(), atomic);
+    for (int op = 0; op < 60; ++op) {
+      const int kind = static_cast<int>(rng() % 8);
+      if (kind < 4) {
+        const uint64_t count = 1 + rng() % 3;
+        auto got = Ok(store->LPop(key, count));
+        std::vector<std::string> want(model.begin(),
+                                      model.begin() + std::min<size_t>(model.size(), count));
+        if (model.empty()) {
+          REQUIRE_FALSE(got.has_value());
+        } else {
+          REQUIRE(got.has_value());
+          REQUIRE(*got == want);
+        }
+        for (size_t i = 0; i < want.size(); ++i) model.pop_front();
+      } else if (kind == 4) {
+        auto got = Ok(store->RPop(key, 1));
+        if (!model.empty()) {
+          REQUIRE(got.has_value());
+          CHECK(got->at(0) == model.back());
+          model.pop_back();
+        }
+      } else if (kind == 5) {  // a push at the head: an index below the cursor's position
+        const std::string v = "v" + std::to_string(next++);
+        Ok(store->LPush(key, {v}));
+        model.push_front(v);
+      } else if (kind == 6) {
+        const std::string v = "v" + std::to_string(next++);
+        Ok(store->RPush(key, {v}));
+        model.push_back(v);
+      } else {
+        auto got = Ok(store->LRange(key, 0, -1));
+        REQUIRE(got == std::vector<std::string>(model.begin(), model.end()));
+      }
+    }
+    REQUIRE(group->Commit().ok());
+    auto got = Ok(store->LRange(key, 0, -1));
+    REQUIRE(got == std::vector<std::string>(model.begin(), model.end()));
+  }
+}
+
+TEST_CASE_METHOD(StoreFixture, "a run of pops in one overlay seeks once, not once per pop",
+                 "[storage][group][transaction][cursor]") {
+  const bool atomic = GENERATE(true, false);
+  constexpr int kItems = 2000;
+  std::vector<std::pair<double, std::string>> members;
+  std::vector<std::string> items;
+  for (int i = 0; i < kItems; ++i) {
+    members.emplace_back(i, "m" + std::to_string(i));
+    items.push_back("v" + std::to_string(i));
+  }
+  Ok(store->ZAdd("queue",
+                 std::vector<std::pair<double, std::string_view>>(members.begin(), members.end()),
+                 ZAddOptions()));
+  Ok(store->RPush("list", std::vector<std::string_view>(items.begin(), items.end())));
+
+  auto group = Open(store.get(), atomic);
+  // Without the cursor: two memtable seeks per ZPOPMIN (the read, the hint), one memtable get
+  // per LPOP for the element. With it, a handful for the whole run.
+  PerfCounts z = Count([&] {
+    for (int i = 0; i < 500; ++i) {
+      auto got = Ok(store->ZPopMin("queue", 1));
+      REQUIRE(got.size() == 1);
+      REQUIRE(got[0].member == "m" + std::to_string(i));
+    }
+  });
+  PerfCounts l = Count([&] {
+    for (int i = 0; i < 500; ++i) {
+      auto got = Ok(store->LPop("list", 1));
+      REQUIRE(got.has_value());
+      REQUIRE(got->at(0) == "v" + std::to_string(i));
+    }
+  });
+  REQUIRE(group->Commit().ok());
+  INFO("zpopmin memtable seeks " << z.memtable_seeks << ", lpop memtable gets " << l.memtable_gets
+                                 << " (the meta reads are among them)");
+  CHECK(z.memtable_seeks < 10);
+  // Each LPOP still reads its meta with a Get (in the default column family): 500 of them.
+  CHECK(l.memtable_gets < 500 + 10);
+  CHECK(Ok(store->ZCard("queue")) == kItems - 500);
+  CHECK(Ok(store->LLen("list")) == kItems - 500);
+}
