@@ -85,7 +85,7 @@ class WriteGroup {
   // RocksDB in that Commit, as ONE batch (one WAL record), so a crash keeps all of them or none;
   // until then nothing of them is in RocksDB (not even in a memtable). Unlike a plain group,
   // reads of the thread (every Store method, Keys/Scan/DbSize included) see the transaction's
-  // writes (the batch is indexed: write_group.h, TxOverlay), so FlushThreadWriteGroup() is a
+  // writes (the batch is indexed: tx_overlay.h, TxOverlay), so FlushThreadWriteGroup() is a
   // no-op. A range deletion in a transaction becomes point deletes (one per entry). Not covered:
   // methods that write with their own WriteOptions (FlushAll, FlushDb, SwapDb): the caller
   // commits before them. Commit() fails the whole transaction if any of its writes failed.
