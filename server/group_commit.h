@@ -15,7 +15,7 @@
 //    storage reads. Read-your-writes: before a command touching a key that an earlier command of
 //    the group wrote since the last commit (same connection or another), the pending writes are
 //    committed first (still under the locks); from then on the group reads through an index of
-//    its own pending writes (WriteGroup::BeginIndexed, storage/write_group.h), so a pipeline of
+//    its own pending writes (WriteGroup::BeginIndexed, storage/tx_overlay.h), so a pipeline of
 //    writes to one hot key still costs one commit per group. Distinct keys pay nothing for it.
 // 3. Replies are kept per command and handed back only after the commit that made the
 //    command's writes durable, all connections of the group in one PostCompletions call. If a

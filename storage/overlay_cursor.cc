@@ -1,7 +1,7 @@
 #include "storage/overlay_cursor.h"
 
 #include "storage/encoding.h"
-#include "storage/write_group.h"
+#include "storage/tx_overlay.h"
 
 namespace rockcache::storage {
 

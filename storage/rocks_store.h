@@ -14,7 +14,7 @@
 //   WriteBatch's rep is "seq fixed64, count fixed32, records", stable since LevelDB) and
 //   AddKeyCount() defers the counter change to the group's successful Commit().
 // - Transactions (WriteGroup::BeginAtomic) and indexed groups: the group's writes go to a
-//   TxOverlay (a WriteBatch plus an ordered index of its keys, write_group.h) installed in
+//   TxOverlay (a WriteBatch plus an ordered index of its keys, tx_overlay.h) installed in
 //   tls_tx_overlay; every read of the store goes through DbGet / DbMultiGet / NewIter, which
 //   merge the overlay over the database when one is installed (one thread-local load
 //   otherwise), so a transaction reads its own writes while none of them is in RocksDB until
@@ -52,7 +52,7 @@
 
 namespace rockcache::storage {
 
-class TxOverlay;  // write_group.h
+class TxOverlay;  // tx_overlay.h
 // The transaction overlay open on the calling thread, or nullptr (see the top of this file).
 inline thread_local TxOverlay* tls_tx_overlay = nullptr;
 
@@ -357,7 +357,7 @@ class RocksStore final : public Store {
   Status ReadMetaIn(int db, std::string_view key, MetaLookup* out);
   // Reads of the calling thread's view of the database: plain RocksDB reads, or, inside a
   // transaction, the transaction's pending writes merged over them (see top). Every read of a
-  // key or data entry in storage/ goes through these (write_group.cc holds the Tx* slow paths).
+  // key or data entry in storage/ goes through these (tx_overlay.cc holds the Tx* slow paths).
   rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                         const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
     if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);

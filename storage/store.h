@@ -35,11 +35,17 @@
 // logical one. The logical -> physical mapping is persisted ("db-map" in "props") and is what
 // SWAPDB swaps: O(1), nothing is copied. Data written before databases existed is physical
 // database 0, logical 0: it opens as it is, no migration.
+//
+// Where things are: this file holds the contract above, WriteGroup (group commit, transactions)
+// and the Store interface, its methods grouped by type (strings, keyspace, databases, hashes,
+// lists, sets, sorted sets, streams, maintenance). The types they take and return are in
+// storage/store_types.h (options, keyspace, strings, hashes, lists), storage/zset_types.h and
+// storage/stream_types.h; the `max_bytes` bound of large reads in storage/result_bytes.h; sliced
+// reads (RangeQuery, RangeRead) in storage/range_read.h. Including store.h includes them all.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,174 +54,13 @@
 #include <vector>
 
 #include "config/status.h"
-#include "storage/stream_id.h"
+#include "storage/range_read.h"
+#include "storage/result_bytes.h"
+#include "storage/store_types.h"
+#include "storage/stream_types.h"
+#include "storage/zset_types.h"
 
 namespace rockcache::storage {
-
-struct Options {
-  std::string dir = "./data";  // RocksDB directory; created if missing
-  bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
-  uint64_t block_cache_bytes = 64ull << 20;
-  uint64_t write_buffer_bytes = 64ull << 20;
-  std::string compression = "lz4";  // none | snappy | lz4 | zstd
-  int max_background_jobs = 2;
-  int databases = 16;  // logical databases, 1..kMaxDatabases (config/current_db.h)
-};
-
-// A database's key figures, for INFO keyspace (as counted by the store; see DbSize).
-struct KeyStats {
-  int64_t keys = 0;
-  int64_t expires = 0;     // keys with a TTL
-  int64_t avg_ttl_ms = 0;  // average remaining TTL of those keys, 0 when none
-};
-
-enum class KeyType { kNone, kString, kHash, kList, kSet, kZSet, kStream };
-
-// The name TYPE replies with: "none", "string", "hash", "list", "set", "zset", "stream".
-const char* KeyTypeName(KeyType type);
-// Parses a TYPE name (case-insensitive) as SCAN ... TYPE takes it; nullopt when unknown.
-std::optional<KeyType> ParseKeyTypeName(std::string_view name);
-
-// When the write of SET/GETEX/... changes the key's TTL.
-struct Expiry {
-  enum class Mode {
-    kClear,  // the key ends with no TTL (plain SET)
-    kKeep,   // keep the TTL the key had (SET KEEPTTL; APPEND, INCR... always keep)
-    kAt,     // expire at `at_ms` (SET EX/PX/EXAT/PXAT); at_ms in the past deletes the key
-  };
-  Mode mode = Mode::kClear;
-  int64_t at_ms = 0;
-};
-
-struct SetOptions {
-  enum class Condition { kAlways, kIfAbsent /* NX */, kIfPresent /* XX */ };
-  Condition condition = Condition::kAlways;
-  Expiry expiry;
-  bool return_old = false;  // SET ... GET: also report the old value (WrongType if not a string)
-  // The caller knows a meta record exists for the key (of any type, e.g. from a cache entry held
-  // under the key lock). A plain SET (kAlways, no return_old, no kKeep) then writes blind: no read
-  // of the old meta, the key counter stays as it is (overwrite), and a collection it replaces
-  // becomes unreachable through the new version like on any type change. Ignored otherwise.
-  bool known_present = false;
-  // With known_present: the key's TTL as the caller knows it (0 = none), so the per-database
-  // expires= counters stay exact without the read.
-  int64_t known_expire_at_ms = 0;
-};
-
-struct SetResult {
-  bool written = false;                  // false when NX/XX prevented the write
-  std::optional<std::string> old_value;  // with return_old: the previous string value, if any
-};
-
-enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };  // EXPIRE's NX/XX/GT/LT
-
-struct ScanResult {
-  uint64_t next_cursor = 0;       // 0 when the iteration is complete
-  std::vector<std::string> keys;  // keys (SCAN) or members (SSCAN)
-};
-
-// HSCAN: field/value pairs.
-struct PairScanResult {
-  uint64_t next_cursor = 0;
-  std::vector<std::pair<std::string, std::string>> items;
-};
-
-// A sorted-set member with its score.
-struct ScoredMember {
-  std::string member;
-  double score = 0;
-  bool operator==(const ScoredMember& o) const { return member == o.member && score == o.score; }
-};
-
-// ZSCAN: members with their scores.
-struct ZScanResult {
-  uint64_t next_cursor = 0;
-  std::vector<ScoredMember> items;
-};
-
-enum class ListEnd { kLeft, kRight };  // LMOVE's LEFT/RIGHT; LPUSH/LPOP work on kLeft
-
-// ZADD's flags. REQUIRES (the server reports the Redis errors): not NX with XX, not GT/LT with
-// NX, not GT with LT, INCR with exactly one score/member pair.
-struct ZAddOptions {
-  enum class Condition { kAlways, kIfAbsent /* NX */, kIfPresent /* XX */ };
-  Condition condition = Condition::kAlways;
-  bool gt = false;    // update only when the new score is greater (new members still added)
-  bool lt = false;    // update only when the new score is less
-  bool ch = false;    // count changed members as well as added ones
-  bool incr = false;  // ZINCRBY-like: add the score to the current one
-};
-
-struct ZAddResult {
-  int64_t count = 0;            // members added (+ changed with CH); not meaningful with INCR
-  std::optional<double> score;  // with INCR: the new score; nullopt when NX/XX/GT/LT blocked it
-};
-
-// A score interval (ZRANGEBYSCORE, ZCOUNT...), always min <= max in the logical sense; REV only
-// changes the order of the result. Infinite bounds are ±infinity.
-struct ScoreRange {
-  double min = -std::numeric_limits<double>::infinity();
-  double max = std::numeric_limits<double>::infinity();
-  bool min_exclusive = false;
-  bool max_exclusive = false;
-};
-
-// One end of a lex interval (ZRANGEBYLEX): "-", "+", "[member" or "(member".
-struct LexBound {
-  enum class Kind { kNegInf, kPosInf, kInclusive, kExclusive };
-  Kind kind = Kind::kNegInf;
-  std::string value;  // kInclusive / kExclusive
-};
-
-struct LexRange {
-  LexBound min{LexBound::Kind::kNegInf, {}};
-  LexBound max{LexBound::Kind::kPosInf, {}};
-};
-
-// Parses ZRANGEBYSCORE-style bounds ("1.5", "(1.5", "-inf", "+inf"), as Redis zslParseRange.
-// Error: InvalidArgument "min or max is not a float".
-Status ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
-// Parses ZRANGEBYLEX-style bounds ("-", "+", "[a", "(a"), as Redis zslParseLexRange.
-// Error: InvalidArgument "min or max not valid string range item".
-Status ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
-
-// The general ZRANGE: by rank, by score or by lex; REV; LIMIT offset count (score/lex only).
-struct ZRangeSpec {
-  enum class By { kRank, kScore, kLex };
-  By by = By::kRank;
-  bool reverse = false;  // ZREVRANGE / REV: highest first (rank 0 = highest score)
-  int64_t start = 0;     // kRank: Redis indexes, negative from the end
-  int64_t stop = -1;
-  ScoreRange score;    // kScore
-  LexRange lex;        // kLex (assumes equal scores, as Redis; ordered by member)
-  int64_t offset = 0;  // LIMIT: skip `offset` matches (negative offset = empty result)
-  int64_t limit = -1;  // LIMIT: at most `limit` results; negative = no limit
-};
-
-// A stream entry: its id and its field/value pairs in the order XADD gave them.
-struct StreamEntry {
-  StreamId id;
-  std::vector<std::pair<std::string, std::string>> fields;
-};
-
-// XADD's / XTRIM's trimming. `limit` 0 = no limit, else at most `limit` entries are removed
-// (the server passes Redis's LIMIT, or its default 10000 for `~` without LIMIT). `~` trims
-// exactly here (Redis may trim less).
-struct StreamTrim {
-  enum class Strategy { kNone, kMaxLen, kMinId };
-  Strategy strategy = Strategy::kNone;
-  uint64_t maxlen = 0;  // kMaxLen: keep at most this many (the newest)
-  StreamId minid;       // kMinId: remove the entries with an id < minid
-  uint64_t limit = 0;
-};
-
-struct XAddSpec {
-  enum class IdKind { kAuto /* * */, kAutoSeq /* ms-* */, kExplicit /* ms-seq */ };
-  IdKind id_kind = IdKind::kAuto;
-  StreamId id;  // kAutoSeq: the ms; kExplicit: the id (REQUIRES > 0-0, the server checks)
-  bool nomkstream = false;
-  StreamTrim trim;
-};
 
 // Group commit: while a thread has a WriteGroup open, the writes of the Store methods *that
 // thread* calls are not written one by one: each method's WriteBatch is appended to the group's
@@ -240,7 +85,7 @@ class WriteGroup {
   // RocksDB in that Commit, as ONE batch (one WAL record), so a crash keeps all of them or none;
   // until then nothing of them is in RocksDB (not even in a memtable). Unlike a plain group,
   // reads of the thread (every Store method, Keys/Scan/DbSize included) see the transaction's
-  // writes (the batch is indexed: write_group.h, TxOverlay), so FlushThreadWriteGroup() is a
+  // writes (the batch is indexed: tx_overlay.h, TxOverlay), so FlushThreadWriteGroup() is a
   // no-op. A range deletion in a transaction becomes point deletes (one per entry). Not covered:
   // methods that write with their own WriteOptions (FlushAll, FlushDb, SwapDb): the caller
   // commits before them. Commit() fails the whole transaction if any of its writes failed.
@@ -261,103 +106,6 @@ class WriteGroup {
 // Runs `critical` while holding the caller's key lock of `key` (see SweepExpired).
 using WithKeyLock =
     std::function<void(std::string_view key, const std::function<void()>& critical)>;
-
-// Reads whose result can be large (KEYS, LRANGE, ZRANGE, HGETALL/HKEYS/HVALS, SMEMBERS,
-// SRANDMEMBER/HRANDFIELD) take `max_bytes`: the room left under the client's output-buffer limit.
-// They stop as soon as the result passes it — each item counted as its bytes plus
-// kResultItemOverhead (its std::string and its RESP framing) — and return Status::OverLimit(), so
-// what they hold never exceeds max_bytes by more than one item. kNoByteLimit: no bound.
-inline constexpr uint64_t kNoByteLimit = std::numeric_limits<uint64_t>::max();
-inline constexpr uint64_t kResultItemOverhead = 48;
-
-// Counts a result's bytes against max_bytes (see above). Not thread-safe; one per call.
-class ResultBytes {
- public:
-  explicit ResultBytes(uint64_t max_bytes) : left_(max_bytes) {}
-  // Counts one item of `size` bytes; false once the result has passed the limit.
-  bool Add(uint64_t size) {
-    uint64_t charge = size + kResultItemOverhead;
-    if (over_ || charge > left_) {
-      over_ = true;
-      return false;
-    }
-    left_ -= charge;
-    return true;
-  }
-  bool over() const { return over_; }
-
- private:
-  uint64_t left_;
-  bool over_ = false;
-};
-
-// Sliced reads (server/slicing/): a big read done in steps of bounded cost over ONE RocksDB
-// snapshot, so that the steps together return exactly what a single read at the moment of
-// OpenRangeRead would have returned, whatever writes happen between the steps.
-struct RangeQuery {
-  enum class Kind {
-    kHash,  // every field of a hash with its value (HGETALL / HKEYS / HVALS)
-    kSet,   // every member of a set (SMEMBERS), in byte order
-    kList,  // LRANGE key start stop (Redis's index rules)
-    kZSet,  // ZRANGE in all its forms (`zrange`)
-    kKeys,  // KEYS pattern: live keys of the current database, in key order
-  };
-  Kind kind = Kind::kHash;
-  std::string key;      // kHash, kSet, kList, kZSet
-  int64_t start = 0;    // kList
-  int64_t stop = -1;    // kList
-  ZRangeSpec zrange;    // kZSet
-  std::string pattern;  // kKeys (glob, config/glob.h)
-};
-
-// One item of a sliced read: hash field + value; set member, list element or key in `key`;
-// zset member in `key` with its `score`.
-struct RangeItem {
-  std::string key;
-  std::string value;
-  double score = 0;
-};
-
-// A resumable read (see RangeQuery), made by Store::OpenRangeRead. It holds a RocksDB snapshot
-// from its creation to its destruction: while it lives, the versions it needs are pinned (not
-// compacted away), which is the price of the consistent view; sliced commands keep it for the
-// few milliseconds to seconds their steps take.
-// Threads: not thread-safe, but it may move between threads between calls (one thread at a
-// time: a sliced command's steps run on whichever worker takes them). Every call may block on
-// disk. REQUIRES: destroyed before Store::Close() (the server's pool runs or cancels every task
-// before the store closes).
-class RangeRead {
- public:
-  virtual ~RangeRead() = default;
-  // How many items the whole read returns, when the snapshot's meta tells (kHash, kSet, kList,
-  // kZSet by rank); -1 when only a pass can tell (kKeys, kZSet by score or lex): count with a
-  // pass of Next(out = nullptr), then Restart().
-  virtual int64_t total() const = 0;
-  // One step: visits at most `max_visits` entries (the step's cost bound; entries outside the
-  // range that must be stepped over count too), appends the items found to *out (nullptr: only
-  // counts them), adds their number to *emitted and sets *done when the read is complete.
-  [[nodiscard]] virtual Status Next(uint64_t max_visits, std::vector<RangeItem>* out,
-                                    uint64_t* emitted, bool* done) = 0;
-  // Back to the beginning, on the same snapshot (after a counting pass).
-  virtual void Restart() = 0;
-  // Point reads on the same snapshot, independent of the position (kSet and kZSet reads only;
-  // InvalidArgument otherwise): sets (*scores)[i] to members[i]'s score (kZSet) or 1 (kSet) when
-  // it is in the collection, nullopt when not (all nullopt when the key is absent). Used by the
-  // sliced set / sorted-set algebra (server/slicing/sliced_algebra.h) to probe its inputs.
-  [[nodiscard]] virtual Status Lookup(const std::vector<std::string_view>& members,
-                                      std::vector<std::optional<double>>* scores) = 0;
-  // Point reads of OTHER keys on the same snapshot, any kind of read, in the read's database,
-  // expiry judged at OpenRangeRead: what plain reads at that moment would have returned. Used by
-  // the sliced SORT (server/slicing/sliced_sort.h) for its BY / GET patterns. One batched
-  // lookup per call (the caller bounds the batch). GetStrings: (*values)[i] = keys[i]'s string
-  // value, nullopt when absent or of another type (as MGET). GetHashField: (*values)[i] = field
-  // `field` of the hash keys[i], nullopt when the key is absent, not a hash, or lacks the field.
-  [[nodiscard]] virtual Status GetStrings(const std::vector<std::string_view>& keys,
-                                          std::vector<std::optional<std::string>>* values) = 0;
-  [[nodiscard]] virtual Status GetHashField(const std::vector<std::string_view>& keys,
-                                            std::string_view field,
-                                            std::vector<std::optional<std::string>>* values) = 0;
-};
 
 class Store {
  public:

@@ -1,6 +1,6 @@
-// RocksStore: sliced reads (RangeRead, store.h). One RocksDB snapshot per read; each step opens
-// an iterator on it, seeks to where the previous step stopped (the last sub-key visited, or the
-// list offset) and walks at most `max_visits` entries. Re-seeking costs one seek per step (a
+// RocksStore: sliced reads (RangeRead, range_read.h). One RocksDB snapshot per read; each step
+// opens an iterator on it, seeks to where the previous step stopped (the last sub-key visited, or
+// the list offset) and walks at most `max_visits` entries. Re-seeking costs one seek per step (a
 // step is ~1 ms of work); in exchange no RocksDB iterator (and no lifecycle hold) lives across
 // steps, so nothing thread-bound is carried from one worker to the next.
 //

@@ -1,28 +1,18 @@
 // storage/write_group — group commit and transactions of RocksStore (internal to storage/).
 //
 // Internal: includes RocksDB, so only storage/*.cc may include it. storage::WriteGroup (store.h)
-// is the contract; this file holds the plumbing between a Store method's WriteBatch and the
-// RocksDB write:
+// is the contract; this file and write_group.cc hold the plumbing between a Store method's
+// WriteBatch and the RocksDB write:
 // - PendingDeltas: the key-counter changes (TTL figures) a method notes while it builds its
 //   batch (RocksStore::PutMeta/DeleteMeta), applied by its successful Write, or handed to the
 //   group open on the thread.
-// - TxOverlay: a transaction's (or indexed group's) pending writes, indexed, so its reads
-//   (RocksStore::DbGet / NewIter) see them merged over the database while none of them is in
-//   RocksDB. Commit() writes the overlay's batch as ONE WriteBatch.
+// - The group's TxOverlay (tx_overlay.h): a transaction's (or indexed group's) pending writes,
+//   indexed, so its reads (RocksStore::DbGet / NewIter) see them merged over the database while
+//   none of them is in RocksDB. Commit() writes the overlay's batch as ONE WriteBatch.
 //
 // Threads: everything here is thread-local to the thread that opened the group; nothing is shared.
 #pragma once
 
-#include <rocksdb/write_batch.h>
-
-#include <map>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#include "storage/overlay_cursor.h"
 #include "storage/rocks_store.h"
 
 namespace rockcache::storage {
@@ -46,123 +36,5 @@ struct PendingDeltas {
   }
 };
 extern thread_local PendingDeltas tls_pending;
-
-// The pending writes of one transaction (WriteGroup::BeginAtomic .. Commit) or indexed group
-// (WriteGroup::BeginIndexed), readable before they are written. Installed in tls_tx_overlay
-// (rocks_store.h) while open. Owned by the write group.
-//
-// It holds the WriteBatch that Commit writes as one RocksDB write, and beside it an ordered index
-// of the keys written, per column family: each key's last write (a value, or a delete). Reads of
-// the store see the index over the database (RocksStore::TxGet / TxMultiGet / TxIter):
-// - a point read of a key not written reads the database alone;
-// - an iteration with no pending write in its bounds uses the database's iterator alone, one
-//   with only deletes there (a run of pops) skips the deleted keys, and otherwise the database's
-//   iterator and the index are merged (OverlayIterator, write_group.cc).
-// rocksdb::WriteBatchWithIndex did this before, at thousands of instructions per write to index
-// (a quarter of a pipelined SADD's cost in an indexed group) and ~3,000-7,000 per step of its
-// merged iterator (RocksDB 7.8). The index here costs one std::map insert per write and one
-// std::map step per merged step; it refers to values in the batch's bytes rather than copying
-// them, so a transaction's big values are held once (as WriteBatchWithIndex held them).
-class TxOverlay {
- public:
-  // The last pending write of a key: a delete, or a value, which is where the Put record left
-  // it at the end of the batch's bytes (not copied; see value()).
-  struct Write {
-    bool deleted = false;
-    size_t value_offset = 0;
-    size_t value_size = 0;
-  };
-  // Key -> its last pending write, in key order (BytewiseComparator's, every column family's).
-  using KeyIndex = std::map<std::string, Write, std::less<>>;
-
-  explicit TxOverlay(const RocksStore* store) : store_(store) {}
-  ~TxOverlay();  // destroys the cursors (storage/overlay_cursor.cc)
-  TxOverlay(const TxOverlay&) = delete;
-  TxOverlay& operator=(const TxOverlay&) = delete;
-
-  const RocksStore* store() const { return store_; }
-  // What Commit writes, every record in order.
-  rocksdb::WriteBatch* write_batch() { return &batch_; }
-  uint32_t count() const { return batch_.Count(); }
-
-  rocksdb::Status Put(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
-                      const rocksdb::Slice& value) {
-    rocksdb::Status s = batch_.Put(cf, key, value);
-    if (!s.ok()) return s;
-    // A Put record ends with its value: [varint32 length][value].
-    Write& w = Note(cf->GetID(), key);
-    w.deleted = false;
-    w.value_offset = batch_.Data().size() - value.size();
-    w.value_size = value.size();
-    return s;
-  }
-  rocksdb::Status Delete(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
-    rocksdb::Status s = batch_.Delete(cf, key);
-    if (!s.ok()) return s;
-    Note(cf->GetID(), key).deleted = true;
-    return s;
-  }
-  // The value of a pending Put: valid until the next Put or Delete (the batch may grow).
-  rocksdb::Slice value(const Write& w) const {
-    return rocksdb::Slice(batch_.Data().data() + w.value_offset, w.value_size);
-  }
-
-  // The index of column family `cf_id`; nullptr when nothing was written to it.
-  const KeyIndex* IndexOf(uint32_t cf_id) const {
-    for (const auto& [id, index] : indexes_) {
-      if (id == cf_id) return &index;
-    }
-    return nullptr;
-  }
-  // The last pending write of `key` in `cf_id`, or nullptr.
-  const Write* Find(uint32_t cf_id, const rocksdb::Slice& key) const {
-    const KeyIndex* index = IndexOf(cf_id);
-    if (index == nullptr) return nullptr;
-    auto it = index->find(std::string_view(key.data(), key.size()));
-    return it == index->end() ? nullptr : &it->second;
-  }
-
-  // What is pending for `cf_id` within [lo, hi) (nullptr: unbounded).
-  enum class Pending { kNone, kDeletesOnly, kPuts };
-  Pending Within(uint32_t cf_id, const rocksdb::Slice* lo, const rocksdb::Slice* hi) const {
-    const KeyIndex* index = IndexOf(cf_id);
-    if (index == nullptr) return Pending::kNone;
-    auto it = lo != nullptr ? index->lower_bound(std::string_view(lo->data(), lo->size()))
-                            : index->begin();
-    const std::string_view end = hi != nullptr ? std::string_view(hi->data(), hi->size()) : "";
-    Pending found = Pending::kNone;
-    for (; it != index->end() && (hi == nullptr || std::string_view(it->first) < end); ++it) {
-      if (!it->second.deleted) return Pending::kPuts;
-      found = Pending::kDeletesOnly;
-    }
-    return found;
-  }
-
-  // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
-  // (storage/overlay_cursor.h): created on first use; nullptr when kMaxCursors cursors are all
-  // leased out. A returned cursor may be leased (the caller then reads without it).
-  CollectionCursor* Cursor(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
-                           std::string_view collection);
-
- private:
-  static constexpr size_t kMaxCursors = 4;
-
-  Write& Note(uint32_t cf_id, const rocksdb::Slice& key) {
-    KeyIndex* index = nullptr;
-    for (auto& [id, keys] : indexes_) {
-      if (id == cf_id) index = &keys;
-    }
-    if (index == nullptr) index = &indexes_.emplace_back(cf_id, KeyIndex()).second;
-    const std::string_view k(key.data(), key.size());
-    auto it = index->lower_bound(k);
-    if (it == index->end() || it->first != k) it = index->emplace_hint(it, std::string(k), Write());
-    return it->second;
-  }
-
-  const RocksStore* const store_;
-  rocksdb::WriteBatch batch_;
-  std::vector<std::pair<uint32_t, KeyIndex>> indexes_;  // a few column families
-  std::vector<std::unique_ptr<CollectionCursor>> cursors_;
-};
 
 }  // namespace rockcache::storage

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "storage/store.h"
+#include "storage/zset_types.h"
 
 namespace rockcache::storage {
 

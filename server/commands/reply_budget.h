@@ -5,8 +5,8 @@
 // connection already has pending. The batch's commands append to one buffer, so the budget is
 // on that buffer's size and is shared by them. A command whose reply can be large checks it
 // while it builds: it passes ReplyRoom() as the max_bytes of its storage read (storage stops
-// materializing past it, see storage/store.h) and calls ReplyOverBudget() after reading and while
-// appending. Past the budget the command stops and appends nothing more; the batch stops, its
+// materializing past it, see storage/result_bytes.h) and calls ReplyOverBudget() after reading and
+// while appending. Past the budget the command stops and appends nothing more; the batch stops, its
 // replies are dropped and the client is closed, as Redis closes a client over its output-buffer
 // limit ("scheduled to be closed ASAP for overcoming of output buffer limits", no reply).
 // Peak memory for the reply thus stays within the limit plus one storage item plus the reply

@@ -1,4 +1,4 @@
-// RangeRead (storage/store.h): a read in steps over one snapshot returns exactly what the
+// RangeRead (storage/range_read.h): a read in steps over one snapshot returns exactly what the
 // unsliced read returns, ignores writes made between its steps, and walks no tombstones of a
 // drained collection (PerfContext counts, storage/perf_counters.h; no timing).
 #include <algorithm>

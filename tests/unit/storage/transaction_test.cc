@@ -156,7 +156,7 @@ TEST_CASE_METHOD(TxFixture, "a transaction never committed leaves nothing after 
   CHECK(Ok(store->LLen("gl")) == 0);
 }
 
-// The overlay's merged reads (write_group.h: point reads, iterations with only deletes pending,
+// The overlay's merged reads (tx_overlay.h: point reads, iterations with only deletes pending,
 // and merged iterations in both directions) against a model, over a sorted set whose member and
 // score records are partly committed and partly pending: random ZADD/ZREM in a transaction, each
 // followed by reads forward and in reverse, by rank, by score with LIMIT, and point reads.

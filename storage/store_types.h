@@ -1,0 +1,89 @@
+// storage/store_types — the option and result types of the Store API (store.h) shared by the
+// keyspace, string, hash and list commands: opening options, key types and their TYPE names,
+// TTL changes, SET's options and result, EXPIRE's conditions, SCAN / HSCAN / SSCAN results,
+// list ends. Sorted-set types are in zset_types.h, stream types in stream_types.h.
+//
+// Plain values: no behaviour beyond KeyTypeName / ParseKeyTypeName (pure, any thread; defined in
+// rocks_store.cc). Included by store.h; include this alone when only the types are needed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rockcache::storage {
+
+struct Options {
+  std::string dir = "./data";  // RocksDB directory; created if missing
+  bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
+  uint64_t block_cache_bytes = 64ull << 20;
+  uint64_t write_buffer_bytes = 64ull << 20;
+  std::string compression = "lz4";  // none | snappy | lz4 | zstd
+  int max_background_jobs = 2;
+  int databases = 16;  // logical databases, 1..kMaxDatabases (config/current_db.h)
+};
+
+// A database's key figures, for INFO keyspace (as counted by the store; see DbSize).
+struct KeyStats {
+  int64_t keys = 0;
+  int64_t expires = 0;     // keys with a TTL
+  int64_t avg_ttl_ms = 0;  // average remaining TTL of those keys, 0 when none
+};
+
+enum class KeyType { kNone, kString, kHash, kList, kSet, kZSet, kStream };
+
+// The name TYPE replies with: "none", "string", "hash", "list", "set", "zset", "stream".
+const char* KeyTypeName(KeyType type);
+// Parses a TYPE name (case-insensitive) as SCAN ... TYPE takes it; nullopt when unknown.
+std::optional<KeyType> ParseKeyTypeName(std::string_view name);
+
+// When the write of SET/GETEX/... changes the key's TTL.
+struct Expiry {
+  enum class Mode {
+    kClear,  // the key ends with no TTL (plain SET)
+    kKeep,   // keep the TTL the key had (SET KEEPTTL; APPEND, INCR... always keep)
+    kAt,     // expire at `at_ms` (SET EX/PX/EXAT/PXAT); at_ms in the past deletes the key
+  };
+  Mode mode = Mode::kClear;
+  int64_t at_ms = 0;
+};
+
+struct SetOptions {
+  enum class Condition { kAlways, kIfAbsent /* NX */, kIfPresent /* XX */ };
+  Condition condition = Condition::kAlways;
+  Expiry expiry;
+  bool return_old = false;  // SET ... GET: also report the old value (WrongType if not a string)
+  // The caller knows a meta record exists for the key (of any type, e.g. from a cache entry held
+  // under the key lock). A plain SET (kAlways, no return_old, no kKeep) then writes blind: no read
+  // of the old meta, the key counter stays as it is (overwrite), and a collection it replaces
+  // becomes unreachable through the new version like on any type change. Ignored otherwise.
+  bool known_present = false;
+  // With known_present: the key's TTL as the caller knows it (0 = none), so the per-database
+  // expires= counters stay exact without the read.
+  int64_t known_expire_at_ms = 0;
+};
+
+struct SetResult {
+  bool written = false;                  // false when NX/XX prevented the write
+  std::optional<std::string> old_value;  // with return_old: the previous string value, if any
+};
+
+enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };  // EXPIRE's NX/XX/GT/LT
+
+struct ScanResult {
+  uint64_t next_cursor = 0;       // 0 when the iteration is complete
+  std::vector<std::string> keys;  // keys (SCAN) or members (SSCAN)
+};
+
+// HSCAN: field/value pairs.
+struct PairScanResult {
+  uint64_t next_cursor = 0;
+  std::vector<std::pair<std::string, std::string>> items;
+};
+
+enum class ListEnd { kLeft, kRight };  // LMOVE's LEFT/RIGHT; LPUSH/LPOP work on kLeft
+
+}  // namespace rockcache::storage

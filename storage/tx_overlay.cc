@@ -1,0 +1,338 @@
+// RocksStore: the reads of a transaction or indexed write group through its TxOverlay (TxGet,
+// TxMultiGet, TxIter: the slow paths of DbGet / DbMultiGet / NewIter) and the iterators that
+// merge the overlay over the database's. See tx_overlay.h, rocks_store.h.
+#include "storage/tx_overlay.h"
+
+#include <algorithm>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace rockcache::storage {
+
+namespace {
+
+// The database's iterator over a range where the overlay holds only deletes (TxOverlay::Within):
+// the keys it deletes are skipped, in both directions. What OverlayIterator would show, at the
+// cost of one index lookup per step.
+class SkipPendingDeletes final : public rocksdb::Iterator {
+ public:
+  SkipPendingDeletes(rocksdb::Iterator* base, const TxOverlay::KeyIndex* index)
+      : base_(base), index_(index) {}
+  bool Valid() const override { return base_->Valid(); }
+  void SeekToFirst() override {
+    base_->SeekToFirst();
+    SkipForward();
+  }
+  void SeekToLast() override {
+    base_->SeekToLast();
+    SkipBackward();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    base_->Seek(target);
+    SkipForward();
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    base_->SeekForPrev(target);
+    SkipBackward();
+  }
+  void Next() override {
+    base_->Next();
+    SkipForward();
+  }
+  void Prev() override {
+    base_->Prev();
+    SkipBackward();
+  }
+  rocksdb::Slice key() const override { return base_->key(); }
+  rocksdb::Slice value() const override { return base_->value(); }
+  rocksdb::Status status() const override { return base_->status(); }
+
+ private:
+  bool Deleted() const {
+    const rocksdb::Slice k = base_->key();
+    auto it = index_->find(std::string_view(k.data(), k.size()));
+    return it != index_->end() && it->second.deleted;
+  }
+  void SkipForward() {
+    while (base_->Valid() && Deleted()) base_->Next();
+  }
+  void SkipBackward() {
+    while (base_->Valid() && Deleted()) base_->Prev();
+  }
+
+  std::unique_ptr<rocksdb::Iterator> base_;
+  const TxOverlay::KeyIndex* index_;
+};
+
+// The database's iterator (which keeps ro's bounds itself) merged with the overlay's index
+// within the same bounds: where both hold a key the overlay's write wins, and a delete hides
+// the key. Moving in the other direction than the last move re-seeks both sides from the
+// current key (rare: a reverse range read that turns round).
+class OverlayIterator final : public rocksdb::Iterator {
+ public:
+  OverlayIterator(rocksdb::Iterator* base, const TxOverlay* overlay,
+                  const TxOverlay::KeyIndex* index, const rocksdb::Slice* lo,
+                  const rocksdb::Slice* hi)
+      : base_(base), overlay_(overlay), index_(index) {
+    if (lo != nullptr) lo_ = std::string_view(lo->data(), lo->size());
+    if (hi != nullptr) hi_ = std::string_view(hi->data(), hi->size());
+  }
+
+  bool Valid() const override { return valid_; }
+  void SeekToFirst() override {
+    base_->SeekToFirst();
+    delta_ = lo_ ? index_->lower_bound(*lo_) : index_->begin();
+    Settle(/*forward=*/true);
+  }
+  void SeekToLast() override {
+    base_->SeekToLast();
+    SetDeltaBefore(hi_ ? *hi_ : std::string_view(), /*inclusive=*/false, /*unbounded=*/!hi_);
+    Settle(/*forward=*/false);
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    base_->Seek(target);
+    std::string_view t(target.data(), target.size());
+    if (lo_ && t < *lo_) t = *lo_;
+    delta_ = index_->lower_bound(t);
+    Settle(/*forward=*/true);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    base_->SeekForPrev(target);
+    const std::string_view t(target.data(), target.size());
+    if (hi_ && t >= *hi_) {
+      SetDeltaBefore(*hi_, /*inclusive=*/false, /*unbounded=*/false);
+    } else {
+      SetDeltaBefore(t, /*inclusive=*/true, /*unbounded=*/false);
+    }
+    Settle(/*forward=*/false);
+  }
+  void Next() override {
+    if (!forward_) {  // turn round: both sides to the first key after the current one
+      const std::string current = key().ToString();
+      base_->Seek(current);
+      if (base_->Valid() && base_->key() == rocksdb::Slice(current)) base_->Next();
+      delta_ = index_->upper_bound(current);
+    } else {
+      if (from_delta_) {
+        if (base_->Valid() && base_->key() == DeltaKey()) base_->Next();
+        ++delta_;
+      } else {
+        base_->Next();
+      }
+    }
+    Settle(/*forward=*/true);
+  }
+  void Prev() override {
+    if (forward_) {  // turn round: both sides to the last key before the current one
+      const std::string current = key().ToString();
+      base_->SeekForPrev(current);
+      if (base_->Valid() && base_->key() == rocksdb::Slice(current)) base_->Prev();
+      SetDeltaBefore(current, /*inclusive=*/false, /*unbounded=*/false);
+    } else {
+      if (from_delta_) {
+        if (base_->Valid() && base_->key() == DeltaKey()) base_->Prev();
+        StepDeltaBack();
+      } else {
+        base_->Prev();
+      }
+    }
+    Settle(/*forward=*/false);
+  }
+  rocksdb::Slice key() const override { return from_delta_ ? DeltaKey() : base_->key(); }
+  rocksdb::Slice value() const override {
+    return from_delta_ ? overlay_->value(delta_->second) : base_->value();
+  }
+  rocksdb::Status status() const override { return base_->status(); }
+
+ private:
+  rocksdb::Slice DeltaKey() const { return rocksdb::Slice(delta_->first); }
+  // Whether delta_ names an entry within the bounds, in the direction of travel.
+  bool DeltaValid(bool forward) const {
+    if (forward) return delta_ != index_->end() && (!hi_ || std::string_view(delta_->first) < *hi_);
+    return delta_valid_back_ && (!lo_ || std::string_view(delta_->first) >= *lo_);
+  }
+  // Backward: delta_ to the last entry < key (<= key when inclusive; the last of all when
+  // unbounded); delta_valid_back_ false when there is none.
+  void SetDeltaBefore(std::string_view key, bool inclusive, bool unbounded) {
+    auto it = unbounded   ? index_->end()
+              : inclusive ? index_->upper_bound(key)
+                          : index_->lower_bound(key);
+    delta_valid_back_ = it != index_->begin();
+    if (delta_valid_back_) delta_ = std::prev(it);
+  }
+  void StepDeltaBack() {
+    if (delta_ == index_->begin()) {
+      delta_valid_back_ = false;
+    } else {
+      --delta_;
+    }
+  }
+  // From the two sides' positions, the current entry in direction `forward`, stepping over
+  // deleted keys.
+  void Settle(bool forward) {
+    forward_ = forward;
+    for (;;) {
+      const bool base_ok = base_->Valid();
+      const bool delta_ok = DeltaValid(forward);
+      if (!base_ok && !delta_ok) {
+        valid_ = false;
+        from_delta_ = false;
+        return;
+      }
+      int order = 0;  // delta's key against base's: < 0 delta first (in the direction of travel)
+      if (!base_ok) {
+        order = -1;
+      } else if (!delta_ok) {
+        order = 1;
+      } else {
+        order = DeltaKey().compare(base_->key());
+        if (!forward) order = -order;
+      }
+      if (order > 0) {
+        valid_ = true;
+        from_delta_ = false;
+        return;
+      }
+      if (!delta_->second.deleted) {
+        valid_ = true;
+        from_delta_ = true;
+        return;
+      }
+      // A deleted key: step over it on both sides.
+      if (order == 0) forward ? base_->Next() : base_->Prev();
+      if (forward) {
+        ++delta_;
+      } else {
+        StepDeltaBack();
+      }
+    }
+  }
+
+  std::unique_ptr<rocksdb::Iterator> base_;
+  const TxOverlay* overlay_;
+  const TxOverlay::KeyIndex* index_;
+  std::optional<std::string_view> lo_, hi_;
+  TxOverlay::KeyIndex::const_iterator delta_;
+  bool delta_valid_back_ = false;
+  bool forward_ = true;
+  bool from_delta_ = false;
+  bool valid_ = false;
+};
+
+}  // namespace
+
+namespace {
+
+// A point read through the overlay: true when the overlay decides it (a value, or NotFound).
+template <typename Out>
+bool ReadPending(const TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
+                 Out* value, rocksdb::Status* status) {
+  const TxOverlay::Write* w = tx->Find(cf->GetID(), key);
+  if (w == nullptr) return false;
+  if (w->deleted) {
+    *status = rocksdb::Status::NotFound();
+  } else {
+    const rocksdb::Slice v = tx->value(*w);
+    if constexpr (std::is_same_v<Out, rocksdb::PinnableSlice>) {
+      value->PinSelf(v);
+    } else {
+      value->assign(v.data(), v.size());
+    }
+    *status = rocksdb::Status::OK();
+  }
+  return true;
+}
+
+}  // namespace
+
+rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                                  const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
+  TxOverlay* tx = tls_tx_overlay;
+  rocksdb::Status s;
+  if (tx->store() == this && ReadPending(tx, cf, key, value, &s)) return s;
+  return db_->Get(ro, cf, key, value);
+}
+
+rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                                  const rocksdb::Slice& key, std::string* value) {
+  TxOverlay* tx = tls_tx_overlay;
+  rocksdb::Status s;
+  if (tx->store() == this && ReadPending(tx, cf, key, value, &s)) return s;
+  return db_->Get(ro, cf, key, value);
+}
+
+void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                            size_t n, const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
+                            rocksdb::Status* statuses) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx->store() != this) return db_->MultiGet(ro, cf, n, keys, values, statuses);
+  // The keys the overlay does not decide go to the database in one MultiGet.
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < n; ++i) {
+    if (!ReadPending(tx, cf, keys[i], &values[i], &statuses[i])) rest.push_back(i);
+  }
+  if (rest.size() == n) return db_->MultiGet(ro, cf, n, keys, values, statuses);
+  if (rest.empty()) return;
+  std::vector<rocksdb::Slice> rest_keys;
+  rest_keys.reserve(rest.size());
+  for (size_t i : rest) rest_keys.push_back(keys[i]);
+  std::vector<rocksdb::PinnableSlice> rest_values(rest.size());
+  std::vector<rocksdb::Status> rest_statuses(rest.size());
+  db_->MultiGet(ro, cf, rest.size(), rest_keys.data(), rest_values.data(), rest_statuses.data());
+  for (size_t j = 0; j < rest.size(); ++j) {
+    statuses[rest[j]] = rest_statuses[j];
+    values[rest[j]].Reset();
+    if (rest_statuses[j].ok()) values[rest[j]].PinSelf(rest_values[j]);
+  }
+}
+
+rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
+                                         rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
+                                         size_t collection_size, std::string* value) {
+  TxOverlay* tx = tls_tx_overlay;
+  rocksdb::Status s;
+  if (tx->store() != this || ro.snapshot != nullptr) return db_->Get(ro, cf, key, value);
+  if (ReadPending(tx, cf, key, value, &s)) return s;
+  CollectionCursor* cursor =
+      tx->Cursor(db_, cf, std::string_view(key.data(), std::min(collection_size, key.size())));
+  if (cursor == nullptr || cursor->leased()) return db_->Get(ro, cf, key, value);
+  cursor->SeekForward(key, *tx);
+  rocksdb::Iterator* it = cursor->base();
+  if (!it->status().ok()) return it->status();
+  if (!it->Valid() || it->key() != key) return rocksdb::Status::NotFound();
+  value->assign(it->value().data(), it->value().size());
+  return rocksdb::Status::OK();
+}
+
+std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,
+                                                      rocksdb::ColumnFamilyHandle* cf,
+                                                      std::string_view collection) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro, cf));
+  rocksdb::Iterator* base = nullptr;
+  if (!collection.empty() && ro.snapshot == nullptr) {
+    CollectionCursor* cursor = tx->Cursor(db_, cf, collection);
+    if (cursor != nullptr && !cursor->leased()) {
+      base = cursor->NewLease(tx, ro.iterate_lower_bound, ro.iterate_upper_bound).release();
+    }
+  }
+  if (base == nullptr) base = db_->NewIterator(ro, cf);
+  const TxOverlay::KeyIndex* index = tx->IndexOf(cf->GetID());
+  switch (tx->Within(cf->GetID(), ro.iterate_lower_bound, ro.iterate_upper_bound)) {
+    case TxOverlay::Pending::kNone:
+      return std::unique_ptr<rocksdb::Iterator>(base);
+    case TxOverlay::Pending::kDeletesOnly:
+      return std::make_unique<SkipPendingDeletes>(base, index);
+    case TxOverlay::Pending::kPuts:
+      break;
+  }
+  return std::make_unique<OverlayIterator>(base, tx, index, ro.iterate_lower_bound,
+                                           ro.iterate_upper_bound);
+}
+
+}  // namespace rockcache::storage
