@@ -291,6 +291,21 @@ void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamil
   }
 }
 
+bool TxOverlay::LastWritesOnly(rocksdb::WriteBatch* out) const {
+  size_t distinct = 0;
+  for (const auto& entry : indexes_) distinct += entry.second.size();
+  if (distinct >= batch_.Count()) return false;
+  out->Clear();
+  for (size_t i = 0; i < indexes_.size(); ++i) {
+    rocksdb::ColumnFamilyHandle* cf = index_cfs_[i];
+    for (const auto& [key, w] : indexes_[i].second) {
+      rocksdb::Status s = w.deleted ? out->Delete(cf, key) : out->Put(cf, key, value(w));
+      if (!s.ok()) return false;
+    }
+  }
+  return true;
+}
+
 rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
                                          rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
                                          size_t collection_size, std::string* value) {

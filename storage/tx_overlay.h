@@ -71,7 +71,7 @@ class TxOverlay {
     rocksdb::Status s = batch_.Put(cf, key, value);
     if (!s.ok()) return s;
     // A Put record ends with its value: [varint32 length][value].
-    Write& w = Note(cf->GetID(), key);
+    Write& w = Note(cf, key);
     w.deleted = false;
     w.value_offset = batch_.Data().size() - value.size();
     w.value_size = value.size();
@@ -80,7 +80,7 @@ class TxOverlay {
   rocksdb::Status Delete(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
     rocksdb::Status s = batch_.Delete(cf, key);
     if (!s.ok()) return s;
-    Note(cf->GetID(), key).deleted = true;
+    Note(cf, key).deleted = true;
     return s;
   }
   // The value of a pending Put: valid until the next Put or Delete (the batch may grow).
@@ -119,6 +119,13 @@ class TxOverlay {
     return found;
   }
 
+  // When some key was written more than once, fills *out with what Commit should write instead
+  // of write_batch(): each key's last write only, per column family in key order. The final
+  // state is the same (the batch is applied atomically, so no reader sees the records between),
+  // with one memtable insert per key instead of one per write (a pipeline of SETs or INCRs to
+  // one hot key). False when every record is a different key's: write write_batch().
+  bool LastWritesOnly(rocksdb::WriteBatch* out) const;
+
   // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
   // (storage/overlay_cursor.h): created on first use; nullptr when kMaxCursors cursors are all
   // leased out. A returned cursor may be leased (the caller then reads without it).
@@ -128,12 +135,16 @@ class TxOverlay {
  private:
   static constexpr size_t kMaxCursors = 4;
 
-  Write& Note(uint32_t cf_id, const rocksdb::Slice& key) {
+  Write& Note(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
+    const uint32_t cf_id = cf->GetID();
     KeyIndex* index = nullptr;
     for (auto& [id, keys] : indexes_) {
       if (id == cf_id) index = &keys;
     }
-    if (index == nullptr) index = &indexes_.emplace_back(cf_id, KeyIndex()).second;
+    if (index == nullptr) {
+      index = &indexes_.emplace_back(cf_id, KeyIndex()).second;
+      index_cfs_.push_back(cf);
+    }
     const std::string_view k(key.data(), key.size());
     auto it = index->lower_bound(k);
     if (it == index->end() || it->first != k) it = index->emplace_hint(it, std::string(k), Write());
@@ -142,7 +153,8 @@ class TxOverlay {
 
   const RocksStore* const store_;
   rocksdb::WriteBatch batch_;
-  std::vector<std::pair<uint32_t, KeyIndex>> indexes_;  // a few column families
+  std::vector<std::pair<uint32_t, KeyIndex>> indexes_;   // a few column families
+  std::vector<rocksdb::ColumnFamilyHandle*> index_cfs_;  // indexes_[i]'s column family
   std::vector<std::unique_ptr<CollectionCursor>> cursors_;
 };
 

@@ -272,7 +272,11 @@ class RocksWriteGroup final : public WriteGroup {
     previous_overlay_ = nullptr;
     Status s = failed_;
     failed_ = Status::OK();
-    if (s.ok() && overlay->count() > 0) s = store_->WriteGroupBatch(overlay->write_batch());
+    if (s.ok() && overlay->count() > 0) {
+      rocksdb::WriteBatch last_writes;
+      s = store_->WriteGroupBatch(overlay->LastWritesOnly(&last_writes) ? &last_writes
+                                                                        : overlay->write_batch());
+    }
     if (s.ok()) {
       ApplyPendingDeltas();
     } else {
