@@ -326,7 +326,7 @@ class RocksRangeRead final : public RangeRead {
         [&](std::string_view, std::string_view element) {
           ++read;
           Emit(emitted, element, {}, 0);
-          return !paused_;
+          return !paused_ && read < to - from;  // no Next past the last element
         },
         std::nullopt, false,
         EntryBounds{lo, std::optional<std::string_view>(hi), std::nullopt, {}});
