@@ -11,7 +11,13 @@
 # Environment: N1, N2 (requests of the two runs, default 20000 and 40000); IPR_RANGE (the -r of
 # the measured test, default 1000000); IPR_PREFILL (requests of a SET load run with the same -r
 # before the measured test in both runs, default 0: e.g. IPR_RANGE=10000 IPR_PREFILL=100000 for
-# GET hits; the load cancels out in the difference).
+# GET hits; the load cancels out in the difference); IPR_PREFILL_TEST (the redis-benchmark test
+# of that load run, default set).
+# LRANGE tests (lrange_100, lrange_300, lrange_500, lrange_600): `redis-benchmark -t lrange_N`
+# first runs an LPUSH of as many requests ("needed to benchmark LRANGE"), which would be counted
+# too. Instead the list is filled by the prefill (default IPR_PREFILL_TEST=lpush,
+# IPR_PREFILL=1000: "LPUSH mylist xxx", as redis-benchmark's) and the measured run sends the
+# same command redis-benchmark's test sends, "LRANGE mylist 0 N-1", as a custom command.
 #
 # Method: the server runs under callgrind twice, driven once with N1=20000 and once with
 # N2=40000 requests (redis-benchmark -r IPR_RANGE -c 10); each run's total Ir (every thread, from
@@ -36,6 +42,15 @@ N1=${N1:-20000}
 N2=${N2:-40000}
 RANGE=${IPR_RANGE:-1000000}
 PREFILL=${IPR_PREFILL:-0}
+PREFILL_TEST=${IPR_PREFILL_TEST:-set}
+MEASURED=(-t "$TEST")
+case "$TEST" in
+  lrange_100 | lrange_300 | lrange_500 | lrange_600)
+    PREFILL=${IPR_PREFILL:-1000}
+    PREFILL_TEST=${IPR_PREFILL_TEST:-lpush}
+    MEASURED=(LRANGE mylist 0 $((${TEST#lrange_} - 1)))
+    ;;
+esac
 MEASURED_ONLY=${IPR_MEASURED_ONLY:-0}
 WORK=$(mktemp -d /tmp/ipr-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -69,13 +84,14 @@ run_once() {  # $1 = requests; prints total Ir
   local pid=$!
   wait_port
   if [ "$PREFILL" -gt 0 ]; then
-    redis-benchmark -p "$PORT" -t set -r "$RANGE" -n "$PREFILL" -P 16 -c 10 -q >/dev/null
+    redis-benchmark -p "$PORT" -t "$PREFILL_TEST" -r "$RANGE" -n "$PREFILL" -P 16 -c 10 -q \
+      >/dev/null
   fi
   if [ "$MEASURED_ONLY" = 1 ]; then
     sleep 3
     callgrind_control -i on "$pid" >/dev/null 2>&1
   fi
-  redis-benchmark -p "$PORT" -t "$TEST" -r "$RANGE" -n "$n" -P "$PIPE" -c 10 -q >/dev/null
+  redis-benchmark -p "$PORT" -r "$RANGE" -n "$n" -P "$PIPE" -c 10 -q "${MEASURED[@]}" >/dev/null
   if [ "$MEASURED_ONLY" = 1 ]; then callgrind_control -i off "$pid" >/dev/null 2>&1; fi
   kill -TERM "$pid"
   wait "$pid" || true

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,6 +65,14 @@ class RangeRead {
   // counts them), adds their number to *emitted and sets *done when the read is complete.
   [[nodiscard]] virtual Status Next(uint64_t max_visits, std::vector<RangeItem>* out,
                                     uint64_t* emitted, bool* done) = 0;
+  // As Next(out != nullptr), without copies: hands each item to `visit` (key: the field / member
+  // / element / key; value: a hash field's value; score: a zset member's), whose views are valid
+  // during that call only. `visit` returns false to end this call after that item: the next call
+  // resumes at the item after it (a caller bounding the bytes it takes per call).
+  using ItemVisitor =
+      std::function<bool(std::string_view key, std::string_view value, double score)>;
+  [[nodiscard]] virtual Status Visit(uint64_t max_visits, const ItemVisitor& visit,
+                                     uint64_t* emitted, bool* done) = 0;
   // Back to the beginning, on the same snapshot (after a counting pass).
   virtual void Restart() = 0;
   // Point reads on the same snapshot, independent of the position (kSet and kZSet reads only;

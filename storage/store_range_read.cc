@@ -173,6 +173,25 @@ class RocksRangeRead final : public RangeRead {
 
   Status Next(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted,
               bool* done) override {
+    if (out == nullptr) return Step(max_visits, nullptr, emitted, done);
+    const ItemVisitor collect = [out](std::string_view key, std::string_view value, double score) {
+      RangeItem& item = out->emplace_back();
+      item.key.assign(key.data(), key.size());
+      item.value.assign(value.data(), value.size());
+      item.score = score;
+      return true;
+    };
+    return Step(max_visits, &collect, emitted, done);
+  }
+
+  Status Visit(uint64_t max_visits, const ItemVisitor& visit, uint64_t* emitted,
+               bool* done) override {
+    return Step(max_visits, &visit, emitted, done);
+  }
+
+ private:
+  // Next and Visit: `visit` sees the items (nullptr: only counted).
+  Status Step(uint64_t max_visits, const ItemVisitor* visit, uint64_t* emitted, bool* done) {
     if (max_visits == 0) max_visits = 1;
     if (done_) {
       *done = true;
@@ -181,27 +200,29 @@ class RocksRangeRead final : public RangeRead {
     RocksStore::Hold hold;
     if (Status s = store_->Enter(&hold); !s.ok()) return s;
     DbScope scope(db_);  // the step may run on another worker than OpenRangeRead did
+    visit_ = visit;
+    paused_ = false;
     Status s;
     switch (query_.kind) {
       case RangeQuery::Kind::kHash:
       case RangeQuery::Kind::kSet:
-        s = StepEntries(max_visits, out, emitted);
+        s = StepEntries(max_visits, emitted);
         break;
       case RangeQuery::Kind::kList:
-        s = StepList(max_visits, out, emitted);
+        s = StepList(max_visits, emitted);
         break;
       case RangeQuery::Kind::kZSet:
-        s = StepZSet(max_visits, out, emitted);
+        s = StepZSet(max_visits, emitted);
         break;
       case RangeQuery::Kind::kKeys:
-        s = StepKeys(max_visits, out, emitted);
+        s = StepKeys(max_visits, emitted);
         break;
     }
+    visit_ = nullptr;
     *done = done_;
     return s;
   }
 
- private:
   // LRANGE's (and ZRANGE by rank's) index rules: [*begin, *end) offsets, empty when none.
   void Normalize(int64_t start, int64_t stop, uint64_t* begin, uint64_t* end) const {
     const auto n = static_cast<int64_t>(meta_.count);
@@ -246,6 +267,10 @@ class RocksRangeRead final : public RangeRead {
             ended = true;
             return false;
           }
+          if (paused_) {  // the caller ends the call after this item
+            paused = true;
+            return false;
+          }
           return true;
         },
         from, reverse, bounds);
@@ -273,42 +298,48 @@ class RocksRangeRead final : public RangeRead {
     return Status::OK();
   }
 
-  void Emit(std::vector<RangeItem>* out, uint64_t* emitted, std::string_view key,
-            std::string_view value, double score) {
+  // One item of the read: to the call's visitor, which may end the call after it (paused_).
+  void Emit(uint64_t* emitted, std::string_view key, std::string_view value, double score) {
     ++*emitted;
-    if (out == nullptr) return;
-    RangeItem item;
-    item.key.assign(key.data(), key.size());
-    item.value.assign(value.data(), value.size());
-    item.score = score;
-    out->push_back(std::move(item));
+    if (visit_ != nullptr && !(*visit_)(key, value, score)) paused_ = true;
   }
 
-  Status StepEntries(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted) {
+  Status StepEntries(uint64_t max_visits, uint64_t* emitted) {
     const bool hash = query_.kind == RangeQuery::Kind::kHash;
     return Walk(hash ? store_->hash_cf_ : store_->set_cf_, RocksStore::HintOf(meta_), false,
                 std::nullopt, max_visits, [&](std::string_view sub, std::string_view value) {
-                  Emit(out, emitted, sub, hash ? value : std::string_view(), 0);
+                  Emit(emitted, sub, hash ? value : std::string_view(), 0);
                   return true;
                 });
   }
 
-  Status StepList(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted) {
+  // The elements at offsets [from, to) have no holes: the iterator is bounded to exactly them
+  // (so it never steps over an entry outside the range), and each entry it yields is an item.
+  Status StepList(uint64_t max_visits, uint64_t* emitted) {
     const uint64_t from = begin_ + position_;
     const uint64_t to = std::min<uint64_t>(end_, from + max_visits);
-    std::vector<std::string> elements;
-    if (Status s = store_->ReadListSpan(ro_, query_.key, meta_, from, to, &elements); !s.ok()) {
-      return s;
-    }
-    for (auto& element : elements) Emit(out, emitted, element, {}, 0);
-    position_ += to - from;
+    const std::string lo = EncodeListIndex(meta_.head + from);
+    const std::string hi = EncodeListIndex(meta_.head + to);
+    uint64_t read = 0;
+    Status s = store_->ForEachEntry(
+        ro_, store_->list_cf_, query_.key, meta_.version,
+        [&](std::string_view, std::string_view element) {
+          ++read;
+          Emit(emitted, element, {}, 0);
+          return !paused_ && read < to - from;  // no Next past the last element
+        },
+        std::nullopt, false,
+        EntryBounds{lo, std::optional<std::string_view>(hi), std::nullopt, {}});
+    if (!s.ok()) return s;
+    if (read != to - from && !paused_) return Status::Corruption("list shorter than its meta");
+    position_ += read;
     if (begin_ + position_ >= end_) done_ = true;
     return Status::OK();
   }
 
   // As RocksStore::VisitZRange, resumable: position_ counts the entries of the score index
   // walked so far (the rank), skip_/left_ what LIMIT still skips and allows.
-  Status StepZSet(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted) {
+  Status StepZSet(uint64_t max_visits, uint64_t* emitted) {
     const ZRangeSpec& z = query_.zrange;
     const bool rev = z.reverse;
     auto emit_limited = [&](std::string_view member, double score) {
@@ -318,7 +349,7 @@ class RocksRangeRead final : public RangeRead {
       }
       if (left_ == 0) return false;
       if (left_ > 0) --left_;
-      Emit(out, emitted, member, {}, score);
+      Emit(emitted, member, {}, score);
       return left_ != 0;
     };
     if (z.by == ZRangeSpec::By::kRank) {
@@ -327,7 +358,7 @@ class RocksRangeRead final : public RangeRead {
                     const uint64_t rank = position_++;
                     if (rank >= end_) return false;
                     if (rank < begin_ || sub.size() < 8) return true;
-                    Emit(out, emitted, sub.substr(8), {}, DecodeScore(sub.data()));
+                    Emit(emitted, sub.substr(8), {}, DecodeScore(sub.data()));
                     return rank + 1 < end_;
                   });
     }
@@ -362,7 +393,7 @@ class RocksRangeRead final : public RangeRead {
                 });
   }
 
-  Status StepKeys(uint64_t max_visits, std::vector<RangeItem>* out, uint64_t* emitted) {
+  Status StepKeys(uint64_t max_visits, uint64_t* emitted) {
     std::unique_ptr<rocksdb::Iterator> it(store_->db_->NewIterator(ro_, store_->MetaCf()));
     it->Seek(last_ ? *last_ : prefix_);
     uint64_t visits = 0;
@@ -379,7 +410,8 @@ class RocksRangeRead final : public RangeRead {
       }
       if (meta.ExpiredAt(now_)) continue;
       if (!match_all_ && !GlobMatch(query_.pattern, key)) continue;
-      Emit(out, emitted, key, {}, 0);
+      Emit(emitted, key, {}, 0);
+      if (paused_) return FromRocks(it->status());  // resumes after last_
     }
     done_ = true;
     return FromRocks(it->status());
@@ -402,6 +434,9 @@ class RocksRangeRead final : public RangeRead {
   uint64_t position_ = 0;            // kList: elements read; kZSet by rank: entries walked
   int64_t skip_ = 0, left_ = -1;     // kZSet by score / lex: LIMIT's offset and count left
   bool done_ = false;
+  // The current call's visitor (nullptr: counting), and whether it ended the call.
+  const ItemVisitor* visit_ = nullptr;
+  bool paused_ = false;
   std::vector<bool> hits_;  // the last MultiGet's hits, reused
 };
 

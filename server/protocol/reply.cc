@@ -1,6 +1,7 @@
 #include "server/protocol/reply.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace rockcache::server {
 
@@ -39,13 +40,25 @@ void AppendInteger(std::string* out, int64_t value) {
 }
 
 void AppendBulk(std::string* out, std::string_view value) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value.size());
-  out->push_back('$');
-  out->append(buf, res.ptr);
-  out->append("\r\n");
+  // "$<length>\r\n" is at most 24 bytes; a small value goes with it in one append (a range
+  // read's replies are mostly many small bulks: one append each instead of five).
+  char buf[96];
+  char* p = buf;
+  *p++ = '$';
+  p = std::to_chars(p, buf + 21, value.size()).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  if (value.size() + 2 <= static_cast<size_t>(buf + sizeof(buf) - p)) {
+    if (!value.empty()) std::memcpy(p, value.data(), value.size());
+    p += value.size();
+    *p++ = '\r';
+    *p++ = '\n';
+    out->append(buf, static_cast<size_t>(p - buf));
+    return;
+  }
+  out->append(buf, static_cast<size_t>(p - buf));
   out->append(value);
-  out->append("\r\n");
+  out->append("\r\n", 2);
 }
 
 void AppendOptionalBulk(std::string* out, const std::optional<std::string>& value) {

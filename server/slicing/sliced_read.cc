@@ -10,9 +10,16 @@
 namespace rockcache::server {
 namespace {
 
-// Entries walked per RangeRead::Next call; the step's clock is read between calls. Each call
-// re-seeks (about a microsecond), so this keeps that under a few percent of the walk.
+// Entries walked per RangeRead call; the step's clock is read between calls. Each call opens an
+// iterator and seeks (a few microseconds), so this keeps that under a few percent of the walk.
+// Counting passes walk kVisitsPerCall entries per call; item passes walk up to
+// kItemVisitsPerCall, but end a call once it has appended kBytesPerCall reply bytes, so that a
+// step over big items still reads the clock every kBytesPerCall bytes. Item passes take more
+// per call so that a read of up to kItemVisitsPerCall items (LRANGE 0 599 ...) is one call: one
+// iterator, no clock reading in between.
 constexpr uint64_t kVisitsPerCall = 128;
+constexpr uint64_t kItemVisitsPerCall = 1024;
+constexpr size_t kBytesPerCall = 64 * 1024;
 
 int ItemsPerEntry(ItemFormat format) {
   return format == ItemFormat::kKeyValue || format == ItemFormat::kMemberScore ? 2 : 1;
@@ -34,9 +41,35 @@ Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* c
       std::chrono::microseconds(settings.slice_usec.load(std::memory_order_relaxed));
   *complete = false;
   uint64_t visits = 0;
+  size_t call_start = 0;     // out's size when the current call began
+  bool call_paused = false;  // the call ended at kBytesPerCall
+  const storage::RangeRead::ItemVisitor append = [this, out, &call_start, &call_paused](
+                                                     std::string_view key, std::string_view value,
+                                                     double score) {
+    switch (format_) {
+      case ItemFormat::kKey:
+        AppendBulk(out, key);
+        break;
+      case ItemFormat::kValue:
+        AppendBulk(out, value);
+        break;
+      case ItemFormat::kKeyValue:
+        AppendBulk(out, key);
+        AppendBulk(out, value);
+        break;
+      case ItemFormat::kMemberScore:
+        AppendBulk(out, key);
+        AppendBulk(out, storage::FormatDouble(score));
+        break;
+    }
+    call_paused = out->size() - call_start >= kBytesPerCall;
+    return !call_paused;
+  };
   while (visits < max_visits) {
-    const uint64_t n = std::min(kVisitsPerCall, max_visits - visits);
+    const uint64_t n =
+        std::min(counting_ ? kVisitsPerCall : kItemVisitsPerCall, max_visits - visits);
     bool done = false;
+    uint64_t emitted = 0;
     if (counting_) {
       if (Status s = read_->Next(n, nullptr, &total_, &done); !s.ok()) return s;
       if (done) {
@@ -48,27 +81,9 @@ Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* c
         AppendArrayHeader(out, static_cast<int64_t>(total_) * ItemsPerEntry(format_));
         header_sent_ = true;
       }
-      items_.clear();
-      uint64_t emitted = 0;
-      if (Status s = read_->Next(n, &items_, &emitted, &done); !s.ok()) return s;
-      for (const auto& item : items_) {
-        switch (format_) {
-          case ItemFormat::kKey:
-            AppendBulk(out, item.key);
-            break;
-          case ItemFormat::kValue:
-            AppendBulk(out, item.value);
-            break;
-          case ItemFormat::kKeyValue:
-            AppendBulk(out, item.key);
-            AppendBulk(out, item.value);
-            break;
-          case ItemFormat::kMemberScore:
-            AppendBulk(out, item.key);
-            AppendBulk(out, storage::FormatDouble(item.score));
-            break;
-        }
-      }
+      call_start = out->size();
+      call_paused = false;
+      if (Status s = read_->Visit(n, append, &emitted, &done); !s.ok()) return s;
       emitted_ += emitted;
       if (done) {
         // The header announced total_ items: a storage whose count disagrees with its entries
@@ -78,7 +93,8 @@ Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* c
         return Status::OK();
       }
     }
-    visits += n;
+    // A call ended by its bytes walked fewer entries than n: at least its items.
+    visits += call_paused ? std::max<uint64_t>(emitted, 1) : n;
     if (SteadyClock::now() >= deadline) break;
   }
   return Status::OK();

@@ -105,9 +105,8 @@ class SlicedRangeRead final : public SlicedRead {
   const ItemFormat format_;
   bool counting_ = false;  // the first pass of a read whose count is unknown
   bool header_sent_ = false;
-  uint64_t total_ = 0;                     // items the reply announces
-  uint64_t emitted_ = 0;                   // items replied so far
-  std::vector<storage::RangeItem> items_;  // one Next's items, reused
+  uint64_t total_ = 0;    // items the reply announces
+  uint64_t emitted_ = 0;  // items replied so far
 };
 
 // Where a handler leaves its SlicedRead when the first step did not finish (set on

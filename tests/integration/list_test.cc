@@ -284,3 +284,54 @@ TEST_CASE("a long list keeps its order through pushes and pops at both ends", "[
   CHECK(Run(c, {"LRANGE", "l", "0", "1"}) == "[bulk:head, bulk:R100]");
   CHECK(Run(c, {"LPOS", "l", "R499"}) == "int:400");
 }
+
+// The reply bytes of LRANGE, byte for byte, built here by hand: elements of sizes 0, 1, around
+// the size up to which a bulk is written in one piece (server/protocol/reply.cc), 1000, 5000, and
+// binary bytes (NUL, CR, LF, bytes >= 0x80); and a list long and big enough for the read to take
+// several calls and steps (over 1024 elements, over 64 KiB of reply).
+TEST_CASE("LRANGE replies the exact bytes of every element", "[list]") {
+  TestServer server;
+  Client c(server.port());
+  auto element = [](size_t i) {
+    std::string e;
+    if (i % 97 == 0) return std::string(5000, static_cast<char>('a' + i % 26));
+    size_t size = i % 13 == 0 ? 0 : (i % 11 == 0 ? 1000 : i % 120);
+    for (size_t k = 0; k < size; ++k) e.push_back(static_cast<char>((i * 31 + k * 7) % 256));
+    return e;
+  };
+  std::vector<std::string> elements = {"",
+                                       "x",
+                                       std::string(86, 'p'),
+                                       std::string(87, 'q'),
+                                       std::string(88, 'r'),
+                                       std::string(89, 's'),
+                                       std::string(90, 't'),
+                                       std::string(91, 'u'),
+                                       std::string(99, 'v'),
+                                       std::string(100, 'w'),
+                                       std::string(1000, 'y'),
+                                       std::string("\0\r\n\x80\xff$*-1\r\n", 12)};
+  for (size_t i = 0; elements.size() < 3000; ++i) elements.push_back(element(i));
+  for (size_t at = 0; at < elements.size(); at += 500) {
+    std::vector<std::string> push = {"RPUSH", "l"};
+    for (size_t i = at; i < std::min(elements.size(), at + 500); ++i) push.push_back(elements[i]);
+    REQUIRE(Run(c, push) == "int:" + std::to_string(std::min(elements.size(), at + 500)));
+  }
+  auto expected = [&](size_t begin, size_t end) {
+    std::string bytes = "*" + std::to_string(end - begin) + "\r\n";
+    for (size_t i = begin; i < end; ++i) {
+      bytes += "$" + std::to_string(elements[i].size()) + "\r\n" + elements[i] + "\r\n";
+    }
+    return bytes;
+  };
+  RawConnection raw(server.port());
+  const std::vector<std::vector<std::string>> ranges = {
+      {"0", "11"}, {"0", "-1"}, {"5", "1500"}, {"-1200", "-2"}, {"2999", "5000"}, {"11", "11"}};
+  const std::vector<std::pair<size_t, size_t>> spans = {{0, 12},      {0, 3000},    {5, 1501},
+                                                        {1800, 2999}, {2999, 3000}, {11, 12}};
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    INFO("LRANGE l " << ranges[r][0] << " " << ranges[r][1]);
+    std::string want = expected(spans[r].first, spans[r].second);
+    CHECK(RawReply(raw, {"LRANGE", "l", ranges[r][0], ranges[r][1]}, want) == want);
+  }
+}
