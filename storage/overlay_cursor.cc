@@ -24,42 +24,72 @@ bool CollectionCursor::PassedAllPending(const TxOverlay& tx) const {
 }
 
 void CollectionCursor::SeekForward(const rocksdb::Slice& target, const TxOverlay& tx) {
-  if (known_ && base_->status().ok() &&
-      origin_.compare(0, std::string::npos, target.data(), target.size()) <= 0) {
-    if (PassedAllPending(tx)) {
-      passed_.clear();  // the invariant now covers them: [origin_, here) holds only pending keys
-      if (!base_->Valid() || target.compare(base_->key()) <= 0) {
-        ++reused_;
-        return;  // here is the first key >= target that the overlay does not decide
-      }
-      // A little ahead: step (the keys stepped over are < target, so they do not matter).
-      for (int i = 0; i < kMaxSteps && base_->Valid() && base_->key().compare(target) < 0; ++i) {
-        base_->Next();
-      }
-      if (base_->status().ok() && (!base_->Valid() || base_->key().compare(target) >= 0)) {
-        origin_.assign(target.data(), target.size());
-        ++reused_;
-        return;
-      }
+  if (dir_ == Dir::kForward && base_->status().ok() &&
+      origin_.compare(0, std::string::npos, target.data(), target.size()) <= 0 &&
+      PassedAllPending(tx)) {
+    passed_.clear();  // the invariant now covers them: [origin_, here) holds only pending keys
+    if (!base_->Valid() || target.compare(base_->key()) <= 0) {
+      ++reused_;
+      return;  // here is the first key >= target that the overlay does not decide
+    }
+    // A little ahead: step (the keys stepped over are < target, so they do not matter).
+    for (int i = 0; i < kMaxSteps && base_->Valid() && base_->key().compare(target) < 0; ++i) {
+      base_->Next();
+    }
+    if (base_->status().ok() && (!base_->Valid() || base_->key().compare(target) >= 0)) {
+      origin_.assign(target.data(), target.size());
+      ++reused_;
+      return;
     }
   }
   ++seeks_;
   base_->Seek(target);
   origin_.assign(target.data(), target.size());
   passed_.clear();
-  known_ = true;
+  dir_ = Dir::kForward;
 }
 
-void CollectionCursor::Next() {
-  if (known_ && base_->Valid()) {
+void CollectionCursor::SeekBackward(const rocksdb::Slice& target, const TxOverlay& tx) {
+  if (dir_ == Dir::kBackward && base_->status().ok() &&
+      origin_.compare(0, std::string::npos, target.data(), target.size()) >= 0 &&
+      PassedAllPending(tx)) {
+    passed_.clear();  // the invariant now covers them: (here, origin_] holds only pending keys
+    if (!base_->Valid() || target.compare(base_->key()) >= 0) {
+      ++reused_;
+      return;  // here is the last key <= target that the overlay does not decide
+    }
+    for (int i = 0; i < kMaxSteps && base_->Valid() && base_->key().compare(target) > 0; ++i) {
+      base_->Prev();
+    }
+    if (base_->status().ok() && (!base_->Valid() || base_->key().compare(target) <= 0)) {
+      origin_.assign(target.data(), target.size());
+      ++reused_;
+      return;
+    }
+  }
+  ++seeks_;
+  base_->SeekForPrev(target);
+  origin_.assign(target.data(), target.size());
+  passed_.clear();
+  dir_ = Dir::kBackward;
+}
+
+void CollectionCursor::Step(Dir dir) {
+  if (dir_ == dir && base_->Valid()) {
     if (passed_.size() < kMaxPassed) {
       const rocksdb::Slice k = base_->key();
       passed_.emplace_back(k.data(), k.size());
     } else {
-      known_ = false;
+      dir_ = Dir::kNone;
     }
+  } else if (dir_ != dir) {
+    dir_ = Dir::kNone;  // turning round: the memory is of the other side
   }
-  base_->Next();
+  if (dir == Dir::kForward) {
+    base_->Next();
+  } else {
+    base_->Prev();
+  }
 }
 
 // One read's view of a cursor: the cursor's iterator narrowed to [lo, hi).
@@ -77,13 +107,12 @@ class CursorLease final : public rocksdb::Iterator {
   bool Valid() const override { return valid_; }
   void SeekToFirst() override { Seek(lo_); }
   void SeekToLast() override {
-    cursor_->Forget();
-    rocksdb::Iterator* base = cursor_->base();
-    if (hi_.empty()) {
-      base->SeekToLast();
+    if (hi_.empty()) {  // the collection's end is the column family's: no key to seek before
+      cursor_->Forget();
+      cursor_->base()->SeekToLast();
     } else {
-      base->SeekForPrev(hi_);
-      if (base->Valid() && base->key().compare(hi_) >= 0) base->Prev();
+      cursor_->SeekBackward(hi_, *tx_);
+      if (cursor_->base()->Valid() && cursor_->base()->key().compare(hi_) >= 0) cursor_->Prev();
     }
     Check();
   }
@@ -93,8 +122,8 @@ class CursorLease final : public rocksdb::Iterator {
     Check();
   }
   void SeekForPrev(const rocksdb::Slice& target) override {
-    cursor_->Forget();
-    cursor_->base()->SeekForPrev(target);
+    if (!hi_.empty() && target.compare(hi_) >= 0) return SeekToLast();
+    cursor_->SeekBackward(target, *tx_);
     Check();
   }
   void Next() override {
@@ -102,8 +131,7 @@ class CursorLease final : public rocksdb::Iterator {
     Check();
   }
   void Prev() override {
-    cursor_->Forget();
-    cursor_->base()->Prev();
+    cursor_->Prev();
     Check();
   }
   rocksdb::Slice key() const override { return cursor_->base()->key(); }

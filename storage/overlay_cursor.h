@@ -22,7 +22,8 @@
 // overlay's version, a point read asks the overlay first). So Seek(t) with origin <= t <= here
 // stays where it is; keys stepped over by Next() since are checked against the index at the next
 // Seek (a pop deletes them in between); a target a few keys ahead is reached with Next(); anything
-// else is a real Seek. Backward moves forget the memory.
+// else is a real Seek. The same holds backward (SeekForPrev, Prev: the keys in (here, origin]),
+// for RPOP and ZPOPMAX; turning round forgets the memory.
 //
 // Threads: the thread that owns the overlay.
 #pragma once
@@ -59,10 +60,14 @@ class CollectionCursor {
   // Positions the iterator at the first key >= `target` (a key of the collection), reusing what
   // the cursor knows (see top). `tx` is the overlay that owns the cursor.
   void SeekForward(const rocksdb::Slice& target, const TxOverlay& tx);
-  // Next(), remembering the key stepped over.
-  void Next();
-  // A backward positioning: the memory is void until the next real Seek.
-  void Forget() { known_ = false; }
+  // The same backward: the iterator at the last key <= `target`.
+  void SeekBackward(const rocksdb::Slice& target, const TxOverlay& tx);
+  // Next() / Prev(), remembering the key stepped over (a step against the remembered direction
+  // voids the memory).
+  void Next() { Step(Dir::kForward); }
+  void Prev() { Step(Dir::kBackward); }
+  // A positioning the cursor cannot remember: void until the next SeekForward / SeekBackward.
+  void Forget() { dir_ = Dir::kNone; }
   rocksdb::Iterator* base() { return base_.get(); }
 
   // An iterator for one read within [lo, hi) (nullptr: the collection's bound), which hands the
@@ -79,15 +84,17 @@ class CollectionCursor {
   static constexpr size_t kMaxPassed = 16;  // Next()s remembered before the memory is dropped
   static constexpr int kMaxSteps = 4;       // a target this many keys ahead is stepped to
 
+  enum class Dir { kNone, kForward, kBackward };
   bool PassedAllPending(const TxOverlay& tx) const;
+  void Step(Dir dir);
 
   const uint32_t cf_id_;
   std::string lo_, hi_;  // the collection's bounds, which base_'s ReadOptions point at
   rocksdb::Slice lo_slice_, hi_slice_;
   std::unique_ptr<rocksdb::Iterator> base_;
-  bool known_ = false;
-  std::string origin_;
-  std::vector<std::string> passed_;  // keys Next() stepped over since origin_ was last verified
+  Dir dir_ = Dir::kNone;             // which memory holds (none: a real seek comes next)
+  std::string origin_;               // the target of the last real seek in that direction
+  std::vector<std::string> passed_;  // keys stepped over since origin_ was last verified
   bool leased_ = false;
   uint64_t seeks_ = 0, reused_ = 0;
 };

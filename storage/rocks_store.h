@@ -329,9 +329,11 @@ class RocksStore final : public Store {
   // walk a collection in key order (a run of pops): inside a transaction or indexed group, read
   // with the overlay's cursor over that collection (one Next() from the previous read).
   rocksdb::Status DbGetInOrder(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                               const rocksdb::Slice& key, size_t collection_size,
+                               const rocksdb::Slice& key, size_t collection_size, ReadOrder order,
                                std::string* value) {
-    if (tls_tx_overlay != nullptr) return TxGetInOrder(ro, cf, key, collection_size, value);
+    if (tls_tx_overlay != nullptr) {
+      return TxGetInOrder(ro, cf, key, collection_size, order, value);
+    }
     return db_->Get(ro, cf, key, value);
   }
   rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
@@ -345,7 +347,7 @@ class RocksStore final : public Store {
                                             rocksdb::ColumnFamilyHandle* cf,
                                             std::string_view collection);
   rocksdb::Status TxGetInOrder(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                               const rocksdb::Slice& key, size_t collection_size,
+                               const rocksdb::Slice& key, size_t collection_size, ReadOrder order,
                                std::string* value);
   // The key-count change of physical database `db` held by the transaction open on this thread
   // (0 outside one): DBSIZE inside EXEC counts the transaction's own creations and deletions.
@@ -430,11 +432,11 @@ class RocksStore final : public Store {
   // For a read: *found = false when absent or expired; WrongType when another type.
   Status LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key, MetaType type,
                      Meta* meta, bool* found);
-  // Point read of one data entry; *found = false when absent. `in_order`: one of a run of reads
-  // walking the collection forward (DbGetInOrder).
+  // Point read of one data entry; *found = false when absent. `order`: one of a run of reads
+  // walking the collection (DbGetInOrder).
   Status GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                   std::string_view key, uint64_t version, std::string_view sub_key,
-                  std::string* value, bool* found, bool in_order = false);
+                  std::string* value, bool* found, ReadOrder order = ReadOrder::kAny);
   // The live-range hint of `meta` (for the column family the hint is kept for: hash fields, set
   // members, the zset score index; see encoding.h).
   static EntryBounds HintOf(const Meta& meta) {

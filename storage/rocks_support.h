@@ -66,6 +66,10 @@ class SnapshotRead {
   const rocksdb::Snapshot* snap_;
 };
 
+// How a point read relates to the reads before it (RocksStore::DbGetInOrder): one of a run
+// walking a collection forward (LPOP), backward (RPOP), or neither.
+enum class ReadOrder { kAny, kForward, kBackward };
+
 // Sub-key bounds of an iteration: [lo, hi) (no hi = to the end of the collection). Iterators
 // are always bounded by them, so tombstones outside are never walked.
 struct EntryBounds {

@@ -199,11 +199,12 @@ Status RocksStore::LoadForRead(const rocksdb::ReadOptions& ro, std::string_view 
 
 Status RocksStore::GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                             std::string_view key, uint64_t version, std::string_view sub_key,
-                            std::string* value, bool* found, bool in_order) {
+                            std::string* value, bool* found, ReadOrder order) {
   const std::string data_key = DataKey(key, version, sub_key);
-  rocksdb::Status s = in_order
-                          ? DbGetInOrder(ro, cf, data_key, data_key.size() - sub_key.size(), value)
-                          : DbGet(ro, cf, data_key, value);
+  rocksdb::Status s =
+      order != ReadOrder::kAny
+          ? DbGetInOrder(ro, cf, data_key, data_key.size() - sub_key.size(), order, value)
+          : DbGet(ro, cf, data_key, value);
   *found = s.ok();
   if (s.IsNotFound()) return Status::OK();
   return FromRocks(s);

@@ -97,7 +97,7 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::PopElements(std::s
       bool found = false;
       s = GetEntry(rocksdb::ReadOptions(), list_cf_, key, meta.version,
                    EncodeListIndex(left ? first + i : first - i), &out.emplace_back(), &found,
-                   /*in_order=*/left);
+                   left ? ReadOrder::kForward : ReadOrder::kBackward);
       if (s.ok() && !found) return Status::Corruption("list shorter than its meta");
     }
   } else {

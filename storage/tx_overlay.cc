@@ -308,7 +308,8 @@ bool TxOverlay::LastWritesOnly(rocksdb::WriteBatch* out) const {
 
 rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
                                          rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
-                                         size_t collection_size, std::string* value) {
+                                         size_t collection_size, ReadOrder order,
+                                         std::string* value) {
   TxOverlay* tx = tls_tx_overlay;
   rocksdb::Status s;
   if (tx->store() != this || ro.snapshot != nullptr) return db_->Get(ro, cf, key, value);
@@ -316,7 +317,11 @@ rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
   CollectionCursor* cursor =
       tx->Cursor(db_, cf, std::string_view(key.data(), std::min(collection_size, key.size())));
   if (cursor == nullptr || cursor->leased()) return db_->Get(ro, cf, key, value);
-  cursor->SeekForward(key, *tx);
+  if (order == ReadOrder::kBackward) {
+    cursor->SeekBackward(key, *tx);
+  } else {
+    cursor->SeekForward(key, *tx);
+  }
   rocksdb::Iterator* it = cursor->base();
   if (!it->status().ok()) return it->status();
   if (!it->Valid() || it->key() != key) return rocksdb::Status::NotFound();

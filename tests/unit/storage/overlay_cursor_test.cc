@@ -95,15 +95,17 @@ TEST_CASE_METHOD(StoreFixture, "pops in one overlay match a model while members 
         for (auto& sm : Ok(store->ZPopMin(key, count))) got.emplace_back(sm.score, sm.member);
         REQUIRE(got == want);
         for (const auto& [s, m] : want) model.erase(m);
-      } else if (kind == 5) {  // from the other end
-        auto want = sorted();
-        auto got = Ok(store->ZPopMax(key, 1));
-        if (want.empty()) {
-          REQUIRE(got.empty());
-        } else {
-          REQUIRE(got.size() == 1);
-          CHECK(got[0].member == want.back().second);
-          model.erase(want.back().second);
+      } else if (kind == 5) {  // from the other end, a run of them
+        for (uint64_t n = 1 + rng() % 4; n > 0; --n) {
+          auto want = sorted();
+          auto got = Ok(store->ZPopMax(key, 1));
+          if (want.empty()) {
+            REQUIRE(got.empty());
+          } else {
+            REQUIRE(got.size() == 1);
+            REQUIRE(got[0].member == want.back().second);
+            model.erase(want.back().second);
+          }
         }
       } else if (kind <= 7) {  // (re)add any member, often one popped before, often below the head
         const std::string m = Member(static_cast<int>(rng() % 80));
@@ -119,9 +121,10 @@ TEST_CASE_METHOD(StoreFixture, "pops in one overlay match a model while members 
         for (auto& sm : Ok(store->ZRange(key, ZRangeSpec()))) got.emplace_back(sm.score, sm.member);
         REQUIRE(got == sorted());
       } else {  // a read that walks the head without removing it (steps over live members)
-        ZRangeSpec first;
+        ZRangeSpec first;  // from either end
         first.start = 0;
         first.stop = static_cast<int64_t>(rng() % 4);
+        first.reverse = rng() % 2 == 0;
         auto want = sorted();
         want.resize(std::min<size_t>(want.size(), static_cast<size_t>(first.stop) + 1));
         REQUIRE(Ok(store->ZRangeStore(key + "-copy", key, first)) ==
@@ -163,12 +166,14 @@ TEST_CASE_METHOD(StoreFixture, "list pops in one overlay match a model with push
           REQUIRE(*got == want);
         }
         for (size_t i = 0; i < want.size(); ++i) model.pop_front();
-      } else if (kind == 4) {
-        auto got = Ok(store->RPop(key, 1));
-        if (!model.empty()) {
-          REQUIRE(got.has_value());
-          CHECK(got->at(0) == model.back());
-          model.pop_back();
+      } else if (kind == 4) {  // from the tail, a run of them
+        for (uint64_t n = 1 + rng() % 4; n > 0; --n) {
+          auto got = Ok(store->RPop(key, 1));
+          if (!model.empty()) {
+            REQUIRE(got.has_value());
+            REQUIRE(got->at(0) == model.back());
+            model.pop_back();
+          }
         }
       } else if (kind == 5) {  // a push at the head: an index below the cursor's position
         const std::string v = "v" + std::to_string(next++);
@@ -221,12 +226,30 @@ TEST_CASE_METHOD(StoreFixture, "a run of pops in one overlay seeks once, not onc
       REQUIRE(got->at(0) == "v" + std::to_string(i));
     }
   });
+  // And from the other ends (ZPOPMAX, RPOP).
+  PerfCounts zmax = Count([&] {
+    for (int i = kItems - 1; i >= kItems - 500; --i) {
+      auto got = Ok(store->ZPopMax("queue", 1));
+      REQUIRE(got.size() == 1);
+      REQUIRE(got[0].member == "m" + std::to_string(i));
+    }
+  });
+  PerfCounts r = Count([&] {
+    for (int i = kItems - 1; i >= kItems - 500; --i) {
+      auto got = Ok(store->RPop("list", 1));
+      REQUIRE(got.has_value());
+      REQUIRE(got->at(0) == "v" + std::to_string(i));
+    }
+  });
   REQUIRE(group->Commit().ok());
-  INFO("zpopmin memtable seeks " << z.memtable_seeks << ", lpop memtable gets " << l.memtable_gets
-                                 << " (the meta reads are among them)");
+  INFO("memtable seeks: zpopmin " << z.memtable_seeks << ", zpopmax " << zmax.memtable_seeks
+                                  << "; memtable gets (the meta reads are among them): lpop "
+                                  << l.memtable_gets << ", rpop " << r.memtable_gets);
   CHECK(z.memtable_seeks < 10);
-  // Each LPOP still reads its meta with a Get (in the default column family): 500 of them.
+  CHECK(zmax.memtable_seeks < 10);
+  // Each pop still reads its meta with a Get (in the default column family): 500 of them.
   CHECK(l.memtable_gets < 500 + 10);
-  CHECK(Ok(store->ZCard("queue")) == kItems - 500);
-  CHECK(Ok(store->LLen("list")) == kItems - 500);
+  CHECK(r.memtable_gets < 500 + 10);
+  CHECK(Ok(store->ZCard("queue")) == kItems - 1000);
+  CHECK(Ok(store->LLen("list")) == kItems - 1000);
 }
