@@ -67,3 +67,43 @@ TEST_CASE("Differential: CONFIG GET notify-keyspace-events prints Redis's canoni
   }
   RunList("notify", commands);
 }
+
+TEST_CASE("Differential: scores of -0 from ZUNION/ZINTER/ZINCRBY print as Redis's",
+          "[differential][compat][zset]") {
+  RunList("zsetzero",
+          {
+              {"ZADD", "z1", "0", "a", "1", "b", "-0", "c"},
+              {"ZADD", "z2", "0", "a"},
+              {"ZRANGE", "z1", "0", "-1", "WITHSCORES"},
+              {"ZSCORE", "z1", "c"},
+              {"ZUNION", "2", "z1", "z2", "WEIGHTS", "-1", "1", "WITHSCORES"},
+              {"ZUNION", "1", "z1", "WEIGHTS", "-1", "WITHSCORES"},
+              {"ZINTER", "2", "z1", "z2", "WEIGHTS", "-1", "-1", "WITHSCORES"},
+              {"ZINTER", "1", "z1", "WEIGHTS", "-0", "WITHSCORES"},
+              {"ZUNION", "1", "z1", "WEIGHTS", "-1", "AGGREGATE", "MIN", "WITHSCORES"},
+              {"ZUNION", "2", "z1", "z1", "WEIGHTS", "-1", "-1", "AGGREGATE", "MAX", "WITHSCORES"},
+              {"ZDIFF", "2", "z1", "z2", "WITHSCORES"},
+              {"ZUNIONSTORE", "d", "1", "z1", "WEIGHTS", "-1"},
+              {"ZRANGE", "d", "0", "-1", "WITHSCORES"},
+              {"ZSCORE", "d", "c"},
+              {"ZUNIONSTORE", "d2", "2", "z1", "z1", "WEIGHTS", "1", "-1"},
+              {"ZRANGE", "d2", "0", "-1", "WITHSCORES"},
+              {"ZINTERSTORE", "d3", "1", "z1", "WEIGHTS", "-1"},
+              {"ZRANGE", "d3", "0", "-1", "WITHSCORES"},
+              {"ZRANGEBYSCORE", "d3", "-0", "0", "WITHSCORES"},
+              {"ZINCRBY", "z3", "-0", "m"},
+              {"ZINCRBY", "z3", "-0", "m"},
+              {"ZSCORE", "z3", "m"},
+              {"ZADD", "z4", "INCR", "-0", "m"},
+              {"ZADD", "z4", "INCR", "-0", "m"},
+              {"ZINCRBY", "z1", "-0", "a"},
+              {"ZINCRBY", "z1", "-0", "c"},
+              {"ZMSCORE", "z1", "a", "c"},
+              {"ZADD", "z5", "-0", "x"},
+              {"ZSCORE", "z5", "x"},
+              {"ZPOPMIN", "z5"},
+              {"ZADD", "z6", "1", "m"},
+              {"ZINCRBY", "z6", "-1", "m"},
+              {"ZUNION", "1", "z6", "WEIGHTS", "-1", "WITHSCORES"},
+          });
+}
