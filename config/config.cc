@@ -120,6 +120,10 @@ const std::vector<OptionSpec> kOptionTable = {
    "Independently locked cache shards; more lowers lock contention, each gets a smaller budget."},
   {"cache-policy", T::kEnum, "allkeys-lru", 0, 0, "allkeys-lru|allkeys-lfu", true,
    "Eviction policy: lru keeps recent keys, lfu keeps frequently read keys through scans."},
+  {"cache-sweep-samples", T::kInt, "20", 0, 10000, nullptr, true,
+   "Cache entries probed at random per shard hz times a second to free expired and flushed ones "
+   "(rounds repeat while a quarter of the probes free something, ~0.5 ms a tick at most); 0 = "
+   "off: only lookups and eviction free them."},
   {"cache-max-hash-fields", T::kInt, "1024", 0, 1000000, nullptr, false,
    "Hashes with more fields are not cached (they are read from RocksDB every time)."},
   {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
