@@ -67,6 +67,7 @@ struct Stats {
   uint64_t evictions = 0;  // live entries removed to stay under the budget
   uint64_t expired = 0;    // expired entries removed (on access, by eviction or RemoveExpired)
   uint64_t flushed = 0;    // stale entries freed (on access, by eviction or RemoveExpired)
+  uint64_t swept = 0;      // of expired + flushed: the entries RemoveExpired freed
 
   void Merge(const Stats& other) {
     keys += other.keys;
@@ -85,11 +86,12 @@ struct Stats {
     evictions += other.evictions;
     expired += other.expired;
     flushed += other.flushed;
+    swept += other.swept;
   }
   // Zeroes the counters, keeps the gauges.
   void ResetCounters() {
     hits = negative_hits = misses = fills = rejected = updates = erases = evictions = expired =
-        flushed = 0;
+        flushed = swept = 0;
   }
 };
 

@@ -248,6 +248,7 @@ size_t Shard::RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage) {
     }
     ++removed;
   }
+  stats_.swept += removed;
   return removed;
 }
 

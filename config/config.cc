@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "config/buffer_limits.h"
+#include "config/events.h"
 #include "config/glob.h"
 #include "config/redis_options.h"
 #include "config/split_args.h"
@@ -119,6 +120,10 @@ const std::vector<OptionSpec> kOptionTable = {
    "Independently locked cache shards; more lowers lock contention, each gets a smaller budget."},
   {"cache-policy", T::kEnum, "allkeys-lru", 0, 0, "allkeys-lru|allkeys-lfu", true,
    "Eviction policy: lru keeps recent keys, lfu keeps frequently read keys through scans."},
+  {"cache-sweep-samples", T::kInt, "20", 0, 10000, nullptr, true,
+   "Cache entries probed at random per shard hz times a second to free expired and flushed ones "
+   "(rounds repeat while a quarter of the probes free something, ~0.5 ms a tick at most); 0 = "
+   "off: only lookups and eviction free them."},
   {"cache-max-hash-fields", T::kInt, "1024", 0, 1000000, nullptr, false,
    "Hashes with more fields are not cached (they are read from RocksDB every time)."},
   {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
@@ -165,40 +170,6 @@ bool ParseInt(std::string_view text, int64_t* out) {
   if (!neg && v > static_cast<unsigned long long>(LLONG_MAX)) return false;
   if (neg && v > static_cast<unsigned long long>(LLONG_MAX) + 1) return false;
   *out = neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
-  return true;
-}
-
-// notify-keyspace-events: Redis's letters to its canonical string (keyspaceEventsStringToFlags
-// and keyspaceEventsFlagsToString in notify.c). False on an unknown letter. One difference:
-// Redis 7.0 drops `n` after "A" when it prints the value (the flag stays on; a CONFIG REWRITE
-// then loses it); here the value is what the server parses its flags from, so "An" keeps it.
-bool CanonicalEvents(std::string_view text, std::string* out) {
-  static constexpr std::string_view kClasses = "g$lshzxetd";  // what 'A' stands for
-  bool has[128] = {};
-  for (char c : text) {
-    if (c == 'A') {
-      for (char k : kClasses) has[static_cast<unsigned char>(k)] = true;
-    } else if (kClasses.find(c) != std::string_view::npos || c == 'K' || c == 'E' || c == 'm' ||
-               c == 'n') {
-      has[static_cast<unsigned char>(c)] = true;
-    } else {
-      return false;
-    }
-  }
-  bool all = std::all_of(kClasses.begin(), kClasses.end(),
-                         [&](char k) { return has[static_cast<unsigned char>(k)]; });
-  out->clear();
-  if (all) {
-    *out = "A";
-    if (has[static_cast<unsigned char>('n')]) out->push_back('n');
-  } else {
-    for (char k : std::string_view("g$lshzxetdn")) {
-      if (has[static_cast<unsigned char>(k)]) out->push_back(k);
-    }
-  }
-  for (char k : std::string_view("KEm")) {
-    if (has[static_cast<unsigned char>(k)]) out->push_back(k);
-  }
   return true;
 }
 
@@ -577,9 +548,11 @@ std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view 
   std::vector<std::pair<std::string, std::string>> out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& spec : OptionTable()) {
-    if (GlobMatch(pattern, spec.name, /*nocase=*/true)) {
-      out.emplace_back(spec.name, GetLocked(spec));
-    }
+    if (!GlobMatch(pattern, spec.name, /*nocase=*/true)) continue;
+    std::string value = GetLocked(spec);
+    // notify-keyspace-events: printed as Redis prints it ("A" hides `n`), stored with `n`.
+    if (StorageOption(spec).type == OptionType::kEvents) value = DisplayEvents(value);
+    out.emplace_back(spec.name, std::move(value));
   }
   return out;
 }

@@ -109,7 +109,8 @@ class Config {
   int64_t GetInt(std::string_view name) const;  // kInt, kMemory
   bool GetBool(std::string_view name) const;
   std::string GetString(std::string_view name) const;
-  // (name, value) pairs whose name matches the glob, in table order (CONFIG GET).
+  // (name, value) pairs whose name matches the glob, in table order, values as CONFIG GET prints
+  // them (notify-keyspace-events as Redis 7.0 renders it: "A" without the `n` Get keeps).
   std::vector<std::pair<std::string, std::string>> Match(std::string_view pattern) const;
 
   // Path of the config file loaded, "" when none.

@@ -42,6 +42,10 @@ struct ClientInfo {
   // has not appended to the output yet (for the output-buffer limit).
   std::atomic<bool> closed{false};
   std::atomic<uint64_t> slice_queued_bytes{0};
+  // The last command the client sent (cmd= of CLIENT LIST, Redis's lastcmd): a CommandRefOf
+  // value (server/commands/command.h), stored by the loop as it parses each command, before
+  // the command runs (in the loop or in the pool), as Redis sets lastcmd in processCommand.
+  std::atomic<uint32_t> last_command{0};
 
   std::string name() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -51,19 +55,10 @@ struct ClientInfo {
     std::lock_guard<std::mutex> lock(mu_);
     name_ = std::move(name);
   }
-  std::string last_command() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_command_;
-  }
-  void set_last_command(std::string cmd) {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_command_ = std::move(cmd);
-  }
 
  private:
   mutable std::mutex mu_;
-  std::string name_;          // GUARDED_BY(mu_)
-  std::string last_command_;  // GUARDED_BY(mu_)
+  std::string name_;  // GUARDED_BY(mu_)
 };
 
 class ClientRegistry {

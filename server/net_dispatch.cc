@@ -143,6 +143,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     ++commands;
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
+    conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
     if (conn->tx_multi() || (spec != nullptr && (spec->flags & kTransaction))) {
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
       if (handled == TxInLoop::kClose) {

@@ -45,7 +45,30 @@ int64_t NowUnixUs() {
 
 namespace {
 
-// Removes expired keys a slice at a time, then schedules itself again 1/hz s later.
+// Frees expired and stale (flushed) cache entries, as Redis's active expire cycle: rounds of
+// cache-sweep-samples random probes per shard (Cache::RemoveExpired), repeated while a round
+// freed at least a quarter of its probes, for at most kCacheSweepRounds rounds or
+// kCacheSweepBudget; what is left waits for the next tick. Each shard lock is held for one
+// round's probes of that shard only. Worker thread.
+constexpr int kCacheSweepRounds = 16;
+constexpr std::chrono::microseconds kCacheSweepBudget{500};
+
+void SweepCache(Server& server) {
+  cache::Cache* cache = server.cache();
+  const size_t samples = server.settings().cache_sweep_samples.load(std::memory_order_relaxed);
+  if (cache == nullptr || samples == 0 || !cache->enabled()) return;
+  const size_t probes = samples * cache->shard_count();
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < kCacheSweepRounds; ++round) {
+    const size_t removed = cache->RemoveExpired(NowUnixMs(), samples);
+    if (removed * 4 < probes || std::chrono::steady_clock::now() - start >= kCacheSweepBudget) {
+      break;
+    }
+  }
+}
+
+// Removes expired keys a slice at a time, frees dead cache entries (SweepCache), then schedules
+// itself again 1/hz s later.
 class ExpirySweepTask : public pool::Task {
  public:
   explicit ExpirySweepTask(Server* server) : server_(server) {}
@@ -65,6 +88,7 @@ class ExpirySweepTask : public pool::Task {
       server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(*removed),
                                               std::memory_order_relaxed);
     }
+    SweepCache(*server_);
     int hz = server_->settings().hz.load(std::memory_order_relaxed);
     server_->worker_pool()->ScheduleAt(
         std::chrono::steady_clock::now() + std::chrono::milliseconds(1000 / (hz > 0 ? hz : 10)),
@@ -200,6 +224,8 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
                                              : cache::Policy::kAllKeysLru);
   } else if (name == "hz") {
     settings_.hz = static_cast<int>(as_int());
+  } else if (name == "cache-sweep-samples") {
+    settings_.cache_sweep_samples = static_cast<uint32_t>(as_int());
   } else if (name == "loglevel") {
     spdlog::level::level_enum level = spdlog::level::info;
     if (value == "debug") level = spdlog::level::debug;

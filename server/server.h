@@ -59,6 +59,7 @@ struct Settings {
   std::atomic<bool> protected_mode{true};
   std::atomic<bool> auth_required{false};
   std::atomic<int> hz{10};
+  std::atomic<uint32_t> cache_sweep_samples{20};  // per shard and round (Server::SweepCache)
   std::atomic<bool> rtc_reads{true};
   // Sliced reads (server/slicing/): entries per step and the longest a step runs.
   std::atomic<uint64_t> slice_items{1024};

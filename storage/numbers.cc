@@ -92,6 +92,11 @@ std::string FormatLongDouble(long double value) {
   return buf;
 }
 
+std::string FormatScore(double value) {
+  if (value == 0 && std::signbit(value)) return "-0";
+  return FormatDouble(value);
+}
+
 std::string FormatDouble(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

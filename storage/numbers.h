@@ -31,6 +31,11 @@ std::string FormatLongDouble(long double value);
 // 1.5 -> "1.5", 1e7 -> "10000000", 1.5e10 -> "1.5e+10", 0.0001 -> "0.0001", 1e-7 -> "1e-7".
 std::string FormatDouble(double value);
 
+// A score as Redis 7.0 replies it: FormatDouble, except that negative zero is "-0" (addReplyDouble
+// prints "%.17g"). Only computed scores can be -0 (ZUNION/ZINTER with a negative weight on a 0
+// score, ZINCRBY/ZADD INCR of -0 on a new member): the store keeps +0, as Redis's listpack does.
+std::string FormatScore(double value);
+
 std::string FormatInt64(int64_t value);
 
 }  // namespace rockcache::storage

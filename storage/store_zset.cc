@@ -74,6 +74,7 @@ Status ParseLexRange(std::string_view min, std::string_view max, LexRange* out) 
 
 void RocksStore::PutZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
                             std::string_view member, double score) {
+  score = Normalize(score);  // -0 is stored as 0 (an aggregate's -0 included), as Redis's listpack
   batch->Put(zset_cf_, DataKey(key, version, member), EncodeScore(score));
   batch->Put(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)), "");
 }
@@ -221,7 +222,9 @@ StatusOr<ZAddResult> RocksStore::ZAdd(
       }
     } else if (!xx) {
       p.now = score;
-      result.score = score;
+      // INCR on a new member replies the increment as given (-0 prints "-0", as Redis); the
+      // stored score is normalized.
+      result.score = options.incr ? given : score;
       ++added;
     }
   }

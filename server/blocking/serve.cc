@@ -10,6 +10,7 @@
 #include "server/clock.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "server/server.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
@@ -103,7 +104,7 @@ class Serving {
       if (!registry_.Finish(waiter.get(), WaitState::kServed)) continue;
       const uint64_t start = Clock::Now();
       std::string reply;
-      Status s = PopFor(store_, waiter->op, key, &reply);
+      Status s = ServePop(*waiter, key, &reply);
       // The next waiter's reads must see this pop: make it durable now (one WAL write per served
       // waiter; only ever paid while somebody is blocked).
       if (s.ok()) s = store_.FlushThreadWriteGroup();
@@ -120,6 +121,23 @@ class Serving {
       if (failed_) return;
       if (move && registry_.HasWaiters(db, waiter->op.dst)) ready->push_back(waiter->op.dst);
     }
+  }
+
+  // The waiter's pop, with the keyspace events Redis emits when it serves a blocked client
+  // (in the waiter's database; `new` for a BLMOVE destination it creates).
+  Status ServePop(const Waiter& waiter, std::string_view key, std::string* reply) {
+    CommandContext ctx;
+    ctx.server = &server_;
+    ctx.store = &store_;
+    ctx.db = waiter.notify_db;
+    NewKeyWatch new_keys;
+    if (waiter.op.kind == WaitOp::Kind::kListMove && NotifyEnabled(server_, kNotifyNew)) {
+      auto exists = store_.Exists({waiter.op.dst});
+      if (exists.ok() && *exists == 0) new_keys.absent.push_back(waiter.op.dst);
+      new_keys.announced.assign(new_keys.absent.size(), false);
+      ctx.new_keys = &new_keys;
+    }
+    return PopFor(ctx, waiter.op, key, reply);
   }
 
   void Finish() {
@@ -228,12 +246,17 @@ void ServeAfterCommit::Serve(Server& server, const std::vector<uint32_t>& held) 
   if (!keys.empty()) ServeBlockedOn(server, keys, held, /*in_write_window=*/false);
 }
 
-Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std::string* out) {
+Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::string* out) {
+  storage::Store& store = *ctx.store;
   switch (op.kind) {
     case WaitOp::Kind::kListPop: {
+      const int64_t before = LengthIfNotifying(ctx, [&] { return store.LLen(key); });
       auto popped = op.left ? store.LPop(key, op.count) : store.RPop(key, op.count);
       if (!popped.ok()) return popped.status();
       if (!*popped || (*popped)->empty()) return out->append(kReplyNullArray), Status::OK();
+      // As Redis: one lpop/rpop event for the elements popped, then "del" when it emptied.
+      NotifyKeyspaceEvent(ctx, kNotifyList, op.left ? "lpop" : "rpop", key);
+      NotifyIfEmptied(ctx, before, static_cast<int64_t>((*popped)->size()), key);
       AppendArrayHeader(out, 2);
       AppendBulk(out, key);
       if (!op.multi) return AppendBulk(out, (*popped)->front()), Status::OK();
@@ -242,17 +265,26 @@ Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std
       return Status::OK();
     }
     case WaitOp::Kind::kListMove: {
+      const int64_t before = LengthIfNotifying(ctx, [&] { return store.LLen(key); });
       auto element =
           store.LMove(key, op.dst, op.left ? storage::ListEnd::kLeft : storage::ListEnd::kRight,
                       op.dst_left ? storage::ListEnd::kLeft : storage::ListEnd::kRight);
       if (!element.ok()) return element.status();
+      if (*element) {  // as LMOVE: the push on the destination, the pop on the source, its "del"
+        NotifyKeyspaceEvent(ctx, kNotifyList, op.dst_left ? "lpush" : "rpush", op.dst);
+        NotifyKeyspaceEvent(ctx, kNotifyList, op.left ? "lpop" : "rpop", key);
+        if (key != op.dst) NotifyIfEmptied(ctx, before, 1, key);
+      }
       AppendOptionalBulk(out, *element);
       return Status::OK();
     }
     case WaitOp::Kind::kZSetPop: {
+      const int64_t before = LengthIfNotifying(ctx, [&] { return store.ZCard(key); });
       auto popped = op.left ? store.ZPopMin(key, op.count) : store.ZPopMax(key, op.count);
       if (!popped.ok()) return popped.status();
       if (popped->empty()) return out->append(kReplyNullArray), Status::OK();
+      NotifyKeyspaceEvent(ctx, kNotifyZSet, op.left ? "zpopmin" : "zpopmax", key);
+      NotifyIfEmptied(ctx, before, static_cast<int64_t>(popped->size()), key);
       if (!op.multi) {
         AppendArrayHeader(out, 3);
         AppendBulk(out, key);

@@ -68,9 +68,11 @@ class ServeAfterCommit {
   bool active_ = true;
 };
 
-// Runs `op` on `key` and appends the reply: [key, element] (BLPOP), [key, member, score]
-// (BZPOPMIN), [key, [elements]] (BLMPOP/BZMPOP) or the moved element (BLMOVE). REQUIRES: the
-// key locks of key (and op.dst); key holds the op's type.
-Status PopFor(storage::Store& store, const WaitOp& op, std::string_view key, std::string* out);
+// Runs `op` on `key` with ctx.store and appends the reply: [key, element] (BLPOP), [key, member,
+// score] (BZPOPMIN), [key, [elements]] (BLMPOP/BZMPOP) or the moved element (BLMOVE); publishes
+// Redis's keyspace events in ctx.db (lpop/rpop or zpopmin/zpopmax on key, "del" when it emptied;
+// for a move first lpush/rpush on op.dst, with `new` through ctx.new_keys). REQUIRES: the key
+// locks of key (and op.dst); key holds the op's type.
+Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::string* out);
 
 }  // namespace rockcache::server

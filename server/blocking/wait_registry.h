@@ -72,6 +72,7 @@ struct Waiter {
 
   // Written by the worker that queues the waiter, before Add(); read-only afterwards.
   int db = 0;
+  int notify_db = 0;  // the database the client SELECTed: where its pop's keyspace events go
   std::vector<std::string> keys;
   WaitOp op;
   // Worker-only (the thread that ran the command): the command got queued, so its batch has no

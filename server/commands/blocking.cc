@@ -34,13 +34,14 @@ void PopOrBlock(CommandContext& ctx, std::vector<std::string_view> keys, const W
     if (*type == KeyType::kNone) continue;
     if (*type != want) return out->append(kReplyWrongType), void();
     std::string reply;
-    Status s = PopFor(*ctx.store, op, key, &reply);
+    Status s = PopFor(ctx, op, key, &reply);
     if (!s.ok()) return AppendStatusError(out, s);
     return out->append(reply), void();
   }
   if (waiter == nullptr || ctx.no_block) return out->append(null_reply), void();
   Waiter& w = **waiter;
   w.db = WaitDb();
+  w.notify_db = ctx.db;
   w.keys.assign(keys.begin(), keys.end());
   w.op = op;
   if (!ctx.server->blocking().Add(*waiter)) {

@@ -145,6 +145,19 @@ const CommandSpec* FindCommand(std::string_view name, int* id = nullptr);
 // Every row, for COMMAND / COMMAND COUNT.
 const std::vector<const CommandSpec*>& AllCommands();
 
+// What CLIENT LIST / CLIENT INFO show as cmd= (Redis's lastcmd): a command id and one of its
+// subcommands packed in 32 bits, so a connection records every command it parses with one
+// relaxed store and the name is rendered only when a client list is asked for.
+// kNoCommandRef (Redis prints "NULL"): no command yet, an unknown command, or an unknown
+// subcommand of a container (CONFIG FOO).
+inline constexpr uint32_t kNoCommandRef = 0;
+// The ref of `spec` (id `id` from FindCommand) run with `argv`: the container's subcommand when
+// it has a list and argv[1] names one ("client|list"), the command alone when argv has no
+// argv[1]. nullptr spec -> kNoCommandRef. No allocation.
+uint32_t CommandRefOf(const CommandSpec* spec, int id, const Args& argv);
+// "set", "client|list", or "NULL".
+std::string CommandRefName(uint32_t ref);
+
 // Checks arity. False means the reply is "-ERR wrong number of arguments for '<name>' command".
 inline bool ArityOk(const CommandSpec& spec, size_t argc) {
   return spec.arity >= 0 ? argc == static_cast<size_t>(spec.arity)

@@ -82,6 +82,50 @@ const CommandSpec* FindCommand(std::string_view name, int* id) {
 
 const std::vector<const CommandSpec*>& AllCommands() { return GetTable().all; }
 
+namespace {
+// The 1-based position of `sub` (any case) in a "get|set|help" list, or 0.
+uint32_t SubcommandIndex(std::string_view list, std::string_view sub) {
+  uint32_t index = 1;
+  while (true) {
+    const size_t bar = list.find('|');
+    const std::string_view item = list.substr(0, bar);
+    if (item.size() == sub.size() &&
+        std::equal(item.begin(), item.end(), sub.begin(),
+                   [](char a, char b) { return static_cast<unsigned char>(a) == Fold(b); })) {
+      return index;
+    }
+    if (bar == std::string_view::npos) return 0;
+    list.remove_prefix(bar + 1);
+    ++index;
+  }
+}
+}  // namespace
+
+uint32_t CommandRefOf(const CommandSpec* spec, int id, const Args& argv) {
+  if (spec == nullptr || id < 0) return kNoCommandRef;
+  const uint32_t command = static_cast<uint32_t>(id + 1) << 8;
+  if (spec->subcommands == nullptr || argv.size() < 2) return command;
+  const uint32_t sub = SubcommandIndex(spec->subcommands, argv[1]);
+  return sub == 0 || sub > 0xff ? kNoCommandRef : command | sub;
+}
+
+std::string CommandRefName(uint32_t ref) {
+  const auto& all = GetTable().all;
+  const uint32_t command = ref >> 8;
+  if (command == 0 || command > all.size()) return "NULL";
+  const CommandSpec& spec = *all[command - 1];
+  std::string name = spec.name;
+  uint32_t sub = ref & 0xff;
+  if (sub == 0 || spec.subcommands == nullptr) return name;
+  std::string_view list = spec.subcommands;
+  for (; sub > 1 && list.find('|') != std::string_view::npos; --sub) {
+    list.remove_prefix(list.find('|') + 1);
+  }
+  name.push_back('|');
+  name.append(list.substr(0, list.find('|')));
+  return name;
+}
+
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, const Args& argv) {
   if (spec.find_keys != nullptr) return spec.find_keys(argv);
   std::vector<std::string_view> keys;

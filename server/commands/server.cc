@@ -164,8 +164,8 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
                      " multi=" + std::to_string(info.multi.load()) +
                      " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
                      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-                     std::to_string(info.pending_reply_bytes.load()) +
-                     " tot-mem=0 events=r cmd=" + info.last_command() +
+                     std::to_string(info.pending_reply_bytes.load()) + " tot-mem=0 events=r cmd=" +
+                     CommandRefName(info.last_command.load(std::memory_order_relaxed)) +
                      " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
   return line;
 }
@@ -298,11 +298,9 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "INFO") && argv.size() == 2) {
-    conn.info->set_last_command("client|info");
     return AppendBulk(out, ClientLine(*conn.info, NowUnixMs()));
   }
   if (Is(sub, "LIST")) {
-    conn.info->set_last_command("client|list");
     std::vector<uint64_t> ids;
     int type = -1;  // -1 any, 0 normal, 1 pubsub
     if (argv.size() >= 4 && Is(argv[2], "ID")) {

@@ -46,7 +46,7 @@ struct Source {
   double weight = 1;
 };
 
-void AppendScore(std::string* out, double score) { AppendBulk(out, storage::FormatDouble(score)); }
+void AppendScore(std::string* out, double score) { AppendBulk(out, storage::FormatScore(score)); }
 
 // Every member of `src` with its score (1 for a set). max_bytes as the store's reads.
 StatusOr<std::vector<ScoredMember>> ReadAll(CommandContext& ctx, const Source& src,

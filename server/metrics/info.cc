@@ -256,6 +256,7 @@ void CacheSection(Server& server, std::string* out) {
   Field(out, "cache_evictions", s.evictions);
   Field(out, "cache_expired", s.expired);
   Field(out, "cache_flushed", s.flushed);
+  Field(out, "cache_swept", s.swept);  // of expired + flushed: freed by the periodic sweep
   Field(out, "cache_key_lock_contended", server.key_locks().contended());
 }
 

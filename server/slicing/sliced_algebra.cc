@@ -205,7 +205,7 @@ class SlicedAlgebra final : public SlicedRead {
     AppendArrayHeader(out, static_cast<int64_t>(scored_.size() * (request_.with_scores ? 2 : 1)));
     for (const auto& item : scored_) {
       AppendBulk(out, item.member);
-      if (request_.with_scores) AppendBulk(out, storage::FormatDouble(item.score));
+      if (request_.with_scores) AppendBulk(out, storage::FormatScore(item.score));
     }
   }
 

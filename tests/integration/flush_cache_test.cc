@@ -143,6 +143,36 @@ TEST_CASE("FLUSHALL: every database's cached entries, then refills", "[cache][da
   ExpectVerified(c);
 }
 
+TEST_CASE("the periodic sweep frees flushed cache entries with no lookups (INFO cache_swept)",
+          "[cache][databases][flush][sweep]") {
+  TestServer server({"--hz", "50", "--cache-sweep-samples", "0"});
+  Client c(server.port());
+  std::vector<std::string> mset = {"MSET"};
+  for (int i = 0; i < 400; ++i) {
+    mset.push_back("k" + std::to_string(i));
+    mset.push_back("v");
+  }
+  REQUIRE(Run(c, mset) == "status:OK");
+  for (int i = 0; i < 400; ++i) REQUIRE(Run(c, {"GET", "k" + std::to_string(i)}) == "bulk:v");
+  REQUIRE(CacheField(c, "cache_keys") >= 400);
+  REQUIRE(Run(c, {"FLUSHALL"}) == "status:OK");
+  CHECK(CacheField(c, "cache_stale_keys") >= 400);
+  // Sweep off: the stale entries stay (nothing looks them up).
+  rockcache::testing::SleepMs(300);
+  CHECK(CacheField(c, "cache_stale_keys") >= 400);
+  CHECK(CacheField(c, "cache_swept") == 0);
+  // On (CONFIG SET): the sweep frees them within a few ticks, and counts them.
+  REQUIRE(Run(c, {"CONFIG", "SET", "cache-sweep-samples", "20"}) == "status:OK");
+  CHECK(Run(c, {"CONFIG", "GET", "cache-sweep-samples"}) == "[bulk:cache-sweep-samples, bulk:20]");
+  for (int i = 0; i < 200 && CacheField(c, "cache_stale_keys") > 0; ++i) {
+    rockcache::testing::SleepMs(25);
+  }
+  CHECK(CacheField(c, "cache_stale_keys") == 0);
+  CHECK(CacheField(c, "cache_swept") >= 400);
+  CHECK(CacheField(c, "cache_flushed") >= 400);
+  CHECK(CacheField(c, "cache_used_bytes") == 0);
+}
+
 TEST_CASE("SWAPDB then FLUSHDB: the flush follows the data, not the number",
           "[cache][databases][flush]") {
   TestServer server;

@@ -314,3 +314,76 @@ TEST_CASE("redis-cli --bigkeys, --memkeys and --hotkeys run to completion", "[in
   CHECK(Contains(hot, "hot key found with counter"));
   CHECK(Contains(hot, "keyname: \"str:int\""));
 }
+
+namespace {
+// The cmd= field of a CLIENT LIST / CLIENT INFO line.
+std::string CmdField(const std::string& line) {
+  const size_t at = line.find(" cmd=");
+  if (at == std::string::npos) return "(no cmd=)";
+  const size_t start = at + 5;
+  return line.substr(start, line.find(' ', start) - start);
+}
+}  // namespace
+
+TEST_CASE("CLIENT LIST / CLIENT INFO cmd= is the client's last command, as Redis 7",
+          "[introspection][client]") {
+  TestServer server;
+  Client admin(server.port());
+  Client c(server.port());
+  const std::string id = std::to_string(c.Command({"CLIENT", "ID"}).integer);
+  auto last = [&] { return CmdField(admin.Command({"CLIENT", "LIST", "ID", id}).str); };
+  CHECK(last() == "client|id");
+  // Each command, wherever it runs (worker pool, cache in the network thread, the loop itself),
+  // with its subcommand for containers; "NULL" for an unknown command or subcommand.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
+      {{"SET", "k", "v"}, "set"},
+      {{"GET", "k"}, "get"},
+      {{"get", "k"}, "get"},  // a cache hit, answered in the network thread
+      {{"PING"}, "ping"},
+      {{"ECHO", "x"}, "echo"},
+      {{"RPUSH", "l", "a"}, "rpush"},
+      {{"LRANGE", "l", "0", "-1"}, "lrange"},
+      {{"HSET", "h", "f", "v"}, "hset"},
+      {{"ZADD", "z", "1", "m"}, "zadd"},
+      {{"SELECT", "0"}, "select"},
+      {{"DBSIZE"}, "dbsize"},
+      {{"INFO", "server"}, "info"},
+      {{"CONFIG", "GET", "port"}, "config|get"},
+      {{"config", "Get", "port"}, "config|get"},
+      {{"OBJECT", "ENCODING", "k"}, "object|encoding"},
+      {{"COMMAND", "COUNT"}, "command|count"},
+      {{"COMMAND"}, "command"},
+      {{"CLIENT", "SETNAME"}, "client|setname"},  // wrong arity: still its name
+      {{"CONFIG"}, "config"},
+      {{"CONFIG", "FOO"}, "NULL"},
+      {{"NOSUCHCOMMAND"}, "NULL"},
+      {{"MULTI"}, "multi"},
+      {{"SET", "a", "1"}, "set"},  // queued
+      {{"EXEC"}, "exec"},
+  };
+  for (const auto& [cmd, name] : steps) {
+    INFO(cmd[0]);
+    c.Command(cmd);
+    CHECK(last() == name);
+  }
+  CHECK(CmdField(c.Command({"CLIENT", "INFO"}).str) == "client|info");
+  CHECK(last() == "client|info");
+  CHECK(CmdField(admin.Command({"CLIENT", "INFO"}).str) == "client|info");
+  // The client running CLIENT LIST sees its own line's cmd= as client|list.
+  Reply all = admin.Command({"CLIENT", "LIST"});
+  CHECK(Contains(all.str, " cmd=client|list "));
+  // A client that sent nothing yet: NULL.
+  rockcache::testing::RawConnection fresh(server.port());
+  SleepMs(50);
+  CHECK(Contains(admin.Command({"CLIENT", "LIST"}).str, " cmd=NULL "));
+  // A blocked client shows its blocking command.
+  c.Append({"BLPOP", "nolist", "0"});
+  for (int done = 0; !done;) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
+  std::string blocked;
+  for (int i = 0; i < 200 && (blocked = last()) != "blpop"; ++i) SleepMs(5);
+  CHECK(blocked == "blpop");
+  CHECK(Run(admin, {"RPUSH", "nolist", "x"}) == "int:1");
+  Reply popped;
+  REQUIRE(c.GetReply(&popped));
+  CHECK(last() == "blpop");
+}

@@ -43,6 +43,18 @@ TEST_CASE("ZUNION, ZINTER, ZDIFF: weights, aggregates, sets as sorted sets", "[z
   CHECK(Run(c, {"ZINTER", "2", "z1", "s1", "WEIGHTS", "inf", "-inf", "WITHSCORES"}) ==
         "[bulk:a, bulk:0, bulk:c, bulk:0]");
   CHECK(Run(c, {"ZINTER", "2", "z1", "nokey"}) == "[]");
+  // A negative weight on a score of 0 is -0, printed "-0" as Redis 7.0 does (stored: 0).
+  REQUIRE(Run(c, {"ZADD", "zero", "0", "a", "1", "b"}) == "int:2");
+  CHECK(Run(c, {"ZUNION", "1", "zero", "WEIGHTS", "-1", "WITHSCORES"}) ==
+        "[bulk:b, bulk:-1, bulk:a, bulk:-0]");
+  CHECK(Run(c, {"ZINTER", "1", "zero", "WEIGHTS", "-0", "WITHSCORES"}) ==
+        "[bulk:a, bulk:-0, bulk:b, bulk:-0]");
+  CHECK(Run(c, {"ZUNIONSTORE", "zero2", "1", "zero", "WEIGHTS", "-1"}) == "int:2");
+  CHECK(Run(c, {"ZRANGE", "zero2", "0", "-1", "WITHSCORES"}) ==
+        "[bulk:b, bulk:-1, bulk:a, bulk:0]");
+  CHECK(Run(c, {"ZINCRBY", "zero3", "-0", "m"}) == "bulk:-0");  // a new member: the increment
+  CHECK(Run(c, {"ZINCRBY", "zero3", "-0", "m"}) == "bulk:0");   // 0 + -0
+  CHECK(Run(c, {"ZSCORE", "zero3", "m"}) == "bulk:0");
   CHECK(Run(c, {"ZDIFF", "2", "z1", "z2", "WITHSCORES"}) == "[bulk:a, bulk:1]");
   CHECK(Run(c, {"ZDIFF", "2", "s1", "z1", "WITHSCORES"}) == "[bulk:e, bulk:1]");
   CHECK(Run(c, {"ZDIFF", "1", "nokey"}) == "[]");

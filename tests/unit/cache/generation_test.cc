@@ -182,6 +182,38 @@ TEST_CASE("RemoveExpired frees stale entries and skips a clean cache", "[cache][
   CHECK(s.bytes_used == 0);
   CHECK(s.flushed == 100);
   CHECK(s.expired == 0);
+  CHECK(s.swept == 100);
+}
+
+TEST_CASE("RemoveExpired counts what it frees in swept, lookups do not", "[cache][generation]") {
+  Cache cache(Sized(1 << 20, 2));
+  // 50 entries with a TTL and 50 without in database 0, 100 in database 1 (flushed below).
+  for (int i = 0; i < 50; ++i) REQUIRE(cache.Put(Key(i), Value::String("v"), kNow + 10, kNow));
+  Fill(cache, 0, 50, 100, "v");
+  Fill(cache, 1, 0, 100, "v");
+  cache.ClearDb(1);
+  // A lookup frees one expired entry itself: counted in expired, not in swept.
+  CHECK(Read(cache, 0, Key(0)) == "v");
+  {
+    DbScope scope(0);
+    CHECK(cache.Visit(Key(0), kNow + 10, [](const Value&) {}) == Lookup::kMiss);
+  }
+  CHECK(cache.GetStats().expired == 1);
+  CHECK(cache.GetStats().swept == 0);
+  // Bounded: one call probes at most `samples` entries per shard.
+  CHECK(cache.RemoveExpired(kNow + 10, 5) <= 10);
+  for (int round = 0;
+       round < 1000 && cache.GetStats().keys_with_ttl + cache.GetStats().stale_keys > 0; ++round) {
+    cache.RemoveExpired(kNow + 10, 5);
+  }
+  Stats s = cache.GetStats();
+  CHECK(s.keys == 50);  // the entries without a TTL stay
+  CHECK(s.stale_keys == 0);
+  CHECK(s.expired == 50);
+  CHECK(s.flushed == 100);
+  CHECK(s.swept == 149);  // 49 expired + 100 stale
+  cache.ResetStats();
+  CHECK(cache.GetStats().swept == 0);
 }
 
 TEST_CASE("a fill stamped with a generation from before a flush stays invisible",
