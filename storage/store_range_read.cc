@@ -220,6 +220,10 @@ class RocksRangeRead final : public RangeRead {
     }
     visit_ = nullptr;
     *done = done_;
+    // A read that takes more than one step is a scan: its later steps read blocks without
+    // filling the block cache, so a KEYS * or a big HGETALL does not evict the index, filter and
+    // data blocks that point reads (cache misses, writes' meta reads) of other clients need.
+    ro_.fill_cache = false;
     return s;
   }
 

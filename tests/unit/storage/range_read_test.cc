@@ -239,6 +239,46 @@ TEST_CASE("range reads of drained collections walk no tombstones", "[storage][sl
   }
 }
 
+// The block cache usage INFO rocksdb reports.
+uint64_t BlockCacheUsage(Store& store) {
+  const std::string info = store.InfoRocksDb();
+  const std::string name = "rocksdb_block_cache_usage:";
+  const size_t at = info.find(name);
+  REQUIRE(at != std::string::npos);
+  return std::stoull(info.substr(at + name.size()));
+}
+
+TEST_CASE("a range read's later steps do not fill the block cache", "[storage][slicing]") {
+  StoreFixture f;  // 8 MiB block cache
+  Store& s = *f.store;
+  // ~12 MiB of hash entries, in SST files (CompactAll flushes the memtable first).
+  const std::string value(200, 'v');
+  for (int batch = 0; batch < 60; ++batch) {
+    std::vector<std::string> fields;
+    for (int i = 0; i < 1000; ++i) fields.push_back(Name("f", batch * 1000 + i));
+    std::vector<std::pair<std::string_view, std::string_view>> pairs;
+    for (const auto& field : fields) pairs.emplace_back(field, value);
+    Ok(s.HSet("h", pairs));
+  }
+  REQUIRE(s.CompactAll().ok());
+  const uint64_t before = BlockCacheUsage(s);
+  RangeQuery q;
+  q.kind = RangeQuery::Kind::kHash;
+  q.key = "h";
+  auto read = Ok(s.OpenRangeRead(q));
+  uint64_t emitted = 0, steps = 0;
+  bool done = false;
+  while (!done) {
+    REQUIRE(read->Next(1000, nullptr, &emitted, &done).ok());
+    ++steps;
+  }
+  CHECK(emitted == 60000);
+  CHECK(steps >= 60);
+  // The first step (1,000 entries, ~210 KB of blocks) may fill the cache; the other 59 do not.
+  // Filling it with every step would leave it near its 8 MiB capacity.
+  CHECK(BlockCacheUsage(s) < before + (1u << 20));
+}
+
 TEST_CASE("a range read's GetStrings and GetHashField read other keys on its snapshot",
           "[storage][slicing]") {
   StoreFixture f;
