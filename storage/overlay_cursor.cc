@@ -16,74 +16,105 @@ CollectionCursor::CollectionCursor(rocksdb::DB* db, rocksdb::ColumnFamilyHandle*
   base_.reset(db->NewIterator(ro, cf));
 }
 
-bool CollectionCursor::PassedAllPending(const TxOverlay& tx) const {
-  for (const std::string& k : passed_) {
-    if (tx.Find(cf_id_, k) == nullptr) return false;
+void CollectionCursor::Forget() {
+  dir_ = Dir::kNone;
+  passed_.clear();
+  passed_bytes_ = 0;
+  replay_ = kNotReplaying;
+}
+
+void CollectionCursor::RealSeek(const rocksdb::Slice& target, Dir dir) {
+  Forget();
+  ++seeks_;
+  if (dir == Dir::kForward) {
+    base_->Seek(target);
+  } else {
+    base_->SeekForPrev(target);
   }
+  origin_.assign(target.data(), target.size());
+  dir_ = dir;
+}
+
+void CollectionCursor::Materialize() {
+  if (replay_ >= passed_.size()) return;
+  const std::string key = passed_[replay_].key;
+  Forget();  // the memory described base_'s old position
+  ++seeks_;
+  base_->Seek(key);  // a key of the database: Seek and SeekForPrev land on it alike
+}
+
+bool CollectionCursor::Reuse(const rocksdb::Slice& target, Dir dir, const TxOverlay& tx) {
+  if (dir_ != dir || !base_->status().ok()) return false;
+  const bool fwd = dir == Dir::kForward;
+  // `a` comes before `b` in the direction of travel.
+  auto before = [fwd](const rocksdb::Slice& a, const rocksdb::Slice& b) {
+    return fwd ? a.compare(b) < 0 : a.compare(b) > 0;
+  };
+  if (before(target, origin_)) return false;
+  if (!base_->Valid() || !before(base_->key(), target)) {
+    // origin <= target <= here: replay the passed entries from the first one at or past the
+    // target that the overlay does not decide.
+    size_t first = 0;
+    while (first < passed_.size() && before(passed_[first].key, target)) ++first;
+    while (first < passed_.size() && tx.Find(cf_id_, passed_[first].key) != nullptr) ++first;
+    for (size_t i = first; i < passed_.size(); ++i) {
+      if (!passed_[i].has_value && tx.Find(cf_id_, passed_[i].key) == nullptr) return false;
+    }
+    for (size_t i = 0; i < first; ++i) passed_bytes_ -= passed_[i].value.size();
+    passed_.erase(passed_.begin(), passed_.begin() + static_cast<std::ptrdiff_t>(first));
+    replay_ = passed_.empty() ? kNotReplaying : 0;
+    origin_.assign(target.data(), target.size());
+    ++reused_;
+    return true;
+  }
+  // A little ahead: step (the keys stepped over, and those passed before, are before the target,
+  // so they do not matter).
+  passed_.clear();
+  passed_bytes_ = 0;
+  replay_ = kNotReplaying;
+  for (int i = 0; i < kMaxSteps && base_->Valid() && before(base_->key(), target); ++i) {
+    fwd ? base_->Next() : base_->Prev();
+  }
+  if (!base_->status().ok() || (base_->Valid() && before(base_->key(), target))) return false;
+  origin_.assign(target.data(), target.size());
+  ++reused_;
   return true;
 }
 
 void CollectionCursor::SeekForward(const rocksdb::Slice& target, const TxOverlay& tx) {
-  if (dir_ == Dir::kForward && base_->status().ok() &&
-      origin_.compare(0, std::string::npos, target.data(), target.size()) <= 0 &&
-      PassedAllPending(tx)) {
-    passed_.clear();  // the invariant now covers them: [origin_, here) holds only pending keys
-    if (!base_->Valid() || target.compare(base_->key()) <= 0) {
-      ++reused_;
-      return;  // here is the first key >= target that the overlay does not decide
-    }
-    // A little ahead: step (the keys stepped over are < target, so they do not matter).
-    for (int i = 0; i < kMaxSteps && base_->Valid() && base_->key().compare(target) < 0; ++i) {
-      base_->Next();
-    }
-    if (base_->status().ok() && (!base_->Valid() || base_->key().compare(target) >= 0)) {
-      origin_.assign(target.data(), target.size());
-      ++reused_;
-      return;
-    }
-  }
-  ++seeks_;
-  base_->Seek(target);
-  origin_.assign(target.data(), target.size());
-  passed_.clear();
-  dir_ = Dir::kForward;
+  if (!Reuse(target, Dir::kForward, tx)) RealSeek(target, Dir::kForward);
 }
 
 void CollectionCursor::SeekBackward(const rocksdb::Slice& target, const TxOverlay& tx) {
-  if (dir_ == Dir::kBackward && base_->status().ok() &&
-      origin_.compare(0, std::string::npos, target.data(), target.size()) >= 0 &&
-      PassedAllPending(tx)) {
-    passed_.clear();  // the invariant now covers them: (here, origin_] holds only pending keys
-    if (!base_->Valid() || target.compare(base_->key()) >= 0) {
-      ++reused_;
-      return;  // here is the last key <= target that the overlay does not decide
-    }
-    for (int i = 0; i < kMaxSteps && base_->Valid() && base_->key().compare(target) > 0; ++i) {
-      base_->Prev();
-    }
-    if (base_->status().ok() && (!base_->Valid() || base_->key().compare(target) <= 0)) {
-      origin_.assign(target.data(), target.size());
-      ++reused_;
-      return;
-    }
-  }
-  ++seeks_;
-  base_->SeekForPrev(target);
-  origin_.assign(target.data(), target.size());
-  passed_.clear();
-  dir_ = Dir::kBackward;
+  if (!Reuse(target, Dir::kBackward, tx)) RealSeek(target, Dir::kBackward);
+}
+
+void CollectionCursor::SeekToLastOfFamily() {
+  Forget();
+  base_->SeekToLast();
 }
 
 void CollectionCursor::Step(Dir dir) {
-  if (dir_ == dir && base_->Valid()) {
+  if (dir_ == dir && replay_ < passed_.size()) {  // replaying: the entry is remembered already
+    if (++replay_ == passed_.size()) replay_ = kNotReplaying;
+    return;
+  }
+  if (dir_ != dir) {  // turning round (or no memory): the memory is of the other side
+    Materialize();
+    Forget();
+  } else if (base_->Valid()) {
     if (passed_.size() < kMaxPassed) {
-      const rocksdb::Slice k = base_->key();
-      passed_.emplace_back(k.data(), k.size());
+      Passed& p = passed_.emplace_back();
+      const rocksdb::Slice k = base_->key(), v = base_->value();
+      p.key.assign(k.data(), k.size());
+      if (v.size() <= kMaxValueBytes && passed_bytes_ + v.size() <= kMaxPassedBytes) {
+        p.value.assign(v.data(), v.size());
+        p.has_value = true;
+        passed_bytes_ += v.size();
+      }
     } else {
-      dir_ = Dir::kNone;
+      Forget();
     }
-  } else if (dir_ != dir) {
-    dir_ = Dir::kNone;  // turning round: the memory is of the other side
   }
   if (dir == Dir::kForward) {
     base_->Next();
@@ -108,11 +139,10 @@ class CursorLease final : public rocksdb::Iterator {
   void SeekToFirst() override { Seek(lo_); }
   void SeekToLast() override {
     if (hi_.empty()) {  // the collection's end is the column family's: no key to seek before
-      cursor_->Forget();
-      cursor_->base()->SeekToLast();
+      cursor_->SeekToLastOfFamily();
     } else {
       cursor_->SeekBackward(hi_, *tx_);
-      if (cursor_->base()->Valid() && cursor_->base()->key().compare(hi_) >= 0) cursor_->Prev();
+      if (cursor_->Valid() && cursor_->key().compare(hi_) >= 0) cursor_->Prev();
     }
     Check();
   }
@@ -134,15 +164,14 @@ class CursorLease final : public rocksdb::Iterator {
     cursor_->Prev();
     Check();
   }
-  rocksdb::Slice key() const override { return cursor_->base()->key(); }
-  rocksdb::Slice value() const override { return cursor_->base()->value(); }
-  rocksdb::Status status() const override { return cursor_->base()->status(); }
+  rocksdb::Slice key() const override { return cursor_->key(); }
+  rocksdb::Slice value() const override { return cursor_->value(); }
+  rocksdb::Status status() const override { return cursor_->status(); }
 
  private:
   void Check() {
-    rocksdb::Iterator* base = cursor_->base();
-    valid_ = base->Valid() && base->key().compare(lo_) >= 0 &&
-             (hi_.empty() || base->key().compare(hi_) < 0);
+    valid_ = cursor_->Valid() && cursor_->key().compare(lo_) >= 0 &&
+             (hi_.empty() || cursor_->key().compare(hi_) < 0);
   }
 
   CollectionCursor* const cursor_;

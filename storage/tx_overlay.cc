@@ -322,10 +322,9 @@ rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
   } else {
     cursor->SeekForward(key, *tx);
   }
-  rocksdb::Iterator* it = cursor->base();
-  if (!it->status().ok()) return it->status();
-  if (!it->Valid() || it->key() != key) return rocksdb::Status::NotFound();
-  value->assign(it->value().data(), it->value().size());
+  if (!cursor->status().ok()) return cursor->status();
+  if (!cursor->Valid() || cursor->key() != key) return rocksdb::Status::NotFound();
+  value->assign(cursor->value().data(), cursor->value().size());
   return rocksdb::Status::OK();
 }
 
