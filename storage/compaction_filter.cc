@@ -43,8 +43,15 @@ class DataFilter : public rocksdb::CompactionFilter {
     if (!cached_ || user_key != cached_key_) {
       if (!LookUp(user_key)) return false;
     }
-    for (uint64_t live : live_versions_) {
-      if (live == version) return false;
+    for (const Live& live : live_versions_) {
+      if (live.version != version) continue;
+      // A list's pops do not delete their elements (RocksStore::PopElements): the indexes
+      // outside its live range [head, tail) go here.
+      if (type_ == MetaType::kList && sub_key.size() == 8) {
+        const uint64_t index = GetFixed64BE(sub_key.data());
+        return index < live.head || index >= live.tail;
+      }
+      return false;
     }
     return true;
   }
@@ -65,11 +72,14 @@ class DataFilter : public rocksdb::CompactionFilter {
       rocksdb::Status s = db->Get(ro, cf, rocksdb::Slice(user_key.data(), user_key.size()), &value);
       if (s.IsNotFound()) continue;
       Meta meta;
-      if (!s.ok() || !DecodeMetaHeader(value, &meta)) {
+      const bool list = type_ == MetaType::kList;
+      if (!s.ok() || !(list ? DecodeMeta(value, &meta) : DecodeMetaHeader(value, &meta))) {
         cached_ = false;
         return false;
       }
-      if (meta.type == type_ && !meta.ExpiredAt(now_ms_)) live_versions_.push_back(meta.version);
+      if (meta.type == type_ && !meta.ExpiredAt(now_ms_)) {
+        live_versions_.push_back(Live{meta.version, meta.head, meta.tail});
+      }
     }
     return true;
   }
@@ -79,7 +89,11 @@ class DataFilter : public rocksdb::CompactionFilter {
   int64_t now_ms_ = WallNowMs();
   mutable bool cached_ = false;
   mutable std::string cached_key_;
-  mutable std::vector<uint64_t> live_versions_;  // of cached_key_, one per database holding it
+  struct Live {
+    uint64_t version;
+    uint64_t head, tail;  // a list's live range (other types: unused)
+  };
+  mutable std::vector<Live> live_versions_;  // of cached_key_, one per database holding it
 };
 
 }  // namespace

@@ -469,13 +469,21 @@ Status RocksStore::CopyEntries(const rocksdb::ReadOptions& ro, std::string_view 
                                rocksdb::WriteBatch* batch) {
   std::vector<rocksdb::ColumnFamilyHandle*> cfs = {DataCf(src_meta.type)};
   if (src_meta.type == MetaType::kZSet) cfs.push_back(zscore_cf_);
+  // A list's live range only: popped elements outside it stay until compaction.
+  const bool list = src_meta.type == MetaType::kList;
+  const std::string live_lo = list ? EncodeListIndex(src_meta.head) : std::string();
+  const std::string live_hi = list ? EncodeListIndex(src_meta.tail) : std::string();
+  EntryBounds bounds;
+  if (list) bounds = EntryBounds{live_lo, live_hi, std::nullopt, {}};
   for (auto* cf : cfs) {
-    Status s = ForEachEntry(ro, cf, src, src_meta.version,
-                            [&](std::string_view sub, std::string_view value) {
-                              batch->Put(cf, DataKey(dst, dst_version, sub),
-                                         rocksdb::Slice(value.data(), value.size()));
-                              return true;
-                            });
+    Status s = ForEachEntry(
+        ro, cf, src, src_meta.version,
+        [&](std::string_view sub, std::string_view value) {
+          batch->Put(cf, DataKey(dst, dst_version, sub),
+                     rocksdb::Slice(value.data(), value.size()));
+          return true;
+        },
+        std::nullopt, false, bounds);
     if (!s.ok()) return s;
   }
   return Status::OK();

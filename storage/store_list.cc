@@ -111,13 +111,16 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::PopElements(std::s
   }
   if (!s.ok()) return s;
   if (out.size() != n) return Status::Corruption("list shorter than its meta");
+  // The popped elements are not deleted: moving head or tail is enough. Every read of a list is
+  // bounded to [head, tail), a push writes an index before it becomes live again, and the
+  // compaction filter drops the indexes outside the live range (storage/compaction_filter.cc).
+  // A pop then writes one meta record, not a tombstone per element: a queue's LPOP costs about
+  // what its RPUSH did, and a drained range leaves no tombstones for later seeks to walk.
   rocksdb::WriteBatch batch;
   if (n < meta.count) {
     if (left) {
-      DeleteEntries(&batch, list_cf_, key, meta.version, meta.head, meta.head + n);
       meta.head += n;
     } else {
-      DeleteEntries(&batch, list_cf_, key, meta.version, meta.tail - n, meta.tail);
       meta.tail -= n;
     }
   }  // else: the whole list goes; deleting the meta is enough (O(1))
@@ -353,7 +356,8 @@ StatusOr<std::vector<int64_t>> RocksStore::LPos(std::string_view key, std::strin
         reverse ? --offset : ++offset;
         return true;
       },
-      EncodeListIndex(reverse ? meta.tail - 1 : meta.head), reverse);
+      EncodeListIndex(reverse ? meta.tail - 1 : meta.head), reverse,
+      EntryBounds{EncodeListIndex(meta.head), EncodeListIndex(meta.tail), std::nullopt, {}});
   if (!s.ok()) return s;
   return out;
 }

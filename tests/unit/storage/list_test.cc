@@ -221,3 +221,41 @@ TEST_CASE_METHOD(Fixture, "list WRONGTYPE and version isolation", "[storage][lis
   Ok(store->RPush("p", {"x"}));
   CHECK(All("p") == Strings{"x"});
 }
+
+// Pops move the list's head or tail and leave the popped elements where they were (no tombstone
+// per element): no read may see them, a push reuses their indexes, COPY leaves them behind, and
+// compaction drops them.
+TEST_CASE_METHOD(Fixture, "popped elements stay invisible and compaction drops them",
+                 "[storage][list]") {
+  std::vector<std::string> items;
+  for (int i = 0; i < 1000; ++i) items.push_back("e" + std::to_string(i));
+  std::vector<std::string_view> views(items.begin(), items.end());
+  Fill("l", views);
+  for (int i = 0; i < 100; ++i) REQUIRE(Ok(store->LPop("l", 1))->at(0) == items[i]);
+  REQUIRE(Ok(store->LPop("l", 300))->size() == 300);  // the iterator path
+  for (int i = 999; i >= 900; --i) REQUIRE(Ok(store->RPop("l", 1))->at(0) == items[i]);
+  REQUIRE(Ok(store->RPop("l", 200))->size() == 200);
+  // Live: e400 .. e699.
+  Strings want(items.begin() + 400, items.begin() + 700);
+  CHECK(All("l") == want);
+  CHECK(Ok(store->LLen("l")) == 300);
+  CHECK(Ok(store->LIndex("l", 0)) == std::optional<std::string>("e400"));
+  CHECK(Ok(store->LIndex("l", -1)) == std::optional<std::string>("e699"));
+  CHECK(Ok(store->LIndex("l", 300)) == std::nullopt);
+  // LPOS from either end stops at the live range (no popped element is found).
+  CHECK(Ok(store->LPos("l", "e950", 1, 0, 0)).empty());
+  CHECK(Ok(store->LPos("l", "e50", -1, 0, 0)).empty());
+  CHECK(Ok(store->LPos("l", "e699", 1, 0, 0)) == std::vector<int64_t>{299});
+  // Pushes reuse the popped indexes.
+  REQUIRE(Ok(store->LPush("l", {"front"})) == 301);
+  REQUIRE(Ok(store->RPush("l", {"back"})) == 302);
+  want.insert(want.begin(), "front");
+  want.push_back("back");
+  CHECK(All("l") == want);
+  REQUIRE(Ok(store->Copy("l", "copy", 0, false)));
+  CHECK(All("copy") == want);
+  // Compaction keeps the live elements of both lists only.
+  REQUIRE(store->CompactAll().ok());
+  CHECK(Ok(store->CountDataEntries()) == 2 * 302);
+  CHECK(All("l") == want);
+}
