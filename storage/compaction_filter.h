@@ -10,6 +10,11 @@
 //   is not its key's live version it never will be again. The meta is read through the DB pointer
 //   published in FilterContext after Open; while it is null (during Open and Close) every entry is
 //   kept.
+// - List elements of the live version whose index is outside the meta's [head, tail) are dropped
+//   too: LPOP/RPOP move head or tail without deleting the elements they pop. Safe because every
+//   list read is bounded to [head, tail), and an index outside it is written again (a push)
+//   before it is live again; an entry in a compaction's input was written before the meta the
+//   filter reads, so a later push's element is never in it.
 //
 // Threads: RocksDB's compaction threads. Each (sub)compaction gets its own filter object.
 // Only storage/*.cc includes this header (it includes RocksDB).
