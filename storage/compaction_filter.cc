@@ -49,7 +49,7 @@ class DataFilter : public rocksdb::CompactionFilter {
       // outside its live range [head, tail) go here.
       if (type_ == MetaType::kList && sub_key.size() == 8) {
         const uint64_t index = GetFixed64BE(sub_key.data());
-        return index < live.head || index >= live.tail;
+        return (index < live.head || index >= live.tail) && !SnapshotsOpen();
       }
       return false;
     }
@@ -58,6 +58,17 @@ class DataFilter : public rocksdb::CompactionFilter {
   const char* Name() const override { return "rockcache.DataFilter"; }
 
  private:
+  // A snapshot is open (a sliced read, store_range_read.cc, or a SnapshotRead). RocksDB's
+  // compaction filters ignore snapshots, so an element popped after a snapshot was taken would
+  // vanish from it; such elements wait for a later compaction. Asked after the meta was read: a
+  // snapshot taken after that read sees the moved head or tail and does not need the element.
+  bool SnapshotsOpen() const {
+    rocksdb::DB* db = ctx_->db.load(std::memory_order_acquire);
+    uint64_t n = 0;
+    return db == nullptr || !db->GetIntProperty(rocksdb::DB::Properties::kNumSnapshots, &n) ||
+           n > 0;
+  }
+
   // Fills the cache for user_key; false when the meta could not be read (keep the entry).
   bool LookUp(std::string_view user_key) const {
     rocksdb::DB* db = ctx_->db.load(std::memory_order_acquire);

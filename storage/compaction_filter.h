@@ -14,7 +14,8 @@
 //   too: LPOP/RPOP move head or tail without deleting the elements they pop. Safe because every
 //   list read is bounded to [head, tail), and an index outside it is written again (a push)
 //   before it is live again; an entry in a compaction's input was written before the meta the
-//   filter reads, so a later push's element is never in it.
+//   filter reads, so a later push's element is never in it. While any RocksDB snapshot is open
+//   they are kept (a sliced LRANGE may still need them; compaction filters ignore snapshots).
 //
 // Threads: RocksDB's compaction threads. Each (sub)compaction gets its own filter object.
 // Only storage/*.cc includes this header (it includes RocksDB).
