@@ -49,24 +49,29 @@ class DataFilter : public rocksdb::CompactionFilter {
       // outside its live range [head, tail) go here.
       if (type_ == MetaType::kList && sub_key.size() == 8) {
         const uint64_t index = GetFixed64BE(sub_key.data());
-        return (index < live.head || index >= live.tail) && !SnapshotsOpen();
+        return (index < live.head || index >= live.tail) && !needed_by_snapshot_;
       }
       return false;
     }
-    return true;
+    return !needed_by_snapshot_;
   }
   const char* Name() const override { return "rockcache.DataFilter"; }
 
  private:
-  // A snapshot is open (a sliced read, store_range_read.cc, or a SnapshotRead). RocksDB's
-  // compaction filters ignore snapshots, so an element popped after a snapshot was taken would
-  // vanish from it; such elements wait for a later compaction. Asked after the meta was read: a
-  // snapshot taken after that read sees the moved head or tail and does not need the element.
-  bool SnapshotsOpen() const {
-    rocksdb::DB* db = ctx_->db.load(std::memory_order_acquire);
-    uint64_t n = 0;
-    return db == nullptr || !db->GetIntProperty(rocksdb::DB::Properties::kNumSnapshots, &n) ||
-           n > 0;
+  // Whether a snapshot older than the metas just read is open (a sliced read,
+  // store_range_read.cc, or a SnapshotRead). RocksDB's compaction filters ignore snapshots, so
+  // an entry that the metas show dead (a deleted or replaced version, a popped list element) may
+  // still be what such a snapshot reads; it waits for a later compaction. `latest` is the
+  // database's last sequence number, taken after the metas were read: a snapshot at or after it
+  // sees the write that made the entry dead, and does not read the entry.
+  bool SnapshotBefore(rocksdb::DB* db, uint64_t latest) const {
+    uint64_t n = 0, oldest = 0;
+    if (!db->GetIntProperty(rocksdb::DB::Properties::kNumSnapshots, &n)) return true;
+    if (n == 0) return false;
+    if (!db->GetIntProperty(rocksdb::DB::Properties::kOldestSnapshotSequence, &oldest)) {
+      return true;
+    }
+    return oldest < latest;
   }
 
   // Fills the cache for user_key; false when the meta could not be read (keep the entry).
@@ -92,6 +97,8 @@ class DataFilter : public rocksdb::CompactionFilter {
         live_versions_.push_back(Live{meta.version, meta.head, meta.tail});
       }
     }
+    // Once per key, after its metas: a snapshot taken later sees what they show.
+    needed_by_snapshot_ = SnapshotBefore(db, db->GetLatestSequenceNumber());
     return true;
   }
 
@@ -105,6 +112,7 @@ class DataFilter : public rocksdb::CompactionFilter {
     uint64_t head, tail;  // a list's live range (other types: unused)
   };
   mutable std::vector<Live> live_versions_;  // of cached_key_, one per database holding it
+  mutable bool needed_by_snapshot_ = false;  // cached_key_'s dead entries are kept (see above)
 };
 
 }  // namespace

@@ -14,8 +14,13 @@
 //   too: LPOP/RPOP move head or tail without deleting the elements they pop. Safe because every
 //   list read is bounded to [head, tail), and an index outside it is written again (a push)
 //   before it is live again; an entry in a compaction's input was written before the meta the
-//   filter reads, so a later push's element is never in it. While any RocksDB snapshot is open
-//   they are kept (a sliced LRANGE may still need them; compaction filters ignore snapshots).
+//   filter reads, so a later push's element is never in it.
+// - Snapshots: RocksDB calls compaction filters whatever snapshots are open, so a dead entry
+//   (either rule above) may still be what an open snapshot reads (a sliced HGETALL of a key
+//   deleted since, a sliced LRANGE of a list popped since). When the oldest open snapshot is
+//   older than the database's last sequence number read right after the metas, the key's dead
+//   entries are kept for a later compaction; a snapshot taken after that sees the write that
+//   made them dead.
 //
 // Threads: RocksDB's compaction threads. Each (sub)compaction gets its own filter object.
 // Only storage/*.cc includes this header (it includes RocksDB).
