@@ -9,6 +9,7 @@
 #include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
+#include "server/group_charges.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/slicing/slice_task.h"
@@ -41,10 +42,12 @@ class GroupTask : public pool::Task {
       : server_(server),
         loop_index_(loop_index),
         group_(std::move(group)),
-        charge_(charge_clients) {}
+        charge_(charge_clients),
+        charges_(group_.size()) {}
 
   void Run() override {
     const uint64_t dequeued = Clock::Now();
+    started_ = dequeued;
     for (auto& batch : group_) {
       if (batch.times.parsed != 0) batch.times.dequeued = dequeued;
     }
@@ -209,6 +212,7 @@ class GroupTask : public pool::Task {
     if (spec.flags & kWrite) {
       if (!indexed_) written_.insert(keys.begin(), keys.end());
       pending_.push_back(command);
+      pending_batches_.push_back(static_cast<size_t>(batch - budgets_.data()));
     }
   }
 
@@ -218,7 +222,9 @@ class GroupTask : public pool::Task {
     // Also with nothing pending when commands wrote: an earlier early flush's error is reported
     // by this Commit.
     if (write_group_->pending() > 0 || !pending_.empty()) {
+      if (charge_) charges_.Mark(ChargeClock());
       Status s = write_group_->Commit();
+      if (charge_) ChargeCommit();
       if (!s.ok()) FailPending(s);
       if (group_timed()) {
         const uint64_t now = Clock::Now();
@@ -226,9 +232,14 @@ class GroupTask : public pool::Task {
       }
     }
     pending_.clear();
+    pending_batches_.clear();
     written_.clear();
     indexed_ = false;  // Commit ended the indexed overlay
   }
+
+  // The commit just made is shared by the commands it made durable (GroupCharges::Shared); a
+  // barrier's own writes (pending_ empty) stay charged to its batch.
+  void ChargeCommit() { charges_.Shared(pending_batches_, ChargeClock()); }
 
   void FailPending(const Status& status) {
     cache::Cache* cache = server_->cache();
@@ -317,29 +328,26 @@ class GroupTask : public pool::Task {
     for (auto& state : continuations) SubmitSliceStep(std::move(state));
   }
 
-  // MLFQ charging: from the start of order_[k] on, time is charged to k's batch.
+  // MLFQ charging (server/group_charges.h): from the start of order_[k] on, time is charged to
+  // k's batch.
   void ChargeFrom(size_t k) {
     if (!charge_) return;
-    const size_t batch = static_cast<size_t>(budget_of_[k] - budgets_.data());
-    if (batch == charging_) return;
-    const uint64_t now = Clock::Now();
-    if (charging_ < spent_.size()) spent_[charging_] += Clock::NanosBetween(mark_, now);
-    if (spent_.empty()) spent_.resize(group_.size());
-    charging_ = batch;
-    mark_ = now;
+    charges_.ChargeTo(static_cast<size_t>(budget_of_[k] - budgets_.data()), ChargeClock());
   }
-  // Charges each batch its part of the group's time on the CPU: the wall-clock split, scaled by
+  // Nanoseconds since the group started running, the clock of charges_.
+  uint64_t ChargeClock() const { return Clock::NanosBetween(started_, Clock::Now()); }
+  // Charges each batch its part of the group's time on the CPU: the split of charges_, scaled by
   // CPU / wall time of the whole run (a group preempted halfway is not charged the pause).
   void ChargeClients() {
-    if (!charge_ || charging_ >= spent_.size()) return;
-    spent_[charging_] += Clock::NanosBetween(mark_, Clock::Now());
+    if (!charge_) return;
+    charges_.Finish(ChargeClock());
     uint64_t wall = 0;
-    for (uint64_t ns : spent_) wall += ns;
+    for (uint64_t ns : charges_.spent()) wall += ns;
     const auto cpu = static_cast<uint64_t>(pool::WorkerPool::RunningTaskCpuNs());
     const double on_cpu = wall > 0 && cpu < wall ? static_cast<double>(cpu) / wall : 1.0;
     pool::WorkerPool* pool = server_->worker_pool();
     for (size_t b = 0; b < group_.size(); ++b) {
-      const auto ns = static_cast<int64_t>(static_cast<double>(spent_[b]) * on_cpu);
+      const auto ns = static_cast<int64_t>(static_cast<double>(charges_.spent()[b]) * on_cpu);
       if (ns > 0) pool->Charge(group_[b].conn_id, ns);
     }
   }
@@ -348,14 +356,14 @@ class GroupTask : public pool::Task {
   const uint32_t loop_index_;
   std::vector<ConnBatch> group_;
   const bool charge_;
-  size_t charging_ = SIZE_MAX;   // the batch being charged
-  uint64_t mark_ = 0;            // Clock ticks when it started
-  std::vector<uint64_t> spent_;  // ns per batch of group_
+  uint64_t started_ = 0;  // Clock ticks when Run began
+  GroupCharges charges_;  // used when charge_
   std::vector<PreparedCommand*> order_;
   std::vector<BatchBudget> budgets_;     // one per batch of group_
   std::vector<BatchBudget*> budget_of_;  // the budget of each command of order_
   std::unique_ptr<storage::WriteGroup> write_group_;
   std::vector<PreparedCommand*> pending_;         // write commands since the last commit
+  std::vector<size_t> pending_batches_;           // the batch (index in group_) of each
   std::unordered_set<std::string_view> written_;  // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
   static constexpr size_t kMaxIndexedWrites = 128;  // write commands per indexed overlay
