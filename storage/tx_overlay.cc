@@ -313,18 +313,39 @@ void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamil
   }
 }
 
+bool TxOverlay::Append(const rocksdb::WriteBatch& batch) {
+  const std::string& data = batch.Data();
+  if (data.size() <= batch_records::kHeaderSize) return true;
+  if (!batch_records::OnlyPointRecords(data)) return false;
+  const size_t base = rep_.size() - batch_records::kHeaderSize;
+  rep_.append(data, batch_records::kHeaderSize, std::string::npos);
+  batch_records::ForEachRecord(data, [&](const batch_records::Record& r) {
+    Write& w = Note(r.cf_id, std::string_view(data.data() + r.key_offset, r.key_size));
+    w.deleted = r.deleted;
+    w.value_offset = r.deleted ? 0 : base + r.value_offset;
+    w.value_size = r.deleted ? 0 : r.value_size;
+    ++count_;
+  });
+  batch_records::SetCount(&rep_, count_);
+  return true;
+}
+
 bool TxOverlay::LastWritesOnly(rocksdb::WriteBatch* out) const {
   size_t distinct = 0;
   for (const auto& entry : indexes_) distinct += entry.second.size();
-  if (distinct >= batch_.Count()) return false;
-  out->Clear();
-  for (size_t i = 0; i < indexes_.size(); ++i) {
-    rocksdb::ColumnFamilyHandle* cf = index_cfs_[i];
-    for (const auto& [key, w] : indexes_[i].second) {
-      rocksdb::Status s = w.deleted ? out->Delete(cf, key) : out->Put(cf, key, value(w));
-      if (!s.ok()) return false;
+  if (distinct >= count_) return false;
+  std::string rep = batch_records::EmptyRep();
+  for (const auto& [cf_id, index] : indexes_) {
+    for (const auto& [key, w] : index) {
+      if (w.deleted) {
+        batch_records::AppendDelete(&rep, cf_id, key);
+      } else {
+        batch_records::AppendPut(&rep, cf_id, key, View(value(w)));
+      }
     }
   }
+  batch_records::SetCount(&rep, static_cast<uint32_t>(distinct));
+  *out = rocksdb::WriteBatch(std::move(rep));
   return true;
 }
 

@@ -12,14 +12,17 @@
 #include <rocksdb/write_batch.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "storage/batch_records.h"
 #include "storage/overlay_cursor.h"
 #include "storage/rocks_store.h"
 
@@ -54,7 +57,8 @@ class TxOverlay {
     size_t value_size = 0;
   };
   // Key -> its last pending write, in key order (BytewiseComparator's, every column family's).
-  using KeyIndex = std::map<std::string, Write, std::less<>>;
+  // Keys and nodes live in the overlay's arena (nothing is erased before the overlay goes).
+  using KeyIndex = std::pmr::map<std::string_view, Write, std::less<>>;
 
   explicit TxOverlay(const RocksStore* store) : store_(store) {}
   ~TxOverlay();  // destroys the cursors (storage/overlay_cursor.cc)
@@ -62,30 +66,39 @@ class TxOverlay {
   TxOverlay& operator=(const TxOverlay&) = delete;
 
   const RocksStore* store() const { return store_; }
-  // What Commit writes, every record in order.
-  rocksdb::WriteBatch* write_batch() { return &batch_; }
-  uint32_t count() const { return batch_.Count(); }
+  // The pending records, in order, as WriteBatch bytes (storage/batch_records.h): what Commit
+  // writes, as rocksdb::WriteBatch(rep()).
+  const std::string& rep() const { return rep_; }
+  // Moves rep() out (at commit, when nothing reads the overlay any more).
+  std::string TakeRep() { return std::move(rep_); }
+  uint32_t count() const { return count_; }
 
   rocksdb::Status Put(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
                       const rocksdb::Slice& value) {
-    rocksdb::Status s = batch_.Put(cf, key, value);
-    if (!s.ok()) return s;
-    // A Put record ends with its value: [varint32 length][value].
-    Write& w = Note(cf, key);
+    const uint32_t cf_id = cf->GetID();
+    const size_t value_offset = batch_records::AppendPut(&rep_, cf_id, View(key), View(value));
+    Counted();
+    Write& w = Note(cf_id, View(key));
     w.deleted = false;
-    w.value_offset = batch_.Data().size() - value.size();
+    w.value_offset = value_offset;
     w.value_size = value.size();
-    return s;
+    return rocksdb::Status::OK();
   }
   rocksdb::Status Delete(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
-    rocksdb::Status s = batch_.Delete(cf, key);
-    if (!s.ok()) return s;
-    Note(cf, key).deleted = true;
-    return s;
+    const uint32_t cf_id = cf->GetID();
+    batch_records::AppendDelete(&rep_, cf_id, View(key));
+    Counted();
+    Note(cf_id, View(key)).deleted = true;
+    return rocksdb::Status::OK();
   }
+  // Appends every record of `batch` (a Store method's writes) and indexes them, as Put and
+  // Delete one by one would, without re-encoding them. False, with nothing appended, when the
+  // batch holds a record other than Put, Delete and SingleDelete (a range deletion): the
+  // caller replays it record by record.
+  bool Append(const rocksdb::WriteBatch& batch);
   // The value of a pending Put: valid until the next Put or Delete (the batch may grow).
   rocksdb::Slice value(const Write& w) const {
-    return rocksdb::Slice(batch_.Data().data() + w.value_offset, w.value_size);
+    return rocksdb::Slice(rep_.data() + w.value_offset, w.value_size);
   }
 
   // The index of column family `cf_id`; nullptr when nothing was written to it.
@@ -120,10 +133,10 @@ class TxOverlay {
   }
 
   // When some key was written more than once, fills *out with what Commit should write instead
-  // of write_batch(): each key's last write only, per column family in key order. The final
+  // of rep(): each key's last write only, per column family in key order. The final
   // state is the same (the batch is applied atomically, so no reader sees the records between),
   // with one memtable insert per key instead of one per write (a pipeline of SETs or INCRs to
-  // one hot key). False when every record is a different key's: write write_batch().
+  // one hot key). False when every record is a different key's: write rep().
   bool LastWritesOnly(rocksdb::WriteBatch* out) const;
 
   // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
@@ -135,26 +148,29 @@ class TxOverlay {
  private:
   static constexpr size_t kMaxCursors = 4;
 
-  Write& Note(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
-    const uint32_t cf_id = cf->GetID();
+  static std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
+  void Counted() { batch_records::SetCount(&rep_, ++count_); }
+  Write& Note(uint32_t cf_id, std::string_view key) {
     KeyIndex* index = nullptr;
     for (auto& [id, keys] : indexes_) {
       if (id == cf_id) index = &keys;
     }
-    if (index == nullptr) {
-      index = &indexes_.emplace_back(cf_id, KeyIndex()).second;
-      index_cfs_.push_back(cf);
+    if (index == nullptr) index = &indexes_.emplace_back(cf_id, KeyIndex(&arena_)).second;
+    auto it = index->lower_bound(key);
+    if (it == index->end() || it->first != key) {
+      auto* copy = static_cast<char*>(arena_.allocate(key.size() == 0 ? 1 : key.size(), 1));
+      if (!key.empty()) std::memcpy(copy, key.data(), key.size());
+      it = index->emplace_hint(it, std::string_view(copy, key.size()), Write());
     }
-    const std::string_view k(key.data(), key.size());
-    auto it = index->lower_bound(k);
-    if (it == index->end() || it->first != k) it = index->emplace_hint(it, std::string(k), Write());
     return it->second;
   }
 
   const RocksStore* const store_;
-  rocksdb::WriteBatch batch_;
-  std::vector<std::pair<uint32_t, KeyIndex>> indexes_;   // a few column families
-  std::vector<rocksdb::ColumnFamilyHandle*> index_cfs_;  // indexes_[i]'s column family
+  std::string rep_ = batch_records::EmptyRep();
+  uint32_t count_ = 0;
+  // The indexes' keys and nodes: one allocation per few KiB instead of two per key written.
+  std::pmr::monotonic_buffer_resource arena_{4096};
+  std::vector<std::pair<uint32_t, KeyIndex>> indexes_;  // a few column families
   std::vector<std::unique_ptr<CollectionCursor>> cursors_;
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/batch_records.h"
 #include "storage/encoding.h"
 #include "storage/tx_overlay.h"
 
@@ -16,8 +17,7 @@ thread_local PendingDeltas tls_pending;
 
 namespace {
 
-// WriteBatch rep header: sequence (fixed64) then count (fixed32, little endian).
-constexpr size_t kBatchHeader = 12;
+constexpr size_t kBatchHeader = batch_records::kHeaderSize;
 
 }  // namespace
 
@@ -26,7 +26,7 @@ constexpr size_t kBatchHeader = 12;
 class RocksWriteGroup final : public WriteGroup {
  public:
   explicit RocksWriteGroup(RocksStore* store) : store_(store) {
-    rep_.assign(kBatchHeader, '\0');
+    rep_ = batch_records::EmptyRep();
     previous_ = tls_group;
     tls_group = this;
   }
@@ -98,21 +98,13 @@ class RocksWriteGroup final : public WriteGroup {
   // transaction, whose writes go through the indexed overlay.
   bool TakesRawStrings() const { return overlay_ == nullptr && !indexing_; }
   // Appends one Put record of a string meta (type, version, expire-at, count 0, value: the
-  // EncodeMeta layout) straight into the group's batch, without a WriteBatch or an encoded
-  // value of its own. Record layout (db/write_batch.cc, stable since LevelDB): tag
-  // kTypeValue (0x1) for column family 0, else kTypeColumnFamilyValue (0x5) + varint32 cf id;
-  // varint32 key length, key; varint32 value length, value. REQUIRES: TakesRawStrings().
+  // EncodeMeta layout) straight into the group's batch (storage/batch_records.h), without a
+  // WriteBatch or an encoded value of its own. REQUIRES: TakesRawStrings().
   void AppendStringPut(uint32_t cf_id, std::string_view key, uint64_t version, int64_t expire_at_ms,
                        std::string_view value) {
-    if (cf_id == 0) {
-      rep_.push_back(static_cast<char>(0x1));
-    } else {
-      rep_.push_back(static_cast<char>(0x5));
-      PutVarint32(cf_id);
-    }
-    PutVarint32(static_cast<uint32_t>(key.size()));
-    rep_.append(key.data(), key.size());
-    PutVarint32(static_cast<uint32_t>(kMetaHeaderSize + value.size()));
+    batch_records::PutTag(&rep_, cf_id, '\x01', '\x05');
+    batch_records::PutSlice(&rep_, key);
+    batch_records::PutVarint32(&rep_, static_cast<uint32_t>(kMetaHeaderSize + value.size()));
     char header[kMetaHeaderSize];
     header[0] = static_cast<char>(MetaType::kString);
     auto put64 = [](char* p, uint64_t v) {
@@ -124,13 +116,6 @@ class RocksWriteGroup final : public WriteGroup {
     rep_.append(header, kMetaHeaderSize);
     rep_.append(value.data(), value.size());
     ++count_;
-  }
-  void PutVarint32(uint32_t v) {
-    while (v >= 0x80) {
-      rep_.push_back(static_cast<char>(v | 0x80));
-      v >>= 7;
-    }
-    rep_.push_back(static_cast<char>(v));
   }
   void Append(const rocksdb::WriteBatch& batch) {
     if (indexing_ && overlay_ == nullptr && batch.Count() > 0) {
@@ -237,8 +222,8 @@ class RocksWriteGroup final : public WriteGroup {
   };
 
   void AppendToOverlay(const rocksdb::WriteBatch& batch) {
-    if (batch.Count() == 0) return;
-    Replay replay(store_, overlay_.get());
+    if (batch.Count() == 0 || overlay_->Append(batch)) return;
+    Replay replay(store_, overlay_.get());  // a range deletion: point deletes of what it covers
     rocksdb::Status s = batch.Iterate(&replay);
     if (!s.ok() && failed_.ok()) failed_ = FromRocks(s);
   }
@@ -261,10 +246,6 @@ class RocksWriteGroup final : public WriteGroup {
     tls_tx_overlay = overlay_.get();
   }
 
-  static void SetCount(std::string* rep, uint32_t count) {
-    for (int i = 0; i < 4; ++i) (*rep)[8 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
-  }
-
   // Ends the transaction: its whole batch as one RocksDB write, or nothing of it.
   Status CommitAtomic() {
     std::unique_ptr<TxOverlay> overlay = std::move(overlay_);
@@ -273,9 +254,9 @@ class RocksWriteGroup final : public WriteGroup {
     Status s = failed_;
     failed_ = Status::OK();
     if (s.ok() && overlay->count() > 0) {
-      rocksdb::WriteBatch last_writes;
-      s = store_->WriteGroupBatch(overlay->LastWritesOnly(&last_writes) ? &last_writes
-                                                                        : overlay->write_batch());
+      rocksdb::WriteBatch batch;
+      if (!overlay->LastWritesOnly(&batch)) batch = rocksdb::WriteBatch(overlay->TakeRep());
+      s = store_->WriteGroupBatch(&batch);
     }
     if (s.ok()) {
       ApplyPendingDeltas();
@@ -288,7 +269,7 @@ class RocksWriteGroup final : public WriteGroup {
 
   Status Flush() {
     if (count_ == 0) return Status::OK();
-    SetCount(&rep_, count_);
+    batch_records::SetCount(&rep_, count_);
     rocksdb::WriteBatch batch(std::move(rep_));
     Status s = store_->WriteGroupBatch(&batch);
     if (s.ok()) {
@@ -297,7 +278,7 @@ class RocksWriteGroup final : public WriteGroup {
       ndeltas_ = 0;
       more_deltas_.clear();
     }
-    rep_.assign(kBatchHeader, '\0');
+    rep_ = batch_records::EmptyRep();
     count_ = 0;
     return s;
   }

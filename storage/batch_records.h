@@ -1,0 +1,142 @@
+// storage/batch_records — the bytes of a rocksdb::WriteBatch, written and read directly
+// (internal to storage/).
+//
+// A WriteBatch's rep (WriteBatch::Data(), db/write_batch.cc, stable since LevelDB) is a 12-byte
+// header (sequence fixed64, count fixed32, little endian) followed by its records:
+//   Put:    tag 0x1, or 0x5 + varint32 column family id; varint32 key length, key;
+//           varint32 value length, value
+//   Delete: tag 0x0, or 0x4 + varint32 column family id; varint32 key length, key
+//   SingleDelete: tag 0x7, or 0x8 + column family id; as Delete
+// Column family 0 uses the short tags. The write group (write_group.cc) and the transaction
+// overlay (tx_overlay.h) build their batches' bytes with these instead of WriteBatch::Put and
+// re-parsing a method's batch through WriteBatch::Iterate (a Handler call, a re-encoding and a
+// column family lookup per record), and make the WriteBatch from the bytes at the end
+// (rocksdb::WriteBatch(std::string rep)).
+//
+// Pure functions; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rockcache::storage::batch_records {
+
+inline constexpr size_t kHeaderSize = 12;
+
+// A rep with no records.
+inline std::string EmptyRep() { return std::string(kHeaderSize, '\0'); }
+
+inline void SetCount(std::string* rep, uint32_t count) {
+  for (int i = 0; i < 4; ++i) (*rep)[8 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
+}
+
+inline void PutVarint32(std::string* rep, uint32_t v) {
+  while (v >= 0x80) {
+    rep->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  rep->push_back(static_cast<char>(v));
+}
+
+// The tag (and column family id) of a record. `tag0` for column family 0, `tag_cf` otherwise.
+inline void PutTag(std::string* rep, uint32_t cf_id, char tag0, char tag_cf) {
+  if (cf_id == 0) {
+    rep->push_back(tag0);
+  } else {
+    rep->push_back(tag_cf);
+    PutVarint32(rep, cf_id);
+  }
+}
+
+inline void PutSlice(std::string* rep, std::string_view s) {
+  PutVarint32(rep, static_cast<uint32_t>(s.size()));
+  rep->append(s.data(), s.size());
+}
+
+// Appends a Put record; returns the offset of the value's first byte in *rep.
+inline size_t AppendPut(std::string* rep, uint32_t cf_id, std::string_view key,
+                        std::string_view value) {
+  PutTag(rep, cf_id, '\x01', '\x05');
+  PutSlice(rep, key);
+  PutSlice(rep, value);
+  return rep->size() - value.size();
+}
+
+inline void AppendDelete(std::string* rep, uint32_t cf_id, std::string_view key) {
+  PutTag(rep, cf_id, '\x00', '\x04');
+  PutSlice(rep, key);
+}
+
+// One record read back. Offsets are from the start of the bytes parsed.
+struct Record {
+  bool deleted = false;  // Delete or SingleDelete
+  uint32_t cf_id = 0;
+  size_t key_offset = 0, key_size = 0;
+  size_t value_offset = 0, value_size = 0;  // Put only
+};
+
+namespace internal {
+inline bool GetVarint32(std::string_view data, size_t* pos, uint32_t* v) {
+  uint32_t result = 0;
+  for (int shift = 0; shift <= 28 && *pos < data.size(); shift += 7) {
+    const auto byte = static_cast<uint8_t>(data[(*pos)++]);
+    result |= static_cast<uint32_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+inline bool GetSlice(std::string_view data, size_t* pos, size_t* offset, size_t* size) {
+  uint32_t n = 0;
+  if (!GetVarint32(data, pos, &n) || data.size() - *pos < n) return false;
+  *offset = *pos;
+  *size = n;
+  *pos += n;
+  return true;
+}
+}  // namespace internal
+
+// Calls fn(const Record&) for every record of `rep` (a whole rep, header included), in order.
+// False when a record is not a Put, Delete or SingleDelete, or is malformed: then fn may have
+// seen some records, and the caller must not trust a partial result.
+template <typename Fn>
+bool ForEachRecord(std::string_view rep, Fn&& fn) {
+  if (rep.size() < kHeaderSize) return false;
+  size_t pos = kHeaderSize;
+  while (pos < rep.size()) {
+    Record r;
+    const char tag = rep[pos++];
+    switch (tag) {
+      case '\x01':
+      case '\x00':
+      case '\x07':
+        break;
+      case '\x05':
+      case '\x04':
+      case '\x08':
+        if (!internal::GetVarint32(rep, &pos, &r.cf_id)) return false;
+        break;
+      default:
+        return false;
+    }
+    if (!internal::GetSlice(rep, &pos, &r.key_offset, &r.key_size)) return false;
+    if (tag == '\x01' || tag == '\x05') {
+      if (!internal::GetSlice(rep, &pos, &r.value_offset, &r.value_size)) return false;
+    } else {
+      r.deleted = true;
+    }
+    fn(r);
+  }
+  return true;
+}
+
+// True when every record of `rep` is a Put, Delete or SingleDelete (ForEachRecord can read it).
+inline bool OnlyPointRecords(std::string_view rep) {
+  return ForEachRecord(rep, [](const Record&) {});
+}
+
+}  // namespace rockcache::storage::batch_records

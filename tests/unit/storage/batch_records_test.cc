@@ -1,0 +1,115 @@
+// storage/batch_records writes and reads WriteBatch bytes directly: checked against the
+// installed RocksDB's own WriteBatch, byte for byte, and by writing the bytes to a database.
+#include "storage/batch_records.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/unit/storage/store_fixture.h"
+
+using namespace rockcache::storage;
+
+namespace {
+
+struct Db {
+  explicit Db(const std::string& path) {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+        {"one", rocksdb::ColumnFamilyOptions()},
+        {"two", rocksdb::ColumnFamilyOptions()}};
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, path, cfs, &handles, &raw).ok());
+    db.reset(raw);
+  }
+  ~Db() {
+    for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+  }
+  std::string Get(int cf, const std::string& key) {
+    std::string value;
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), handles[cf], key, &value);
+    return s.IsNotFound() ? "(none)" : value;
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::unique_ptr<rocksdb::DB> db;
+};
+
+}  // namespace
+
+TEST_CASE("batch records are the bytes RocksDB's WriteBatch writes", "[batch-records]") {
+  testing::TempDir dir;
+  Db db(dir.path());
+  const std::string big(300, 'v');  // a length that takes two varint bytes
+  rocksdb::WriteBatch theirs;
+  REQUIRE(theirs.Put(db.handles[0], "k0", "v0").ok());
+  REQUIRE(theirs.Put(db.handles[1], "k1", big).ok());
+  REQUIRE(theirs.Delete(db.handles[2], "k2").ok());
+  REQUIRE(theirs.Delete(db.handles[0], std::string("k\0x", 3)).ok());
+  REQUIRE(theirs.Put(db.handles[2], "", "").ok());
+
+  std::string ours = batch_records::EmptyRep();
+  batch_records::AppendPut(&ours, 0, "k0", "v0");
+  const size_t big_at = batch_records::AppendPut(&ours, db.handles[1]->GetID(), "k1", big);
+  batch_records::AppendDelete(&ours, db.handles[2]->GetID(), "k2");
+  batch_records::AppendDelete(&ours, 0, std::string_view("k\0x", 3));
+  batch_records::AppendPut(&ours, db.handles[2]->GetID(), "", "");
+  batch_records::SetCount(&ours, 5);
+  CHECK(ours == theirs.Data());
+  CHECK(ours.compare(big_at, big.size(), big) == 0);
+
+  // Read back: every record, in order, with the column family ids RocksDB gave.
+  std::vector<std::string> seen;
+  CHECK(batch_records::ForEachRecord(theirs.Data(), [&](const batch_records::Record& r) {
+    std::string line = std::to_string(r.cf_id) + (r.deleted ? " del " : " put ") +
+                       theirs.Data().substr(r.key_offset, r.key_size);
+    if (!r.deleted) line += "=" + theirs.Data().substr(r.value_offset, r.value_size);
+    seen.push_back(line);
+  }));
+  const std::string one = std::to_string(db.handles[1]->GetID());
+  const std::string two = std::to_string(db.handles[2]->GetID());
+  CHECK(seen == std::vector<std::string>{"0 put k0=v0", one + " put k1=" + big, two + " del k2",
+                                         std::string("0 del k\0x", 9), two + " put ="});
+
+  // The bytes are a batch RocksDB writes as its own.
+  REQUIRE(db.db->Put(rocksdb::WriteOptions(), db.handles[2], "k2", "old").ok());
+  rocksdb::WriteBatch batch(ours);
+  REQUIRE(batch.Count() == 5);
+  REQUIRE(db.db->Write(rocksdb::WriteOptions(), &batch).ok());
+  CHECK(db.Get(0, "k0") == "v0");
+  CHECK(db.Get(1, "k1") == big);
+  CHECK(db.Get(2, "k2") == "(none)");
+  CHECK(db.Get(2, "") == "");
+}
+
+TEST_CASE("batch records refuse what they cannot read", "[batch-records]") {
+  testing::TempDir dir;
+  Db db(dir.path());
+  rocksdb::WriteBatch single;
+  REQUIRE(single.SingleDelete(db.handles[1], "s").ok());
+  int deletes = 0;
+  CHECK(batch_records::ForEachRecord(
+      single.Data(), [&](const batch_records::Record& r) { deletes += r.deleted; }));
+  CHECK(deletes == 1);
+
+  rocksdb::WriteBatch range;
+  REQUIRE(range.Put(db.handles[1], "a", "1").ok());
+  REQUIRE(range.DeleteRange(db.handles[1], "a", "b").ok());
+  CHECK_FALSE(batch_records::OnlyPointRecords(range.Data()));
+  rocksdb::WriteBatch merge;
+  REQUIRE(merge.Merge(db.handles[0], "m", "1").ok());
+  CHECK_FALSE(batch_records::OnlyPointRecords(merge.Data()));
+
+  std::string truncated = batch_records::EmptyRep();
+  batch_records::AppendPut(&truncated, 0, "key", "value");
+  truncated.pop_back();
+  CHECK_FALSE(batch_records::OnlyPointRecords(truncated));
+  CHECK_FALSE(batch_records::OnlyPointRecords("short"));
+  CHECK(batch_records::OnlyPointRecords(batch_records::EmptyRep()));
+}
