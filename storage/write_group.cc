@@ -166,7 +166,8 @@ class RocksWriteGroup final : public WriteGroup {
   }
 
  private:
-  // Replays a method's batch into the overlay. The overlay has no range deletion: a
+  // Replays a method's batch into the overlay record by record, for the batches
+  // TxOverlay::Append refuses: those with a range deletion. The overlay has no range deletion: a
   // DeleteRange becomes point deletes of the keys the transaction sees in the range (data keys of
   // one collection: as many deletes as entries).
   class Replay final : public rocksdb::WriteBatch::Handler {
