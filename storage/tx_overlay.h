@@ -32,7 +32,8 @@ namespace rockcache::storage {
 // (WriteGroup::BeginIndexed), readable before they are written. Installed in tls_tx_overlay
 // (rocks_store.h) while open. Owned by the write group.
 //
-// It holds the WriteBatch that Commit writes as one RocksDB write, and beside it an ordered index
+// It holds the bytes of the WriteBatch that Commit writes as one RocksDB write (a Store method's
+// records are appended as they are: storage/batch_records.h), and beside it an ordered index
 // of the keys written, per column family: each key's last write (a value, or a delete). Reads of
 // the store see the index over the database (RocksStore::TxGet / TxMultiGet / TxIter):
 // - a point read of a key not written reads the database alone;
@@ -44,9 +45,10 @@ namespace rockcache::storage {
 //   destroyed (storage/overlay_cursor.h), so a run of pops steps instead of seeking each time.
 // rocksdb::WriteBatchWithIndex did this before, at thousands of instructions per write to index
 // (a quarter of a pipelined SADD's cost in an indexed group) and ~3,000-7,000 per step of its
-// merged iterator (RocksDB 7.8). The index here costs one std::map insert per write and one
-// std::map step per merged step; it refers to values in the batch's bytes rather than copying
-// them, so a transaction's big values are held once (as WriteBatchWithIndex held them).
+// merged iterator (RocksDB 7.8). The index here costs one std::map insert per write (its node and
+// key bytes from an arena) and one std::map step per merged step; it refers to values in the
+// batch's bytes rather than copying them, so a transaction's big values are held once (as
+// WriteBatchWithIndex held them).
 class TxOverlay {
  public:
   // The last pending write of a key: a delete, or a value, which is where the Put record left
