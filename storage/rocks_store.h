@@ -336,6 +336,14 @@ class RocksStore final : public Store {
     }
     return db_->Get(ro, cf, key, value);
   }
+  // Inside a transaction or indexed group, before a run of backward point reads (DbGetInOrder,
+  // ReadOrder::kBackward) ending at `last`: reads the database's entries in [lo, last] with
+  // one forward iteration and remembers them in the overlay (TxOverlay::Remember), unless `last`
+  // is remembered already. A memtable iterator has no back links, so each backward step is a
+  // new search from the top; a pipeline of RPOPs then costs what one of LPOPs does. No-op
+  // outside an overlay.
+  void ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std::string& lo,
+                            const std::string& last);
   rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                         const rocksdb::Slice& key, rocksdb::PinnableSlice* value);
   rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,

@@ -35,6 +35,8 @@ std::optional<uint64_t> IndexOffset(int64_t index, uint64_t len) {
 
 // Pops of up to this many elements read them with point lookups instead of an iterator.
 constexpr uint64_t kPointReadsUpTo = 8;
+// Elements RPOP reads ahead inside a group (RocksStore::ReadAheadForBackward).
+constexpr uint64_t kReadAheadBackward = 32;
 
 }  // namespace
 
@@ -93,6 +95,11 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::PopElements(std::s
   const std::string live_lo = EncodeListIndex(meta.head), live_hi = EncodeListIndex(meta.tail);
   Status s;
   if (n <= kPointReadsUpTo) {  // a few point reads are cheaper than an iterator
+    if (!left) {               // in a group, RPOPs read the elements below them once, forward
+      const uint64_t lo = first + 1 - std::min(meta.count, kReadAheadBackward);
+      ReadAheadForBackward(list_cf_, DataKey(key, meta.version, EncodeListIndex(lo)),
+                           DataKey(key, meta.version, EncodeListIndex(first)));
+    }
     for (uint64_t i = 0; i < n && s.ok(); ++i) {
       bool found = false;
       s = GetEntry(rocksdb::ReadOptions(), list_cf_, key, meta.version,

@@ -270,22 +270,52 @@ bool ReadPending(const TxOverlay* tx, rocksdb::ColumnFamilyHandle* cf, const roc
   return true;
 }
 
+void Assign(rocksdb::PinnableSlice* out, std::string_view v) {
+  out->PinSelf(rocksdb::Slice(v.data(), v.size()));
+}
+void Assign(std::string* out, std::string_view v) { out->assign(v.data(), v.size()); }
+rocksdb::Slice Bytes(const rocksdb::PinnableSlice& v) { return v; }
+rocksdb::Slice Bytes(const std::string& v) { return v; }
+
+// A point read inside an overlay: its pending write, else what it read of the database before
+// (TxOverlay::Recall), else the database, remembered. Reads at a snapshot see an older state:
+// they neither recall nor remember.
+template <typename Out>
+rocksdb::Status OverlayGet(TxOverlay* tx, rocksdb::DB* db, const rocksdb::ReadOptions& ro,
+                           rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key, Out* value) {
+  rocksdb::Status s;
+  if (ReadPending(tx, cf, key, value, &s)) return s;
+  if (ro.snapshot != nullptr) return db->Get(ro, cf, key, value);
+  const uint32_t cf_id = cf->GetID();
+  if (const TxOverlay::Remembered* r = tx->Recall(cf_id, key)) {
+    if (!r->found) return rocksdb::Status::NotFound();
+    Assign(value, r->value);
+    return rocksdb::Status::OK();
+  }
+  s = db->Get(ro, cf, key, value);
+  if (s.ok()) {
+    const rocksdb::Slice bytes = Bytes(*value);
+    tx->Remember(cf_id, key, &bytes);
+  } else if (s.IsNotFound()) {
+    tx->Remember(cf_id, key, nullptr);
+  }
+  return s;
+}
+
 }  // namespace
 
 rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                                   const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
   TxOverlay* tx = tls_tx_overlay;
-  rocksdb::Status s;
-  if (tx->store() == this && ReadPending(tx, cf, key, value, &s)) return s;
-  return db_->Get(ro, cf, key, value);
+  if (tx->store() != this) return db_->Get(ro, cf, key, value);
+  return OverlayGet(tx, db_, ro, cf, key, value);
 }
 
 rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                                   const rocksdb::Slice& key, std::string* value) {
   TxOverlay* tx = tls_tx_overlay;
-  rocksdb::Status s;
-  if (tx->store() == this && ReadPending(tx, cf, key, value, &s)) return s;
-  return db_->Get(ro, cf, key, value);
+  if (tx->store() != this) return db_->Get(ro, cf, key, value);
+  return OverlayGet(tx, db_, ro, cf, key, value);
 }
 
 void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
@@ -357,6 +387,11 @@ rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
   rocksdb::Status s;
   if (tx->store() != this || ro.snapshot != nullptr) return db_->Get(ro, cf, key, value);
   if (ReadPending(tx, cf, key, value, &s)) return s;
+  if (const TxOverlay::Remembered* r = tx->Recall(cf->GetID(), key)) {  // read ahead
+    if (!r->found) return rocksdb::Status::NotFound();
+    value->assign(r->value.data(), r->value.size());
+    return rocksdb::Status::OK();
+  }
   CollectionCursor* cursor =
       tx->Cursor(db_, cf, std::string_view(key.data(), std::min(collection_size, key.size())));
   if (cursor == nullptr || cursor->leased()) return db_->Get(ro, cf, key, value);
@@ -369,6 +404,24 @@ rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
   if (!cursor->Valid() || cursor->key() != key) return rocksdb::Status::NotFound();
   value->assign(cursor->value().data(), cursor->value().size());
   return rocksdb::Status::OK();
+}
+
+void RocksStore::ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std::string& lo,
+                                      const std::string& last) {
+  TxOverlay* tx = tls_tx_overlay;
+  if (tx == nullptr || tx->store() != this || lo > last) return;
+  const uint32_t cf_id = cf->GetID();
+  if (tx->Recall(cf_id, last) != nullptr) return;
+  const std::string end = last + '\0';  // the successor of `last`
+  const rocksdb::Slice lower(lo), upper(end);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower;
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf));
+  for (it->Seek(lower); it->Valid(); it->Next()) {
+    const rocksdb::Slice v = it->value();
+    tx->Remember(cf_id, it->key(), &v);
+  }
 }
 
 std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,

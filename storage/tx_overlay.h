@@ -141,6 +141,48 @@ class TxOverlay {
   // one hot key). False when every record is a different key's: write rep().
   bool LastWritesOnly(rocksdb::WriteBatch* out) const;
 
+  // A point read of the database made while the overlay is open: whether the key was there, and
+  // its value (bytes in the overlay's arena).
+  struct Remembered {
+    bool found = false;
+    std::string_view value;
+  };
+  // What the database held for `key` of `cf_id` when the overlay last read it (Remember), or
+  // nullptr. Why it is still true: the group holds the stripes of every key it reads for the
+  // overlay's whole life (as for the cursors, storage/overlay_cursor.h), so only the overlay
+  // changes those keys, and a key the overlay wrote is decided by Find() before this is asked.
+  // A pipeline of writes that change nothing (SADD or ZADD of a member already there, 50
+  // clients' on one hot key) then reads the key's meta and the member once per overlay instead
+  // of once per command.
+  const Remembered* Recall(uint32_t cf_id, const rocksdb::Slice& key) const {
+    for (const auto& [id, index] : reads_) {
+      if (id != cf_id) continue;
+      auto it = index.find(View(key));
+      return it == index.end() ? nullptr : &it->second;
+    }
+    return nullptr;
+  }
+  // Remembers a database point read of `key` (nullptr value: not found), within
+  // kMaxRemembered reads and kMaxRememberedBytes of values; beyond them reads are not kept.
+  void Remember(uint32_t cf_id, const rocksdb::Slice& key, const rocksdb::Slice* value) {
+    const size_t value_size = value != nullptr ? value->size() : 0;
+    if (remembered_ >= kMaxRemembered || remembered_bytes_ + value_size > kMaxRememberedBytes) {
+      return;
+    }
+    RememberedIndex* index = nullptr;
+    for (auto& [id, reads] : reads_) {
+      if (id == cf_id) index = &reads;
+    }
+    if (index == nullptr) index = &reads_.emplace_back(cf_id, RememberedIndex(&arena_)).second;
+    auto it = index->lower_bound(View(key));
+    if (it != index->end() && it->first == View(key)) return;  // the database did not change
+    ++remembered_;
+    remembered_bytes_ += value_size;
+    Remembered& r = index->emplace_hint(it, CopyToArena(View(key)), Remembered())->second;
+    r.found = value != nullptr;
+    if (value != nullptr) r.value = CopyToArena(View(*value));
+  }
+
   // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
   // (storage/overlay_cursor.h): created on first use; nullptr when kMaxCursors cursors are all
   // leased out. A returned cursor may be leased (the caller then reads without it).
@@ -149,6 +191,11 @@ class TxOverlay {
 
  private:
   static constexpr size_t kMaxCursors = 4;
+  // Point reads remembered per overlay (Remember): enough for a group's reads of one hot key and
+  // a run of list elements read ahead for backward pops (RocksStore::ReadAheadForBackward).
+  static constexpr size_t kMaxRemembered = 256;
+  static constexpr size_t kMaxRememberedBytes = 64 * 1024;
+  using RememberedIndex = std::pmr::map<std::string_view, Remembered, std::less<>>;
 
   static std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
   void Counted() { batch_records::SetCount(&rep_, ++count_); }
@@ -160,11 +207,14 @@ class TxOverlay {
     if (index == nullptr) index = &indexes_.emplace_back(cf_id, KeyIndex(&arena_)).second;
     auto it = index->lower_bound(key);
     if (it == index->end() || it->first != key) {
-      auto* copy = static_cast<char*>(arena_.allocate(key.size() == 0 ? 1 : key.size(), 1));
-      if (!key.empty()) std::memcpy(copy, key.data(), key.size());
-      it = index->emplace_hint(it, std::string_view(copy, key.size()), Write());
+      it = index->emplace_hint(it, CopyToArena(key), Write());
     }
     return it->second;
+  }
+  std::string_view CopyToArena(std::string_view bytes) {
+    auto* copy = static_cast<char*>(arena_.allocate(bytes.empty() ? 1 : bytes.size(), 1));
+    if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
+    return std::string_view(copy, bytes.size());
   }
 
   const RocksStore* const store_;
@@ -174,6 +224,8 @@ class TxOverlay {
   std::pmr::monotonic_buffer_resource arena_{4096};
   std::vector<std::pair<uint32_t, KeyIndex>> indexes_;  // a few column families
   std::vector<std::unique_ptr<CollectionCursor>> cursors_;
+  std::vector<std::pair<uint32_t, RememberedIndex>> reads_;  // per column family; see Recall
+  size_t remembered_ = 0, remembered_bytes_ = 0;
 };
 
 }  // namespace rockcache::storage

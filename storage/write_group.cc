@@ -72,9 +72,10 @@ class RocksWriteGroup final : public WriteGroup {
     OpenOverlay();
   }
 
-  // The overlay is opened by the first write after this (Append): until then nothing is
-  // pending, reads go to RocksDB alone, and a run of writes that change nothing (SADD of a
-  // member already there) costs no overlay.
+  // The overlay opens here, before any write: its reads of the database are remembered too
+  // (TxOverlay::Recall), so a run of writes that change nothing (SADD of a member already
+  // there) reads the key once. After an early commit (FlushEarly, a range deletion) the next
+  // write opens a new one (Append).
   void BeginIndexed() override {
     if (overlay_ != nullptr || indexing_) return;
     if (count_ > 0) {  // an error is kept for Commit(), as FlushEarly does
@@ -82,6 +83,7 @@ class RocksWriteGroup final : public WriteGroup {
       if (!s.ok() && failed_.ok()) failed_ = s;
     }
     indexing_ = true;
+    OpenOverlay();
   }
 
   // Between BeginIndexed() and Commit().
