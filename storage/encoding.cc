@@ -278,4 +278,11 @@ std::string ScoreIndexSubKey(double score, std::string_view member) {
   return out;
 }
 
+bool SameMeta(const Meta& a, const Meta& b) {
+  return a.type == b.type && a.version == b.version && a.expire_at_ms == b.expire_at_ms &&
+         a.count == b.count && a.head == b.head && a.tail == b.tail && a.lo == b.lo &&
+         a.hi == b.hi && a.gap == b.gap && a.gap_last == b.gap_last && a.value == b.value &&
+         a.last_id == b.last_id && a.first_id == b.first_id && a.top_id == b.top_id;
+}
+
 }  // namespace rockcache::storage

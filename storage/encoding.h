@@ -103,6 +103,9 @@ struct Meta {
   void RaiseLo(std::string new_lo);
 };
 
+// True when `a` and `b` encode to the same meta record (EncodeMeta): every field is equal.
+bool SameMeta(const Meta& a, const Meta& b);
+
 // The smallest string greater than `s` (s + '\0'): an exclusive bound just past s.
 std::string ImmediateSuccessor(std::string_view s);
 

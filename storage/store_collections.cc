@@ -175,6 +175,9 @@ Status RocksStore::Commit(rocksdb::WriteBatch* batch, std::string_view key, cons
       DeleteMeta(batch, key, old);
       delta = -1;
     }
+  } else if (old.live && meta.type != MetaType::kString && SameMeta(old.meta, meta)) {
+    // Only entries changed (HSET of a field already there, LSET): the meta record stays as it
+    // is, rather than a second record and memtable insert per command that say the same.
   } else {
     PutMeta(batch, key, old, meta);
     if (!old.present) delta = 1;

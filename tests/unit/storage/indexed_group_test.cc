@@ -263,3 +263,24 @@ TEST_CASE_METHOD(IndexedFixture, "a group's RPOPs read ahead and still see the g
   REQUIRE(group->Commit().ok());
   CHECK(Elsewhere([&] { return Ok(store->LRange("l", 0, -1)); }) == model);
 }
+
+TEST_CASE_METHOD(IndexedFixture, "a write that changes only entries leaves the meta record alone",
+                 "[storage][group]") {
+  Ok(store->HSet("h", {{"f", "0"}, {"g", "0"}}));
+  Ok(store->RPush("l", {"a", "b"}));
+  Ok(store->ZAdd("z", {{1.0, "m"}}, ZAddOptions()));
+  auto group = store->OpenWriteGroup();
+  CHECK(Ok(store->HSet("h", {{"f", "1"}})) == 0);  // the field's record only
+  CHECK(group->pending() == 1);
+  REQUIRE(store->LSet("l", 0, "A").ok());  // the element's record only
+  CHECK(group->pending() == 2);
+  CHECK(Ok(store->HSet("h", {{"new", "1"}})) == 1);  // the count changes: field and meta
+  CHECK(group->pending() == 4);
+  Ok(store->ExpireAt("z", 4102444800000, ExpireCondition::kAlways));  // the TTL: meta
+  CHECK(group->pending() == 5);
+  REQUIRE(group->Commit().ok());
+  CHECK(Ok(store->HGet("h", "f")) == "1");
+  CHECK(Ok(store->HLen("h")) == 3);
+  CHECK(Ok(store->LRange("l", 0, -1)) == Strings({"A", "b"}));
+  CHECK(Ok(store->PTtl("z")) > 0);
+}
