@@ -36,7 +36,8 @@ namespace rockcache::storage {
 // records are appended as they are: storage/batch_records.h), and beside it an ordered index
 // of the keys written, per column family: each key's last write (a value, or a delete). Reads of
 // the store see the index over the database (RocksStore::TxGet / TxMultiGet / TxIter):
-// - a point read of a key not written reads the database alone;
+// - a point read of a key not written reads the database, once: the overlay remembers what it
+//   read (Recall), as the group holds the key for the overlay's life;
 // - an iteration with no pending write in its bounds uses the database's iterator alone, one
 //   with only deletes there (a run of pops) skips the deleted keys, and otherwise the database's
 //   iterator and the index are merged (OverlayIterator, tx_overlay.cc);
