@@ -5,7 +5,8 @@
 # pool-mlfq yes and no (same binary, CONFIG SET), then pool-small-share 50 / 80 / 95, and the same
 # light and light+heavy runs against redis-server. Prints light throughput and p99 against the
 # light-alone run of the same server, how many heavy commands completed (each reply's length is
-# checked), and the share of contended worker time level 0 got (INFO pool).
+# checked), the share of contended worker time level 0 got (INFO pool), and under each row where
+# the CPU went during the light run (the server's threads by name, the heavy clients, the rest).
 #
 # Usage: scripts/mlfq-bench.sh [SERVER]   (default build/rockcache-server)
 # Environment (defaults are the issue's sizes; a quick run: MLFQ_KEYS=100000 MLFQ_ITEMS=20000
@@ -137,6 +138,44 @@ level0_share() {
   redis-cli -p "$PORT" info pool | tr -d '\r' | awk -F: '/^pool_level0_contended_share:/ { print $2 }'
 }
 
+# cpu_ticks: clock ticks used so far, "net pool rocksdb server_other heavy busy all": the
+# server's threads by name (rc-net-*, rc-pool-*, rocksdb:*, the rest), the heavy clients, and
+# the machine (/proc/stat: busy and all ticks summed over every core).
+cpu_ticks() {
+  local stats=() pid
+  for pid in "${HEAVY_PIDS[@]}"; do [ -r "/proc/$pid/stat" ] && stats+=("/proc/$pid/stat"); done
+  {
+    for f in /proc/"$PID"/task/*/stat; do [ -r "$f" ] && echo "S $(cat "$f" 2>/dev/null)"; done
+    for f in "${stats[@]}"; do echo "H $(cat "$f" 2>/dev/null)"; done
+    head -1 /proc/stat
+  } | awk '$1 == "cpu" { for (i = 2; i <= NF; i++) all += $i; busy = all - $5 - $6; next }
+    { who = $1; comm = $0; sub(/^[^(]*\(/, "", comm); name = comm; sub(/\).*$/, "", name)
+      sub(/^[^)]*\) /, "", comm); split(comm, f, " "); t = f[12] + f[13]
+      if (who == "H") heavy += t; else if (name ~ /^rc-net-/) net += t
+      else if (name ~ /^rc-pool-/) pool += t; else if (name ~ /^rocksdb:/) rdb += t; else other += t }
+    END { print net + 0, pool + 0, rdb + 0, other + 0, heavy + 0, busy, all }'
+}
+
+# cpu_row BEFORE AFTER: where the machine's CPU went between two cpu_ticks, in % of all cores
+# (rest = every other process: redis-benchmark, the shell, the kernel's own threads).
+cpu_row() {
+  echo "$1 $2" | awk '{ all = $14 - $7; if (all <= 0) exit
+    net = $8 - $1; pool = $9 - $2; rdb = $10 - $3; oth = $11 - $4
+    hv = $12 - $5; busy = $13 - $6; rest = busy - net - pool - rdb - oth - hv
+    printf "%-10s %-24s cpu %% of all cores: net %.0f, pool %.0f, rocksdb %.0f, server other %.0f, heavy clients %.0f, rest %.0f, idle %.0f\n",
+      "", "", 100 * net / all, 100 * pool / all, 100 * rdb / all, 100 * oth / all, 100 * hv / all,
+      100 * rest / all, 100 * (all - busy) / all }'
+}
+
+# measured_light: light(), with the CPU breakdown of the run in CPU_ROW.
+measured_light() {
+  local before after
+  before=$(cpu_ticks)
+  MEASURED=$(light)
+  after=$(cpu_ticks)
+  CPU_ROW=$(cpu_row "$before" "$after")
+}
+
 BASE=""
 row() {  # row TARGET SCENARIO "get_rps get_p99 set_rps set_p99" HEAVY SHARE
   local target=$1 scenario=$2 res=$3 heavy=$4 share=$5
@@ -158,29 +197,34 @@ printf '%-10s %-24s %9s %7s %8s %7s   %9s %7s %8s %7s   %-22s %s\n' target scena
 for target in $TARGETS; do
   start "$target"
   load
-  row "$target" "light alone" "$(light)" "-" "-"
+  measured_light
+  row "$target" "light alone" "$MEASURED" "-" "-"
+  echo "$CPU_ROW"
   if [ "$target" = redis ]; then
     start_heavy
-    res=$(light)
+    measured_light
     stop_heavy
-    row "$target" "light+heavy" "$res" "$HEAVY" "-"
+    row "$target" "light+heavy" "$MEASURED" "$HEAVY" "-"
+    echo "$CPU_ROW"
   else
     for mode in yes no; do
       redis-cli -p "$PORT" config set pool-mlfq "$mode" >/dev/null
       redis-cli -p "$PORT" config resetstat >/dev/null
       start_heavy
-      res=$(light)
+      measured_light
       stop_heavy
-      row "$target" "light+heavy mlfq $mode" "$res" "$HEAVY" "$(level0_share)"
+      row "$target" "light+heavy mlfq $mode" "$MEASURED" "$HEAVY" "$(level0_share)"
+      echo "$CPU_ROW"
     done
     redis-cli -p "$PORT" config set pool-mlfq yes >/dev/null
     for share in $SHARES; do
       redis-cli -p "$PORT" config set pool-small-share "$share" >/dev/null
       redis-cli -p "$PORT" config resetstat >/dev/null
       start_heavy
-      res=$(light)
+      measured_light
       stop_heavy
-      row "$target" "light+heavy share $share" "$res" "$HEAVY" "$(level0_share)"
+      row "$target" "light+heavy share $share" "$MEASURED" "$HEAVY" "$(level0_share)"
+      echo "$CPU_ROW"
     done
   fi
   stop
