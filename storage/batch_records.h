@@ -71,7 +71,8 @@ inline void AppendDelete(std::string* rep, uint32_t cf_id, std::string_view key)
 
 // One record read back. Offsets are from the start of the bytes parsed.
 struct Record {
-  bool deleted = false;  // Delete or SingleDelete
+  size_t start = 0, end = 0;  // the whole record: [start, end)
+  bool deleted = false;       // Delete or SingleDelete
   uint32_t cf_id = 0;
   size_t key_offset = 0, key_size = 0;
   size_t value_offset = 0, value_size = 0;  // Put only
@@ -109,6 +110,7 @@ bool ForEachRecord(std::string_view rep, Fn&& fn) {
   size_t pos = kHeaderSize;
   while (pos < rep.size()) {
     Record r;
+    r.start = pos;
     const char tag = rep[pos++];
     switch (tag) {
       case '\x01':
@@ -129,6 +131,7 @@ bool ForEachRecord(std::string_view rep, Fn&& fn) {
     } else {
       r.deleted = true;
     }
+    r.end = pos;
     fn(r);
   }
   return true;
@@ -138,5 +141,17 @@ bool ForEachRecord(std::string_view rep, Fn&& fn) {
 inline bool OnlyPointRecords(std::string_view rep) {
   return ForEachRecord(rep, [](const Record&) {});
 }
+
+// Writes into *out the header of `rep` and its records ordered by (column family id, key), the
+// records of one key in the order they had, and returns true. RocksDB gives a batch's records
+// consecutive sequence numbers in the order they appear, so a key's later write keeps the later
+// number and the batch means what it meant. Returns false, leaving *out unspecified, when `rep`
+// is already in that order (write `rep` itself) or holds a record ForEachRecord cannot read (a
+// range deletion: write `rep` as it is).
+// Why: a memtable insert searches its skiplist from the insert hint of the column family
+// (memtable_insert_with_hint_prefix_extractor, storage/rocks_store.cc), which is where the insert
+// before it went; a key that follows it closely is found in a few steps, a key anywhere is a
+// search from the top.
+bool SortedByKey(std::string_view rep, std::string* out);
 
 }  // namespace rockcache::storage::batch_records

@@ -31,7 +31,6 @@
 //                           lo <= s, s < hi when there is a hi, and, when there is a gap, never
 //                           gap_last < s < gap (a dead stretch: nothing there is live). Pops and
 //                           removals at either end move the hint past the
-//                           it. Pops and removals at either end move the hint past the
 //                           tombstones they leave, so iterators bounded by it never walk them;
 //                           inserts widen it. Inserts below lo (a queue getting items ahead of
 //                           its head) open a dead stretch from the highest of them to the old

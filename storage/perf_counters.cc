@@ -36,6 +36,7 @@ PerfCounts PerfScope::Read() const {
   c.prev_on_memtable = p->prev_on_memtable_count;
   c.block_read = p->block_read_count;
   c.get_from_memtable = p->get_from_memtable_count;
+  c.user_key_comparison = p->user_key_comparison_count;
   return c;
 }
 

@@ -27,6 +27,7 @@ struct PerfCounts {
   uint64_t prev_on_memtable = 0;
   uint64_t block_read = 0;  // data blocks read from files (not the block cache)
   uint64_t get_from_memtable = 0;
+  uint64_t user_key_comparison = 0;  // comparator calls: a memtable insert's skiplist search too
 
   // The iteration work that deletion history can inflate: tombstones and hidden versions.
   uint64_t Skipped() const { return internal_key_skipped + internal_delete_skipped; }

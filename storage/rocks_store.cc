@@ -61,11 +61,49 @@ class CollectionPrefix final : public rocksdb::SliceTransform {
 // [u32 0][][u64 0]: the prefix of no collection (versions start at 1).
 const std::string kHintBreakerKey(12, '\0');
 
+// Written right before a range deletion of metas (DeleteAllMetas); see MetaRunPrefix. Any key
+// would do: the range deletion deletes every meta of its database anyway, and a user's write of
+// this key only costs the write after it its hint.
+const std::string kMetaHintBreakerKey("\0rockcache:meta-hint-breaker", 28);
+
+// The meta column families' insert hint: one for the whole memtable (every key has the empty
+// prefix). A write group's metas go to RocksDB in key order (batch_records::SortedByKey), so each
+// insert starts from the one before it: a pipelined SET of spread keys makes 96 key comparisons
+// in the skiplist instead of 127 (callgrind, redis-benchmark -t set -r 1000000 -P 16). A range
+// deletion must not be given a point entry's hint (above), so the entry after
+// kMetaHintBreakerKey is outside the domain. (Stateful like CollectionPrefix.)
+class MetaRunPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "rockcache.MetaRunPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), 0);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    thread_local bool after_breaker = false;
+    if (after_breaker) {
+      after_breaker = false;
+      return false;
+    }
+    if (key.size() == kMetaHintBreakerKey.size() &&
+        memcmp(key.data(), kMetaHintBreakerKey.data(), key.size()) == 0) {
+      after_breaker = true;
+      return false;
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 void RocksStore::DeleteDataRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
                                  const std::string& begin, const std::string& end) {
   batch->Delete(cf, kHintBreakerKey);
+  batch->DeleteRange(cf, begin, end);
+}
+
+void RocksStore::DeleteMetaRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+                                 const std::string& begin, const std::string& end) {
+  batch->Delete(cf, kMetaHintBreakerKey);
   batch->DeleteRange(cf, begin, end);
 }
 
@@ -203,6 +241,12 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
         rocksdb::NewCompactOnDeletionCollectorFactory(16384, 8192, 0.5));
     return cf;
   };
+  auto meta_run_prefix = std::make_shared<MetaRunPrefix>();
+  auto meta_options = [&]() {
+    rocksdb::ColumnFamilyOptions cf = cf_options(std::make_shared<MetaFilterFactory>());
+    cf.memtable_insert_with_hint_prefix_extractor = meta_run_prefix;
+    return cf;
+  };
   auto data = [&](MetaType t) {
     rocksdb::ColumnFamilyOptions cf =
         cf_options(std::make_shared<DataFilterFactory>(store->filter_ctx_, t));
@@ -230,7 +274,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   }
   store->physical_dbs_ = physical;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, cf_options(std::make_shared<MetaFilterFactory>())},
+      {rocksdb::kDefaultColumnFamilyName, meta_options()},
       {"props", cf_options(nullptr)},
       {"hash", data(MetaType::kHash)},
       {"set", data(MetaType::kSet)},
@@ -240,7 +284,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
       {"stream", data(MetaType::kStream)},
   };
   for (int db = 1; db < physical; ++db) {
-    cfs.push_back({MetaCfName(db), cf_options(std::make_shared<MetaFilterFactory>())});
+    cfs.push_back({MetaCfName(db), meta_options()});
   }
 
   rocksdb::DBOptions db_options;

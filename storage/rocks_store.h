@@ -376,6 +376,10 @@ class RocksStore final : public Store {
   // skiplist, and abort).
   static void DeleteDataRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
                               const std::string& begin, const std::string& end);
+  // Every range deletion in a meta column family goes through here: it adds a point delete of
+  // kMetaHintBreakerKey before it (see MetaRunPrefix in rocks_store.cc), for the same reason.
+  static void DeleteMetaRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+                              const std::string& begin, const std::string& end);
   // A write group's batch: WriteNow under its own lifecycle hold (Shutdown after Close).
   // REQUIRES: the calling thread holds no lifecycle hold (called between Store methods).
   Status WriteGroupBatch(rocksdb::WriteBatch* batch);

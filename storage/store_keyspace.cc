@@ -228,7 +228,7 @@ Status RocksStore::DeleteAllMetas(int db, rocksdb::WriteBatch* batch) {
     it->SeekToLast();
     if (!it->Valid()) return FromRocks(it->status());
     std::string last = it->key().ToString();
-    if (first != last) batch->DeleteRange(cf, first, last);
+    if (first != last) DeleteMetaRange(batch, cf, first, last);
     batch->Delete(cf, last);
   }
   return FromRocks(it->status());

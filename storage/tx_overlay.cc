@@ -360,10 +360,10 @@ bool TxOverlay::Append(const rocksdb::WriteBatch& batch) {
   return true;
 }
 
-bool TxOverlay::LastWritesOnly(rocksdb::WriteBatch* out) const {
+bool TxOverlay::LastWritesInKeyOrder(rocksdb::WriteBatch* out) const {
+  if (count_ < 2) return false;
   size_t distinct = 0;
   for (const auto& entry : indexes_) distinct += entry.second.size();
-  if (distinct >= count_) return false;
   std::string rep = batch_records::EmptyRep();
   for (const auto& [cf_id, index] : indexes_) {
     for (const auto& [key, w] : index) {

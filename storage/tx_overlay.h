@@ -135,12 +135,13 @@ class TxOverlay {
     return found;
   }
 
-  // When some key was written more than once, fills *out with what Commit should write instead
-  // of rep(): each key's last write only, per column family in key order. The final
+  // When the overlay holds more than one record, fills *out with what Commit should write
+  // instead of rep(): each key's last write only, per column family in key order. The final
   // state is the same (the batch is applied atomically, so no reader sees the records between),
   // with one memtable insert per key instead of one per write (a pipeline of SETs or INCRs to
-  // one hot key). False when every record is a different key's: write rep().
-  bool LastWritesOnly(rocksdb::WriteBatch* out) const;
+  // one hot key), each starting its skiplist search from the one before it (the insert hint,
+  // batch_records::SortedByKey). False with one record: write rep().
+  bool LastWritesInKeyOrder(rocksdb::WriteBatch* out) const;
 
   // A point read of the database made while the overlay is open: whether the key was there, and
   // its value (bytes in the overlay's arena).

@@ -258,7 +258,7 @@ class RocksWriteGroup final : public WriteGroup {
     failed_ = Status::OK();
     if (s.ok() && overlay->count() > 0) {
       rocksdb::WriteBatch batch;
-      if (!overlay->LastWritesOnly(&batch)) batch = rocksdb::WriteBatch(overlay->TakeRep());
+      if (!overlay->LastWritesInKeyOrder(&batch)) batch = rocksdb::WriteBatch(overlay->TakeRep());
       s = store_->WriteGroupBatch(&batch);
     }
     if (s.ok()) {
@@ -273,6 +273,8 @@ class RocksWriteGroup final : public WriteGroup {
   Status Flush() {
     if (count_ == 0) return Status::OK();
     batch_records::SetCount(&rep_, count_);
+    // In key order, each memtable insert starts from the one before it (SortedByKey).
+    if (count_ > 1 && batch_records::SortedByKey(rep_, &sorted_)) rep_.swap(sorted_);
     rocksdb::WriteBatch batch(std::move(rep_));
     Status s = store_->WriteGroupBatch(&batch);
     if (s.ok()) {
@@ -298,6 +300,7 @@ class RocksWriteGroup final : public WriteGroup {
   RocksWriteGroup* previous_ = nullptr;
   Status failed_;
   std::string rep_;
+  std::string sorted_;  // Flush's reordered rep_ (kept for its capacity)
   uint32_t count_ = 0;
   // Between BeginAtomic() and Commit(): the transaction's writes (rep_ stays empty meanwhile).
   std::unique_ptr<TxOverlay> overlay_;
