@@ -64,6 +64,19 @@ inline size_t AppendPut(std::string* rep, uint32_t cf_id, std::string_view key,
   return rep->size() - value.size();
 }
 
+// Appends a Put record whose value is `head` then `tail` (a string meta: its header, then the
+// string), without joining them first; returns the offset of the value's first byte in *rep.
+inline size_t AppendPut(std::string* rep, uint32_t cf_id, std::string_view key,
+                        std::string_view head, std::string_view tail) {
+  PutTag(rep, cf_id, '\x01', '\x05');
+  PutSlice(rep, key);
+  PutVarint32(rep, static_cast<uint32_t>(head.size() + tail.size()));
+  const size_t value_offset = rep->size();
+  rep->append(head.data(), head.size());
+  rep->append(tail.data(), tail.size());
+  return value_offset;
+}
+
 inline void AppendDelete(std::string* rep, uint32_t cf_id, std::string_view key) {
   PutTag(rep, cf_id, '\x00', '\x04');
   PutSlice(rep, key);

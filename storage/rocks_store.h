@@ -361,9 +361,10 @@ class RocksStore final : public Store {
   // (0 outside one): DBSIZE inside EXEC counts the transaction's own creations and deletions.
   int64_t PendingKeyDelta(int db) const;
   // Group commit's string fast path (storage/write_group.cc): when a write group is open on this
-  // thread outside a transaction, appends `meta` (a string; its value is `value`) as one Put
-  // record straight into the group's batch with its counter changes, and returns true; false
-  // otherwise (the caller writes a WriteBatch). REQUIRES: the key's stripe, `old` its state.
+  // thread (plain, indexed, or a transaction), appends `meta` (a string; its value is `value`) as
+  // one Put record straight into the group's batch or its overlay, with its counter changes, and
+  // returns true; false without a group (the caller writes a WriteBatch). REQUIRES: the key's
+  // stripe, `old` its state.
   bool WriteStringToThreadGroup(std::string_view key, const MetaLookup& old, Meta* meta,
                                 std::string_view value);
   // Writes `batch` now, or appends it to the write group open on this thread (see top).

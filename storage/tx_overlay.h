@@ -87,6 +87,16 @@ class TxOverlay {
     w.value_size = value.size();
     return rocksdb::Status::OK();
   }
+  // Put of a value given in two pieces (batch_records::AppendPut): the write group's string
+  // path, with no WriteBatch of its own.
+  void Put(uint32_t cf_id, std::string_view key, std::string_view head, std::string_view tail) {
+    const size_t value_offset = batch_records::AppendPut(&rep_, cf_id, key, head, tail);
+    Counted();
+    Write& w = Note(cf_id, key);
+    w.deleted = false;
+    w.value_offset = value_offset;
+    w.value_size = head.size() + tail.size();
+  }
   rocksdb::Status Delete(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
     const uint32_t cf_id = cf->GetID();
     batch_records::AppendDelete(&rep_, cf_id, View(key));

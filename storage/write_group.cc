@@ -96,17 +96,12 @@ class RocksWriteGroup final : public WriteGroup {
     RocksWriteGroup* g = tls_group;
     return g != nullptr && g->store_ == store ? g : nullptr;
   }
-  // True when string records may go straight into the batch (AppendStringPut): not inside a
-  // transaction, whose writes go through the indexed overlay.
-  bool TakesRawStrings() const { return overlay_ == nullptr && !indexing_; }
   // Appends one Put record of a string meta (type, version, expire-at, count 0, value: the
-  // EncodeMeta layout) straight into the group's batch (storage/batch_records.h), without a
-  // WriteBatch or an encoded value of its own. REQUIRES: TakesRawStrings().
+  // EncodeMeta layout) without a WriteBatch or an encoded value of its own: straight into the
+  // group's batch (storage/batch_records.h), or into the overlay of an indexed group or a
+  // transaction, which indexes it as it would the same record in a batch (Append).
   void AppendStringPut(uint32_t cf_id, std::string_view key, uint64_t version, int64_t expire_at_ms,
                        std::string_view value) {
-    batch_records::PutTag(&rep_, cf_id, '\x01', '\x05');
-    batch_records::PutSlice(&rep_, key);
-    batch_records::PutVarint32(&rep_, static_cast<uint32_t>(kMetaHeaderSize + value.size()));
     char header[kMetaHeaderSize];
     header[0] = static_cast<char>(MetaType::kString);
     auto put64 = [](char* p, uint64_t v) {
@@ -115,8 +110,13 @@ class RocksWriteGroup final : public WriteGroup {
     put64(header + 1, version);
     put64(header + 9, static_cast<uint64_t>(expire_at_ms));
     put64(header + 17, 0);  // count
-    rep_.append(header, kMetaHeaderSize);
-    rep_.append(value.data(), value.size());
+    const std::string_view head(header, kMetaHeaderSize);
+    if (indexing_ && overlay_ == nullptr) OpenOverlay();  // as Append does
+    if (overlay_ != nullptr) {
+      overlay_->Put(cf_id, key, head, value);
+      return;
+    }
+    batch_records::AppendPut(&rep_, cf_id, key, head, value);
     ++count_;
   }
   void Append(const rocksdb::WriteBatch& batch) {
@@ -334,9 +334,10 @@ Status RocksStore::FlushThreadWriteGroup() {
 bool RocksStore::WriteStringToThreadGroup(std::string_view key, const MetaLookup& old, Meta* meta,
                                           std::string_view value) {
   RocksWriteGroup* group = RocksWriteGroup::Current(this);
-  if (group == nullptr || !group->TakesRawStrings()) return false;
-  // The common path of SET/INCR/APPEND: the record goes straight into the group's batch (no
-  // WriteBatch, no encoded copy of the value); counters as Write() would hand them over.
+  if (group == nullptr) return false;
+  // The common path of SET/INCR/APPEND: the record goes straight into the group's batch or
+  // overlay (no WriteBatch, no encoded copy of the value); counters as Write() would hand them
+  // over.
   const int db = CurrentDb();
   NoteTtlChange(db, old, meta);
   group->AppendStringPut(meta_cfs_[static_cast<size_t>(db)]->GetID(), key, meta->version,
