@@ -96,6 +96,12 @@ void NetLoop::ProcessInput(Connection* conn) {
   Server& server = *server_;
   LoopMetrics& metrics = server.metrics().loop(index_);
   std::vector<PreparedCommand> batch;
+  // The first command of a batch with more input behind it (a pipeline) makes room for 16, so
+  // the vector does not move its big elements at 1, 2, 4 and 8.
+  auto add = [&batch](size_t pos, size_t input_size, PreparedCommand&& command) {
+    if (batch.empty() && pos < input_size) batch.reserve(16);
+    batch.push_back(std::move(command));
+  };
   Args& argv = conn->argv;
   uint64_t commands = 0;
   uint64_t rtc_answers = 0;
@@ -212,7 +218,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         start = end;
         continue;
       }
-      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db));
+      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db));
       continue;
     }
     if ((spec->flags & kAnywhere) && batch.empty()) {
@@ -233,11 +239,11 @@ void NetLoop::ProcessInput(Connection* conn) {
         --commands;
         break;
       }
-      batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
+      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
       BeginWait(conn, &batch.back());
       break;
     }
-    batch.push_back(Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
+    add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
   }
   LoopCounters::Add(&counters_->commands, commands);
   if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
