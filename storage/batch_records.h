@@ -7,6 +7,7 @@
 //           varint32 value length, value
 //   Delete: tag 0x0, or 0x4 + varint32 column family id; varint32 key length, key
 //   SingleDelete: tag 0x7, or 0x8 + column family id; as Delete
+//   DeleteRange: tag 0xF, or 0xE + column family id; begin key, end key (as a Put's key, value)
 // Column family 0 uses the short tags. The write group (write_group.cc) and the transaction
 // overlay (tx_overlay.h) build their batches' bytes with these instead of WriteBatch::Put and
 // re-parsing a method's batch through WriteBatch::Iterate (a Handler call, a re-encoding and a
@@ -80,6 +81,15 @@ inline size_t AppendPut(std::string* rep, uint32_t cf_id, std::string_view key,
 inline void AppendDelete(std::string* rep, uint32_t cf_id, std::string_view key) {
   PutTag(rep, cf_id, '\x00', '\x04');
   PutSlice(rep, key);
+}
+
+// A range deletion of [begin, end): tag 0xF, or 0xE + column family id. ForEachRecord does not
+// read it (callers write such a batch as it is).
+inline void AppendDeleteRange(std::string* rep, uint32_t cf_id, std::string_view begin,
+                              std::string_view end) {
+  PutTag(rep, cf_id, '\x0f', '\x0e');
+  PutSlice(rep, begin);
+  PutSlice(rep, end);
 }
 
 // One record read back. Offsets are from the start of the bytes parsed.

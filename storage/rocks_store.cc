@@ -95,13 +95,13 @@ class MetaRunPrefix final : public rocksdb::SliceTransform {
 
 }  // namespace
 
-void RocksStore::DeleteDataRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+void RocksStore::DeleteDataRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                                  const std::string& begin, const std::string& end) {
   batch->Delete(cf, kHintBreakerKey);
   batch->DeleteRange(cf, begin, end);
 }
 
-void RocksStore::DeleteMetaRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+void RocksStore::DeleteMetaRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                                  const std::string& begin, const std::string& end) {
   batch->Delete(cf, kMetaHintBreakerKey);
   batch->DeleteRange(cf, begin, end);
@@ -454,7 +454,7 @@ Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key
   return Status::OK();
 }
 
-void RocksStore::PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup& old,
                          const Meta& meta, int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, &meta);
@@ -462,7 +462,7 @@ void RocksStore::PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const
              EncodeMeta(meta));
 }
 
-void RocksStore::DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+void RocksStore::DeleteMeta(Records* batch, std::string_view key, const MetaLookup& old,
                             int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, nullptr);
@@ -498,7 +498,7 @@ Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std:
   meta.expire_at_ms = expire_at_ms;
   if (WriteStringToThreadGroup(key, old, &meta, value)) return Status::OK();
   meta.value.assign(value.data(), value.size());
-  rocksdb::WriteBatch batch;
+  Records batch;
   PutMeta(&batch, key, old, meta);
   Status s = Write(&batch);
   if (s.ok() && !old.present) AddKeyCount(1);
@@ -506,7 +506,7 @@ Status RocksStore::WriteString(std::string_view key, const MetaLookup& old, std:
 }
 
 Status RocksStore::DeleteKey(std::string_view key, const MetaLookup& old) {
-  rocksdb::WriteBatch batch;
+  Records batch;
   DeleteMeta(&batch, key, old);
   Status s = Write(&batch);
   if (s.ok() && old.present) AddKeyCount(-1);

@@ -10,7 +10,7 @@
 //   Every write method starts with one prologue, BeginWrite (lifecycle hold + the key's meta read
 //   once), then does its type's own work and ends with Commit or Write.
 // - Write groups (write_group.{h,cc}): a thread-local pointer names the group open on the calling
-//   thread. Write() appends a method's batch to it (byte append of the batch's records;
+//   thread. Write() appends a method's Records to it (byte append of the records;
 //   WriteBatch's rep is "seq fixed64, count fixed32, records", stable since LevelDB) and
 //   AddKeyCount() defers the counter change to the group's successful Commit().
 // - Transactions (WriteGroup::BeginAtomic) and indexed groups: the group's writes go to a
@@ -47,6 +47,7 @@
 #include "config/current_db.h"
 #include "storage/compaction_filter.h"
 #include "storage/encoding.h"
+#include "storage/records.h"
 #include "storage/rocks_support.h"
 #include "storage/scan_cursor.h"
 #include "storage/store.h"
@@ -286,10 +287,9 @@ class RocksStore final : public Store {
   }
   // Puts / deletes the meta of `key` (whose state before the write is `old`) in the current
   // database, or in physical database `db`. Notes the change of the TTL figures (see top).
-  void PutMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
-               const Meta& meta, int db = -1);
-  void DeleteMeta(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
-                  int db = -1);
+  void PutMeta(Records* batch, std::string_view key, const MetaLookup& old, const Meta& meta,
+               int db = -1);
+  void DeleteMeta(Records* batch, std::string_view key, const MetaLookup& old, int db = -1);
   // The meta column family of the calling thread's database.
   rocksdb::ColumnFamilyHandle* MetaCf() const {
     return meta_cfs_[static_cast<size_t>(CurrentDb())];
@@ -363,23 +363,23 @@ class RocksStore final : public Store {
   // Group commit's string fast path (storage/write_group.cc): when a write group is open on this
   // thread (plain, indexed, or a transaction), appends `meta` (a string; its value is `value`) as
   // one Put record straight into the group's batch or its overlay, with its counter changes, and
-  // returns true; false without a group (the caller writes a WriteBatch). REQUIRES: the key's
+  // returns true; false without a group (the caller writes a Records). REQUIRES: the key's
   // stripe, `old` its state.
   bool WriteStringToThreadGroup(std::string_view key, const MetaLookup& old, Meta* meta,
                                 std::string_view value);
   // Writes `batch` now, or appends it to the write group open on this thread (see top).
-  Status Write(rocksdb::WriteBatch* batch);
+  Status Write(Records* batch);
   // Writes `batch` now, whatever group is open. REQUIRES: the lifecycle hold.
   Status WriteNow(rocksdb::WriteBatch* batch);
   // Every range deletion in a data column family goes through here: it adds a point delete of
   // kHintBreakerKey before it (see CollectionPrefix in rocks_store.cc: RocksDB 7.8 would hand a
   // range deletion the insert hint of its collection's point entries, which belongs to another
   // skiplist, and abort).
-  static void DeleteDataRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+  static void DeleteDataRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                               const std::string& begin, const std::string& end);
   // Every range deletion in a meta column family goes through here: it adds a point delete of
   // kMetaHintBreakerKey before it (see MetaRunPrefix in rocks_store.cc), for the same reason.
-  static void DeleteMetaRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+  static void DeleteMetaRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                               const std::string& begin, const std::string& end);
   // A write group's batch: WriteNow under its own lifecycle hold (Shutdown after Close).
   // REQUIRES: the calling thread holds no lifecycle hold (called between Store methods).
@@ -422,7 +422,7 @@ class RocksStore final : public Store {
  private:
   void ApplyDeltas(const CounterDelta* deltas, size_t n);
   // FLUSHDB / FLUSHALL helpers (store_keyspace.cc).
-  Status DeleteAllMetas(int db, rocksdb::WriteBatch* batch);
+  Status DeleteAllMetas(int db, Records* batch);
   void ResetCounters(int db);
   static void AddDelta(std::vector<CounterDelta>* deltas, const CounterDelta& d);
   // Notes the TTL change of a meta write (old -> new; new_meta nullptr = deleted).
@@ -440,8 +440,7 @@ class RocksStore final : public Store {
   Status EnsureVersion(Meta* meta);
   // Ends a collection write: puts `meta` (count > 0) or deletes the key (count == 0) in `batch`,
   // writes the batch and adjusts the key counter.
-  Status Commit(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
-                const Meta& meta);
+  Status Commit(Records* batch, std::string_view key, const MetaLookup& old, const Meta& meta);
   // For a read: *found = false when absent or expired; WrongType when another type.
   Status LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key, MetaType type,
                      Meta* meta, bool* found);
@@ -498,12 +497,11 @@ class RocksStore final : public Store {
                      uint64_t* next_cursor);
   // Puts a copy of every data entry of the collection (src, src_meta) under (dst, dst_version).
   Status CopyEntries(const rocksdb::ReadOptions& ro, std::string_view src, const Meta& src_meta,
-                     std::string_view dst, uint64_t dst_version, rocksdb::WriteBatch* batch);
+                     std::string_view dst, uint64_t dst_version, Records* batch);
   // Deletes the entries of (key, version) in `cf` with sub-keys in [from, to): point deletes for
   // a few, one range tombstone for many.
-  void DeleteEntries(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
-                     std::string_view key, uint64_t version, uint64_t from_index,
-                     uint64_t to_index);
+  void DeleteEntries(Records* batch, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                     uint64_t version, uint64_t from_index, uint64_t to_index);
   // List internals (store_list.cc).
   StatusOr<int64_t> PushElements(std::string_view key,
                                  const std::vector<std::string_view>& elements, bool left,
@@ -527,11 +525,11 @@ class RocksStore final : public Store {
   // `trim` selects, in `batch`, counting `pending` (an entry just added at the top, not yet
   // written) as the stream's last entry; updates *meta; returns the number removed.
   StatusOr<uint64_t> TrimStream(std::string_view key, Meta* meta, const StreamTrim& trim,
-                                std::optional<StreamId> pending, rocksdb::WriteBatch* batch);
+                                std::optional<StreamId> pending, Records* batch);
   // Sorted-set internals (store_zset.cc).
-  void PutZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
-                  std::string_view member, double score);
-  void DeleteZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
+  void PutZMember(Records* batch, std::string_view key, uint64_t version, std::string_view member,
+                  double score);
+  void DeleteZMember(Records* batch, std::string_view key, uint64_t version,
                      std::string_view member, double score);
   Status GetZScore(const rocksdb::ReadOptions& ro, std::string_view key, uint64_t version,
                    std::string_view member, std::optional<double>* score);
@@ -544,7 +542,7 @@ class RocksStore final : public Store {
   StatusOr<std::vector<ScoredMember>> RemoveZRange(std::string_view key, const ZRangeSpec& spec);
   // Replaces `dst` (stripe held, current state `old`) with the set `members` in `batch`, or
   // deletes it when members is empty; commits. Shared by the set *STORE commands.
-  Status StoreSet(rocksdb::WriteBatch* batch, std::string_view dst, const MetaLookup& old,
+  Status StoreSet(Records* batch, std::string_view dst, const MetaLookup& old,
                   const std::vector<std::string>& members);
 
   Options options_;

@@ -167,7 +167,7 @@ Status RocksStore::EnsureVersion(Meta* meta) {
   return Status::OK();
 }
 
-Status RocksStore::Commit(rocksdb::WriteBatch* batch, std::string_view key, const MetaLookup& old,
+Status RocksStore::Commit(Records* batch, std::string_view key, const MetaLookup& old,
                           const Meta& meta) {
   int64_t delta = 0;
   if (meta.count == 0) {
@@ -469,7 +469,7 @@ Status RocksStore::ScanEntries(const rocksdb::ReadOptions& ro_in, rocksdb::Colum
 
 Status RocksStore::CopyEntries(const rocksdb::ReadOptions& ro, std::string_view src,
                                const Meta& src_meta, std::string_view dst, uint64_t dst_version,
-                               rocksdb::WriteBatch* batch) {
+                               Records* batch) {
   std::vector<rocksdb::ColumnFamilyHandle*> cfs = {DataCf(src_meta.type)};
   if (src_meta.type == MetaType::kZSet) cfs.push_back(zscore_cf_);
   // A list's live range only: popped elements outside it stay until compaction.
@@ -492,7 +492,7 @@ Status RocksStore::CopyEntries(const rocksdb::ReadOptions& ro, std::string_view 
   return Status::OK();
 }
 
-void RocksStore::DeleteEntries(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* cf,
+void RocksStore::DeleteEntries(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                                std::string_view key, uint64_t version, uint64_t from_index,
                                uint64_t to_index) {
   if (to_index <= from_index) return;
@@ -506,7 +506,7 @@ void RocksStore::DeleteEntries(rocksdb::WriteBatch* batch, rocksdb::ColumnFamily
                   DataKey(key, version, EncodeListIndex(to_index)));
 }
 
-Status RocksStore::StoreSet(rocksdb::WriteBatch* batch, std::string_view dst, const MetaLookup& old,
+Status RocksStore::StoreSet(Records* batch, std::string_view dst, const MetaLookup& old,
                             const std::vector<std::string>& members) {
   Meta meta;
   meta.type = MetaType::kSet;
@@ -531,7 +531,7 @@ StatusOr<bool> RocksStore::Rename(std::string_view src, std::string_view dst, bo
   if (src == dst) return !nx;
   if (Status s = ReadMetaLocked(dst, &to); !s.ok()) return s;
   if (nx && to.live) return false;
-  rocksdb::WriteBatch batch;
+  Records batch;
   Meta meta = from.meta;
   if (meta.type != MetaType::kString) {
     auto v = NewVersion();

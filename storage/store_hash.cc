@@ -22,7 +22,7 @@ StatusOr<int64_t> RocksStore::HSet(
   if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   bool existed = meta.version != 0;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   int64_t created = 0;
   std::string ignored;
   for (const auto& [field, value] : last) {
@@ -57,7 +57,7 @@ StatusOr<bool> RocksStore::HSetNx(std::string_view key, std::string_view field,
     if (found) return false;
   }
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Put(hash_cf_, DataKey(key, meta.version, field),
             rocksdb::Slice(value.data(), value.size()));
   meta.CoverInHint(field);
@@ -148,7 +148,7 @@ StatusOr<int64_t> RocksStore::HDel(std::string_view key,
   if (Status s = BeginWrite(key, MetaType::kHash, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::set<std::string_view> unique(fields.begin(), fields.end());
-  rocksdb::WriteBatch batch;
+  Records batch;
   std::vector<std::string> gone;
   std::string ignored;
   for (auto field : unique) {
@@ -226,7 +226,7 @@ StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view fie
   }
   value += delta;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Put(hash_cf_, DataKey(key, meta.version, field), FormatInt64(value));
   if (!found) meta.count += 1;
   meta.CoverInHint(field);
@@ -257,7 +257,7 @@ StatusOr<std::string> RocksStore::HIncrByFloat(std::string_view key, std::string
   }
   std::string formatted = FormatLongDouble(value);
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Put(hash_cf_, DataKey(key, meta.version, field), formatted);
   if (!found) meta.count += 1;
   meta.CoverInHint(field);

@@ -36,7 +36,7 @@ StatusOr<int64_t> RocksStore::Del(const std::vector<std::string_view>& keys) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::set<std::string_view> unique(keys.begin(), keys.end());
-  rocksdb::WriteBatch batch;
+  Records batch;
   int64_t removed = 0;
   int64_t present = 0;
   for (auto key : unique) {
@@ -94,7 +94,7 @@ StatusOr<bool> RocksStore::ExpireAt(std::string_view key, int64_t at_ms, ExpireC
   if (at_ms != current) {
     Meta meta = old.meta;
     meta.expire_at_ms = at_ms;
-    rocksdb::WriteBatch batch;
+    Records batch;
     PutMeta(&batch, key, old, meta);
     if (Status s = Write(&batch); !s.ok()) return s;
   }
@@ -128,7 +128,7 @@ StatusOr<bool> RocksStore::Persist(std::string_view key) {
   if (!old.live || old.meta.expire_at_ms == 0) return false;
   Meta meta = old.meta;
   meta.expire_at_ms = 0;
-  rocksdb::WriteBatch batch;
+  Records batch;
   PutMeta(&batch, key, old, meta);
   if (Status s = Write(&batch); !s.ok()) return s;
   return true;
@@ -219,7 +219,7 @@ KeyStats RocksStore::GetKeyStats() {
 }
 
 // Deletes every meta of physical database `db` into `batch` (one range deletion).
-Status RocksStore::DeleteAllMetas(int db, rocksdb::WriteBatch* batch) {
+Status RocksStore::DeleteAllMetas(int db, Records* batch) {
   rocksdb::ColumnFamilyHandle* cf = meta_cfs_[static_cast<size_t>(db)];
   std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), cf);
   it->SeekToFirst();
@@ -244,7 +244,7 @@ void RocksStore::ResetCounters(int db) {
 Status RocksStore::FlushAll() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   for (int db = 0; db < physical_dbs_; ++db) {
     if (Status s = DeleteAllMetas(db, &batch); !s.ok()) return s;
   }
@@ -255,7 +255,8 @@ Status RocksStore::FlushAll() {
   }
   rocksdb::WriteOptions wo = write_options_;
   wo.sync = true;
-  if (Status s = FromRocks(db_->Write(wo, &batch)); !s.ok()) return s;
+  rocksdb::WriteBatch write_batch = batch.TakeBatch();
+  if (Status s = FromRocks(db_->Write(wo, &write_batch)); !s.ok()) return s;
   for (int db = 0; db < physical_dbs_; ++db) ResetCounters(db);
   return Status::OK();
 }
@@ -274,11 +275,12 @@ Status RocksStore::FlushDb() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   const int db = CurrentDb();
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (Status s = DeleteAllMetas(db, &batch); !s.ok()) return s;
   rocksdb::WriteOptions wo = write_options_;
   wo.sync = true;
-  if (Status s = FromRocks(db_->Write(wo, &batch)); !s.ok()) return s;
+  rocksdb::WriteBatch write_batch = batch.TakeBatch();
+  if (Status s = FromRocks(db_->Write(wo, &write_batch)); !s.ok()) return s;
   ResetCounters(db);
   return Status::OK();
 }
@@ -315,7 +317,7 @@ StatusOr<bool> RocksStore::Move(std::string_view key, int db) {
   if (!from.live) return false;
   if (Status s = ReadMetaIn(to_db, key, &to); !s.ok()) return s;
   if (to.live) return false;
-  rocksdb::WriteBatch batch;
+  Records batch;
   // The collection keeps its version, so its entries stay where they are (see FilterContext).
   PutMeta(&batch, key, to, from.meta, to_db);
   DeleteMeta(&batch, key, from, from_db);
@@ -334,7 +336,7 @@ StatusOr<bool> RocksStore::Copy(std::string_view src, std::string_view dst, int 
   if (!from.live) return false;
   if (Status s = ReadMetaIn(to_db, dst, &to); !s.ok()) return s;
   if (to.live && !replace) return false;
-  rocksdb::WriteBatch batch;
+  Records batch;
   Meta meta = from.meta;
   auto v = NewVersion();
   if (!v.ok()) return v.status();

@@ -66,7 +66,7 @@ StatusOr<int64_t> RocksStore::PushElements(std::string_view key,
   if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0 && (only_if_exists || elements.empty())) return int64_t{0};
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   for (auto e : elements) {
     uint64_t index = left ? --meta.head : meta.tail++;
     batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(index)),
@@ -123,7 +123,7 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::PopElements(std::s
   // compaction filter drops the indexes outside the live range (storage/compaction_filter.cc).
   // A pop then writes one meta record, not a tombstone per element: a queue's LPOP costs about
   // what its RPUSH did, and a drained range leaves no tombstones for later seeks to walk.
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (n < meta.count) {
     if (left) {
       meta.head += n;
@@ -233,7 +233,7 @@ Status RocksStore::LSet(std::string_view key, int64_t index, std::string_view el
   if (meta.version == 0) return Status::InvalidArgument("no such key");
   auto offset = IndexOffset(index, meta.count);
   if (!offset) return Status::InvalidArgument("index out of range");
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(meta.head + *offset)),
             rocksdb::Slice(element.data(), element.size()));
   return Write(&batch);
@@ -265,7 +265,7 @@ StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count, std::str
   // Rewrite everything from the first removed element on, without the removed ones.
   size_t first =
       static_cast<size_t>(std::find(remove.begin(), remove.end(), true) - remove.begin());
-  rocksdb::WriteBatch batch;
+  Records batch;
   uint64_t next = meta.head + first;
   for (size_t i = first; i < all.size(); ++i) {
     if (remove[i]) continue;
@@ -286,7 +286,7 @@ Status RocksStore::LTrim(std::string_view key, int64_t start, int64_t stop) {
   if (meta.version == 0) return Status::OK();
   Span keep = RangeSpan(start, stop, meta.count);
   if (keep.begin == 0 && keep.end == meta.count) return Status::OK();
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (keep.begin < keep.end) {
     DeleteEntries(&batch, list_cf_, key, meta.version, meta.head, meta.head + keep.begin);
     DeleteEntries(&batch, list_cf_, key, meta.version, meta.head + keep.end, meta.tail);
@@ -312,7 +312,7 @@ StatusOr<int64_t> RocksStore::LInsert(std::string_view key, bool before, std::st
   if (it == all.end()) return int64_t{-1};
   size_t at = static_cast<size_t>(it - all.begin()) + (before ? 0 : 1);
   // Shift [at, end) one slot towards the tail and put the element at `at`.
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(meta.head + at)),
             rocksdb::Slice(element.data(), element.size()));
   for (size_t i = at; i < all.size(); ++i) {
@@ -394,7 +394,7 @@ StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src, std
     return s;
   }
   if (!found) return Status::Corruption("list shorter than its meta");
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Delete(list_cf_, DataKey(src, src_meta.version, EncodeListIndex(index)));
   from == ListEnd::kLeft ? ++src_meta.head : --src_meta.tail;
   src_meta.count -= 1;

@@ -17,7 +17,7 @@ StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
   if (Status s = BeginWrite(key, MetaType::kSet, &hold, &old, &meta); !s.ok()) return s;
   bool existed = meta.version != 0;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   int64_t added = 0;
   std::string ignored;
   for (auto m : unique) {
@@ -45,7 +45,7 @@ StatusOr<int64_t> RocksStore::SRem(std::string_view key,
   if (Status s = BeginWrite(key, MetaType::kSet, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::set<std::string_view> unique(members.begin(), members.end());
-  rocksdb::WriteBatch batch;
+  Records batch;
   std::vector<std::string> gone;
   std::string ignored;
   for (auto m : unique) {
@@ -211,7 +211,7 @@ StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64
     for (size_t i : picks) popped.push_back(std::move(candidates[i]));
     candidates = std::move(popped);
   }
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (n < meta.count) {  // else the meta goes, O(1)
     for (const auto& m : candidates) batch.Delete(set_cf_, DataKey(key, meta.version, m));
     meta.RaiseLo(std::move(new_lo));
@@ -281,7 +281,7 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
     }
   }
   if (Status s = EnsureVersion(&dst_meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   int64_t delta = 0;
   batch.Delete(set_cf_, DataKey(src, src_meta.version, member));
   if (--src_meta.count == 0) {
@@ -400,7 +400,7 @@ StatusOr<int64_t> RocksStore::SetAlgebraStore(std::string_view dst,
   if (Status s = SetAlgebra(rocksdb::ReadOptions(), keys, op, 0, &members); !s.ok()) return s;
   MetaLookup old;
   if (Status s = ReadMeta(rocksdb::ReadOptions(), dst, &old, /*full=*/false); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (Status s = StoreSet(&batch, dst, old, members); !s.ok()) return s;
   return static_cast<int64_t>(members.size());
 }

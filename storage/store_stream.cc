@@ -21,7 +21,7 @@ constexpr uint64_t kPointDeletesUpTo = 64;
 
 StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta, const StreamTrim& trim,
                                           std::optional<StreamId> pending,
-                                          rocksdb::WriteBatch* batch) {
+                                          Records* batch) {
   if (trim.strategy == StreamTrim::Strategy::kNone || meta->count == 0) return uint64_t{0};
   uint64_t want = 0;  // entries to remove from the front (kMaxLen); kMinId: decided per entry
   if (trim.strategy == StreamTrim::Strategy::kMaxLen) {
@@ -123,7 +123,7 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
   }
   if (id <= meta.last_id) return too_small;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   batch.Put(stream_cf_, DataKey(key, meta.version, EncodeStreamId(id)), EncodeStreamFields(fields));
   if (meta.count == 0) meta.first_id = id;
   meta.count += 1;
@@ -196,7 +196,7 @@ StatusOr<int64_t> RocksStore::XDel(std::string_view key, const std::vector<Strea
   if (Status s = BeginWrite(key, MetaType::kStream, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0 || meta.count == 0) return int64_t{0};
   std::set<std::string> gone;
-  rocksdb::WriteBatch batch;
+  Records batch;
   for (StreamId id : ids) {
     if (id < meta.first_id || id > meta.top_id) continue;
     std::string sub = EncodeStreamId(id);
@@ -246,7 +246,7 @@ StatusOr<int64_t> RocksStore::XTrim(std::string_view key, const StreamTrim& trim
   Meta meta;
   if (Status s = BeginWrite(key, MetaType::kStream, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
-  rocksdb::WriteBatch batch;
+  Records batch;
   auto removed = TrimStream(key, &meta, trim, std::nullopt, &batch);
   if (!removed.ok()) return removed.status();
   if (*removed == 0) return int64_t{0};

@@ -153,7 +153,7 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   DbMultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
              statuses.data());
   const int64_t now = NowMs();
-  rocksdb::WriteBatch batch;
+  Records batch;
   int64_t created = 0;
   for (size_t i = 0; i < unique.size(); ++i) {
     const auto& [key, value] = unique[i];
@@ -198,7 +198,7 @@ StatusOr<bool> RocksStore::MSetNx(
     if (Status s = ReadMetaLocked(unique[i].first, &old); !s.ok()) return s;
     if (old.live) return false;
   }
-  rocksdb::WriteBatch batch;
+  Records batch;
   int64_t created = 0;
   for (size_t i = 0; i < unique.size(); ++i) {
     auto v = NewVersion();

@@ -72,14 +72,14 @@ Status ParseLexRange(std::string_view min, std::string_view max, LexRange* out) 
 
 // ---- internals ----
 
-void RocksStore::PutZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
+void RocksStore::PutZMember(Records* batch, std::string_view key, uint64_t version,
                             std::string_view member, double score) {
   score = Normalize(score);  // -0 is stored as 0 (an aggregate's -0 included), as Redis's listpack
   batch->Put(zset_cf_, DataKey(key, version, member), EncodeScore(score));
   batch->Put(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)), "");
 }
 
-void RocksStore::DeleteZMember(rocksdb::WriteBatch* batch, std::string_view key, uint64_t version,
+void RocksStore::DeleteZMember(Records* batch, std::string_view key, uint64_t version,
                                std::string_view member, double score) {
   batch->Delete(zset_cf_, DataKey(key, version, member));
   batch->Delete(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)));
@@ -232,7 +232,7 @@ StatusOr<ZAddResult> RocksStore::ZAdd(
   if (!options.incr) result.score.reset();
   if (added == 0 && updated == 0) return result;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  Records batch;
   for (const auto& [member, p] : touched) {
     if (p.orig == p.now) continue;
     if (p.orig) DeleteZMember(&batch, key, meta.version, member, *p.orig);
@@ -405,7 +405,7 @@ StatusOr<int64_t> RocksStore::ZRangeStore(std::string_view dst, std::string_view
   Meta meta;
   meta.type = MetaType::kZSet;
   meta.count = items.size();
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (!items.empty()) {
     if (Status s = EnsureVersion(&meta); !s.ok()) return s;
     for (const auto& item : items) PutZMember(&batch, dst, meta.version, item.member, item.score);
@@ -422,7 +422,7 @@ StatusOr<int64_t> RocksStore::ZRem(std::string_view key,
   if (Status s = BeginWrite(key, MetaType::kZSet, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return int64_t{0};
   std::set<std::string_view> unique(members.begin(), members.end());
-  rocksdb::WriteBatch batch;
+  Records batch;
   std::vector<std::string> gone;  // score-index sub-keys
   for (auto m : unique) {
     std::optional<double> score;
@@ -456,7 +456,7 @@ StatusOr<std::vector<ScoredMember>> RocksStore::RemoveZRange(std::string_view ke
       });
   if (!s.ok()) return s;
   if (removed.empty()) return removed;
-  rocksdb::WriteBatch batch;
+  Records batch;
   if (removed.size() < meta.count) {  // else the meta goes, O(1)
     std::vector<std::string> gone;
     gone.reserve(removed.size());

@@ -343,12 +343,11 @@ void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamil
   }
 }
 
-bool TxOverlay::Append(const rocksdb::WriteBatch& batch) {
-  const std::string& data = batch.Data();
+bool TxOverlay::Append(std::string_view data) {
   if (data.size() <= batch_records::kHeaderSize) return true;
   if (!batch_records::OnlyPointRecords(data)) return false;
   const size_t base = rep_.size() - batch_records::kHeaderSize;
-  rep_.append(data, batch_records::kHeaderSize, std::string::npos);
+  rep_.append(data.substr(batch_records::kHeaderSize));
   batch_records::ForEachRecord(data, [&](const batch_records::Record& r) {
     Write& w = Note(r.cf_id, std::string_view(data.data() + r.key_offset, r.key_size));
     w.deleted = r.deleted;

@@ -104,11 +104,11 @@ class TxOverlay {
     Note(cf_id, View(key)).deleted = true;
     return rocksdb::Status::OK();
   }
-  // Appends every record of `batch` (a Store method's writes) and indexes them, as Put and
-  // Delete one by one would, without re-encoding them. False, with nothing appended, when the
-  // batch holds a record other than Put, Delete and SingleDelete (a range deletion): the
-  // caller replays it record by record.
-  bool Append(const rocksdb::WriteBatch& batch);
+  // Appends every record of `rep` (a Store method's writes: Records::Data(), header included)
+  // and indexes them, as Put and Delete one by one would, without re-encoding them. False, with
+  // nothing appended, when it holds a record other than Put, Delete and SingleDelete (a range
+  // deletion): the caller replays it record by record.
+  bool Append(std::string_view rep);
   // The value of a pending Put: valid until the next Put or Delete (the batch may grow).
   rocksdb::Slice value(const Write& w) const {
     return rocksdb::Slice(rep_.data() + w.value_offset, w.value_size);

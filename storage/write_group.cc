@@ -119,10 +119,10 @@ class RocksWriteGroup final : public WriteGroup {
     batch_records::AppendPut(&rep_, cf_id, key, head, value);
     ++count_;
   }
-  void Append(const rocksdb::WriteBatch& batch) {
+  void Append(const Records& batch) {
     if (indexing_ && overlay_ == nullptr && batch.Count() > 0) {
       if (batch.HasDeleteRange()) {  // written as it is (nothing is pending before it)
-        rep_.append(batch.Data(), kBatchHeader, std::string::npos);
+        rep_.append(batch.Data().substr(kBatchHeader));
         count_ += batch.Count();
         Status s = Flush();
         if (!s.ok() && failed_.ok()) failed_ = s;
@@ -134,9 +134,8 @@ class RocksWriteGroup final : public WriteGroup {
       if (indexing_ && batch.HasDeleteRange()) return AppendAroundOverlay(batch);
       return AppendToOverlay(batch);
     }
-    const std::string& data = batch.Data();
-    if (data.size() <= kBatchHeader) return;
-    rep_.append(data, kBatchHeader, std::string::npos);
+    if (batch.Count() == 0) return;
+    rep_.append(batch.Data().substr(kBatchHeader));
     count_ += batch.Count();
   }
   void AddDelta(const RocksStore::CounterDelta& d) {
@@ -224,19 +223,19 @@ class RocksWriteGroup final : public WriteGroup {
     TxOverlay* overlay_;
   };
 
-  void AppendToOverlay(const rocksdb::WriteBatch& batch) {
-    if (batch.Count() == 0 || overlay_->Append(batch)) return;
+  void AppendToOverlay(const Records& batch) {
+    if (batch.Count() == 0 || overlay_->Append(batch.Data())) return;
     Replay replay(store_, overlay_.get());  // a range deletion: point deletes of what it covers
-    rocksdb::Status s = batch.Iterate(&replay);
+    rocksdb::Status s = rocksdb::WriteBatch(std::string(batch.Data())).Iterate(&replay);
     if (!s.ok() && failed_.ok()) failed_ = FromRocks(s);
   }
 
   // Indexed group only: a method's batch with a range deletion goes to RocksDB as it is, right
   // after the overlay it was computed over; the next write opens a new overlay.
-  void AppendAroundOverlay(const rocksdb::WriteBatch& batch) {
+  void AppendAroundOverlay(const Records& batch) {
     Status s = CommitAtomic();
     if (s.ok()) {
-      rep_.append(batch.Data(), kBatchHeader, std::string::npos);
+      rep_.append(batch.Data().substr(kBatchHeader));
       count_ += batch.Count();
       s = Flush();
     }
@@ -404,7 +403,7 @@ void RocksStore::NoteTtlChange(int db, const MetaLookup& old, const Meta* new_me
 
 // ---- writes ----
 
-Status RocksStore::Write(rocksdb::WriteBatch* batch) {
+Status RocksStore::Write(Records* batch) {
   if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) {
     group->Append(*batch);
     if (!tls_pending.empty()) {
@@ -413,7 +412,8 @@ Status RocksStore::Write(rocksdb::WriteBatch* batch) {
     }
     return Status::OK();
   }
-  Status s = WriteNow(batch);
+  rocksdb::WriteBatch write_batch = batch->TakeBatch();
+  Status s = WriteNow(&write_batch);
   if (!tls_pending.empty()) {
     if (s.ok()) ApplyDeltas(tls_pending.slots, static_cast<size_t>(tls_pending.n));
     tls_pending.clear();

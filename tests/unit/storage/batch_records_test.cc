@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/records.h"
 #include "tests/unit/storage/store_fixture.h"
 
 using namespace rockcache::storage;
@@ -86,6 +87,77 @@ TEST_CASE("batch records are the bytes RocksDB's WriteBatch writes", "[batch-rec
   CHECK(db.Get(1, "k1") == big);
   CHECK(db.Get(2, "k2") == "(none)");
   CHECK(db.Get(2, "") == "");
+}
+
+TEST_CASE("a Records is the bytes of the same writes in RocksDB's WriteBatch", "[batch-records]") {
+  testing::TempDir dir;
+  Db db(dir.path());
+  const std::string big(200, 'b');
+  rocksdb::WriteBatch theirs;
+  REQUIRE(theirs.Put(db.handles[1], "k1", big).ok());
+  REQUIRE(theirs.Put(db.handles[0], "k0", "head+tail").ok());
+  REQUIRE(theirs.Delete(db.handles[2], "k2").ok());
+  REQUIRE(theirs.DeleteRange(db.handles[2], "r0", "r9").ok());
+  REQUIRE(theirs.DeleteRange(db.handles[0], "a", "b").ok());
+
+  Records ours;
+  CHECK(ours.Count() == 0);
+  CHECK(ours.Data() == batch_records::EmptyRep());
+  ours.Put(db.handles[1], "k1", big);
+  ours.Put(db.handles[0], "k0", "head+", "tail");
+  ours.Delete(db.handles[2], "k2");
+  CHECK_FALSE(ours.HasDeleteRange());
+  CHECK(batch_records::OnlyPointRecords(ours.Data()));
+  ours.DeleteRange(db.handles[2], "r0", "r9");
+  ours.DeleteRange(db.handles[0], "a", "b");
+  CHECK(ours.HasDeleteRange());
+  CHECK(ours.Count() == 5);
+  CHECK(ours.Data() == theirs.Data());  // the header's count included
+
+  // Written as RocksDB's own batch: the range deletions apply.
+  REQUIRE(db.db->Put(rocksdb::WriteOptions(), db.handles[2], "r5", "gone").ok());
+  REQUIRE(db.db->Put(rocksdb::WriteOptions(), db.handles[2], "s", "kept").ok());
+  rocksdb::WriteBatch batch = ours.TakeBatch();
+  CHECK(batch.Count() == 5);
+  CHECK(batch.HasDeleteRange());
+  REQUIRE(db.db->Write(rocksdb::WriteOptions(), &batch).ok());
+  CHECK(db.Get(1, "k1") == big);
+  CHECK(db.Get(0, "k0") == "head+tail");
+  CHECK(db.Get(2, "r5") == "(none)");
+  CHECK(db.Get(2, "s") == "kept");
+  // Taken: the Records is empty again, and usable.
+  CHECK(ours.Count() == 0);
+  CHECK_FALSE(ours.HasDeleteRange());
+  CHECK(ours.Data() == batch_records::EmptyRep());
+  ours.Delete(db.handles[1], "k1");
+  CHECK(ours.Count() == 1);
+}
+
+TEST_CASE("a thread's Records reuse one buffer, up to its bound", "[batch-records]") {
+  testing::TempDir dir;
+  Db db(dir.path());
+  const char* first_bytes = nullptr;
+  {
+    Records a;
+    a.Put(db.handles[1], "key", std::string(1000, 'x'));
+    first_bytes = a.Data().data();
+  }
+  {
+    Records b;  // the buffer a gave back: no allocation for the same size again
+    b.Put(db.handles[1], "key", std::string(1000, 'y'));
+    CHECK(b.Data().data() == first_bytes);
+    CHECK(b.Count() == 1);
+    Records c;  // b holds the spare: c has its own
+    CHECK(c.Data().data() != first_bytes);
+    CHECK(c.Data() == batch_records::EmptyRep());
+  }
+  {
+    Records huge;  // beyond the bound it is freed, not kept
+    huge.Put(db.handles[1], "key", std::string(Records::kMaxSpareBytes + 1, 'z'));
+  }
+  Records after;
+  after.Put(db.handles[1], "key", std::string(1000, 'y'));
+  CHECK(after.Data().size() < 1100);
 }
 
 TEST_CASE("batch records refuse what they cannot read", "[batch-records]") {
