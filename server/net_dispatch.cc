@@ -22,15 +22,17 @@ namespace {
 // A parked batch (the pool was saturated) is retried this often, and on every completion.
 constexpr timeval kParkedRetry{0, 1000};
 
-// A command for a worker batch; takes the arguments out of *argv.
-PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_missed, int db) {
+// A command for a worker batch; takes the arguments out of *argv and leaves a kept vector from
+// `spare` in their place, for the parser to fill again (server/protocol/args_pool.h).
+PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_missed, int db,
+                        ArgsPool* spare) {
   PreparedCommand command;
   command.spec = spec;
   command.db = db;
   command.command_id = id;
   command.argv = std::move(*argv);
   command.rtc_missed = rtc_missed;
-  *argv = Args();
+  *argv = spare->Take();
   return command;
 }
 
@@ -218,7 +220,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         start = end;
         continue;
       }
-      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db));
+      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
       continue;
     }
     if ((spec->flags & kAnywhere) && batch.empty()) {
@@ -239,11 +241,11 @@ void NetLoop::ProcessInput(Connection* conn) {
         --commands;
         break;
       }
-      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
+      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
       BeginWait(conn, &batch.back());
       break;
     }
-    add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db));
+    add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
   }
   LoopCounters::Add(&counters_->commands, commands);
   if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
@@ -401,6 +403,7 @@ void NetLoop::DrainCompletions() {
       Flush(conn);
       continue;
     }
+    for (PreparedCommand& command : completion.commands) spare_args_.Keep(std::move(command.argv));
     ProcessInput(conn);  // resumes parsing; flushes
   }
 }

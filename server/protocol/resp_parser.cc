@@ -114,8 +114,8 @@ RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consu
           break;
         }
         // Reserved only up to kReserveArgs (a header alone must cost next to nothing): a vector
-        // handed to a worker is not given back, so without it each command's vector would grow
-        // 1, 2, 4 (three allocations for a SET).
+        // handed to a worker comes back only through the loop's ArgsPool (args_pool.h), which
+        // may have none, and a new one would grow 1, 2, 4 (three allocations for a SET).
         args_left_ = count;
         if (pending_.capacity() < kReserveArgs) {
           pending_.reserve(count < static_cast<int64_t>(kReserveArgs) ? static_cast<size_t>(count)
