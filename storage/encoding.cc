@@ -167,13 +167,18 @@ std::string DataPrefix(std::string_view key, uint64_t version) {
 }
 
 std::string DataKey(std::string_view key, uint64_t version, std::string_view sub_key) {
-  std::string out;
-  out.reserve(4 + key.size() + 8 + sub_key.size());
-  PutFixed32BE(&out, static_cast<uint32_t>(key.size()));
-  out.append(key.data(), key.size());
-  PutFixed64BE(&out, version);
-  out.append(sub_key.data(), sub_key.size());
+  std::string out(DataKeySize(key, sub_key), '\0');
+  WriteDataKey(out.data(), key, version, sub_key);
   return out;
+}
+
+void WriteDataKey(char* out, std::string_view key, uint64_t version, std::string_view sub_key) {
+  const auto len = static_cast<uint32_t>(key.size());
+  for (int i = 0; i < 4; ++i) *out++ = static_cast<char>((len >> (24 - 8 * i)) & 0xff);
+  if (!key.empty()) std::memcpy(out, key.data(), key.size());
+  out += key.size();
+  for (int i = 0; i < 8; ++i) *out++ = static_cast<char>((version >> (56 - 8 * i)) & 0xff);
+  if (!sub_key.empty()) std::memcpy(out, sub_key.data(), sub_key.size());
 }
 
 bool ParseDataKey(std::string_view data_key, std::string_view* key, uint64_t* version,

@@ -124,6 +124,38 @@ uint64_t GetFixed64BE(const char* p);
 std::string DataPrefix(std::string_view key, uint64_t version);
 // DataPrefix + sub_key.
 std::string DataKey(std::string_view key, uint64_t version, std::string_view sub_key);
+// The size of DataKey(key, version, sub_key), and the same bytes written at `out` (REQUIRES:
+// DataKeySize bytes there), for keys built in place: DataKeyBytes, Records::PutEntry.
+inline size_t DataKeySize(std::string_view key, std::string_view sub_key) {
+  return 4 + key.size() + 8 + sub_key.size();
+}
+void WriteDataKey(char* out, std::string_view key, uint64_t version, std::string_view sub_key);
+// DataKey(key, version, sub_key) built on the stack when it fits kInline bytes (nearly every
+// key), on the heap otherwise: a point read of one entry (HSET's, SADD's, ZADD's check of what
+// is there) then allocates nothing for its key.
+class DataKeyBytes {
+ public:
+  static constexpr size_t kInline = 128;
+  DataKeyBytes(std::string_view key, uint64_t version, std::string_view sub_key)
+      : size_(DataKeySize(key, sub_key)) {
+    char* out = inline_;
+    if (size_ > kInline) {
+      heap_.resize(size_);
+      out = heap_.data();
+    }
+    WriteDataKey(out, key, version, sub_key);
+  }
+  DataKeyBytes(const DataKeyBytes&) = delete;
+  DataKeyBytes& operator=(const DataKeyBytes&) = delete;
+  const char* data() const { return size_ > kInline ? heap_.data() : inline_; }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {data(), size_}; }
+
+ private:
+  size_t size_;
+  char inline_[kInline];
+  std::string heap_;
+};
 // Splits a data key; false when malformed.
 bool ParseDataKey(std::string_view data_key, std::string_view* key, uint64_t* version,
                   std::string_view* sub_key);

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "storage/batch_records.h"
+#include "storage/encoding.h"
 
 namespace rockcache::storage {
 
@@ -44,6 +45,22 @@ class Records {
   void Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view head,
            std::string_view tail) {
     batch_records::AppendPut(&rep_, cf->GetID(), key, head, tail);
+    Counted();
+  }
+  // A Put of the entry DataKey(key, version, sub_key) of a collection, its key written straight
+  // into the bytes (no DataKey string of its own).
+  void PutEntry(rocksdb::ColumnFamilyHandle* cf, std::string_view key, uint64_t version,
+                std::string_view sub_key, std::string_view value) {
+    batch_records::PutTag(&rep_, cf->GetID(), '\x01', '\x05');
+    AppendDataKey(key, version, sub_key);
+    batch_records::PutSlice(&rep_, value);
+    Counted();
+  }
+  // A Delete of the entry DataKey(key, version, sub_key), as PutEntry.
+  void DeleteEntry(rocksdb::ColumnFamilyHandle* cf, std::string_view key, uint64_t version,
+                   std::string_view sub_key) {
+    batch_records::PutTag(&rep_, cf->GetID(), '\x00', '\x04');
+    AppendDataKey(key, version, sub_key);
     Counted();
   }
   void Delete(rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key) {
@@ -78,6 +95,13 @@ class Records {
  private:
   static std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
   void Counted() { batch_records::SetCount(&rep_, ++count_); }
+  void AppendDataKey(std::string_view key, uint64_t version, std::string_view sub_key) {
+    const size_t size = DataKeySize(key, sub_key);
+    batch_records::PutVarint32(&rep_, static_cast<uint32_t>(size));
+    const size_t at = rep_.size();
+    rep_.resize(at + size);
+    WriteDataKey(rep_.data() + at, key, version, sub_key);
+  }
   static std::string TakeSpare() {
     std::string rep = std::move(tls_spare);
     tls_spare = std::string();

@@ -203,11 +203,12 @@ Status RocksStore::LoadForRead(const rocksdb::ReadOptions& ro, std::string_view 
 Status RocksStore::GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                             std::string_view key, uint64_t version, std::string_view sub_key,
                             std::string* value, bool* found, ReadOrder order) {
-  const std::string data_key = DataKey(key, version, sub_key);
+  const DataKeyBytes data_key(key, version, sub_key);
+  const rocksdb::Slice data_key_slice(data_key.data(), data_key.size());
   rocksdb::Status s =
       order != ReadOrder::kAny
-          ? DbGetInOrder(ro, cf, data_key, data_key.size() - sub_key.size(), order, value)
-          : DbGet(ro, cf, data_key, value);
+          ? DbGetInOrder(ro, cf, data_key_slice, data_key.size() - sub_key.size(), order, value)
+          : DbGet(ro, cf, data_key_slice, value);
   *found = s.ok();
   if (s.IsNotFound()) return Status::OK();
   return FromRocks(s);
@@ -482,8 +483,7 @@ Status RocksStore::CopyEntries(const rocksdb::ReadOptions& ro, std::string_view 
     Status s = ForEachEntry(
         ro, cf, src, src_meta.version,
         [&](std::string_view sub, std::string_view value) {
-          batch->Put(cf, DataKey(dst, dst_version, sub),
-                     rocksdb::Slice(value.data(), value.size()));
+          batch->PutEntry(cf, dst, dst_version, sub, value);
           return true;
         },
         std::nullopt, false, bounds);
@@ -498,7 +498,7 @@ void RocksStore::DeleteEntries(Records* batch, rocksdb::ColumnFamilyHandle* cf,
   if (to_index <= from_index) return;
   if (to_index - from_index <= 64) {
     for (uint64_t i = from_index; i < to_index; ++i) {
-      batch->Delete(cf, DataKey(key, version, EncodeListIndex(i)));
+      batch->DeleteEntry(cf, key, version, EncodeListIndex(i));
     }
     return;
   }
@@ -515,7 +515,7 @@ Status RocksStore::StoreSet(Records* batch, std::string_view dst, const MetaLook
     auto v = NewVersion();
     if (!v.ok()) return v.status();
     meta.version = *v;
-    for (const auto& m : members) batch->Put(set_cf_, DataKey(dst, meta.version, m), "");
+    for (const auto& m : members) batch->PutEntry(set_cf_, dst, meta.version, m, "");
   }
   return Commit(batch, dst, old, meta);
 }

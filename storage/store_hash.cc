@@ -13,9 +13,12 @@ namespace rockcache::storage {
 StatusOr<int64_t> RocksStore::HSet(
     std::string_view key,
     const std::vector<std::pair<std::string_view, std::string_view>>& field_values) {
-  std::map<std::string_view, std::string_view> last;  // a later pair wins
-  for (const auto& [f, v] : field_values) last[f] = v;
-  if (last.empty()) return int64_t{0};
+  if (field_values.empty()) return int64_t{0};
+  // A later pair of the same field wins. One pair (most HSETs) needs no map.
+  std::map<std::string_view, std::string_view> last;
+  if (field_values.size() > 1) {
+    for (const auto& [f, v] : field_values) last[f] = v;
+  }
   Hold hold;
   MetaLookup old;
   Meta meta;
@@ -25,7 +28,7 @@ StatusOr<int64_t> RocksStore::HSet(
   Records batch;
   int64_t created = 0;
   std::string ignored;
-  for (const auto& [field, value] : last) {
+  auto set = [&](std::string_view field, std::string_view value) {
     bool found = false;
     if (existed) {
       Status s =
@@ -34,8 +37,14 @@ StatusOr<int64_t> RocksStore::HSet(
     }
     if (!found) ++created;
     meta.CoverInHint(field);
-    batch.Put(hash_cf_, DataKey(key, meta.version, field),
-              rocksdb::Slice(value.data(), value.size()));
+    batch.PutEntry(hash_cf_, key, meta.version, field, value);
+    return Status::OK();
+  };
+  if (field_values.size() == 1) {
+    if (Status s = set(field_values[0].first, field_values[0].second); !s.ok()) return s;
+  }
+  for (const auto& [field, value] : last) {
+    if (Status s = set(field, value); !s.ok()) return s;
   }
   meta.count += static_cast<uint64_t>(created);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -58,8 +67,7 @@ StatusOr<bool> RocksStore::HSetNx(std::string_view key, std::string_view field,
   }
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.Put(hash_cf_, DataKey(key, meta.version, field),
-            rocksdb::Slice(value.data(), value.size()));
+  batch.PutEntry(hash_cf_, key, meta.version, field, value);
   meta.CoverInHint(field);
   meta.count += 1;
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -157,7 +165,7 @@ StatusOr<int64_t> RocksStore::HDel(std::string_view key,
         GetEntry(rocksdb::ReadOptions(), hash_cf_, key, meta.version, field, &ignored, &found);
     if (!s.ok()) return s;
     if (!found) continue;
-    batch.Delete(hash_cf_, DataKey(key, meta.version, field));
+    batch.DeleteEntry(hash_cf_, key, meta.version, field);
     gone.emplace_back(field);
   }
   const auto removed = static_cast<int64_t>(gone.size());
@@ -227,7 +235,7 @@ StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view fie
   value += delta;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.Put(hash_cf_, DataKey(key, meta.version, field), FormatInt64(value));
+  batch.PutEntry(hash_cf_, key, meta.version, field, FormatInt64(value));
   if (!found) meta.count += 1;
   meta.CoverInHint(field);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -258,7 +266,7 @@ StatusOr<std::string> RocksStore::HIncrByFloat(std::string_view key, std::string
   std::string formatted = FormatLongDouble(value);
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.Put(hash_cf_, DataKey(key, meta.version, field), formatted);
+  batch.PutEntry(hash_cf_, key, meta.version, field, formatted);
   if (!found) meta.count += 1;
   meta.CoverInHint(field);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;

@@ -69,8 +69,7 @@ StatusOr<int64_t> RocksStore::PushElements(std::string_view key,
   Records batch;
   for (auto e : elements) {
     uint64_t index = left ? --meta.head : meta.tail++;
-    batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(index)),
-              rocksdb::Slice(e.data(), e.size()));
+    batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(index), e);
   }
   meta.count = meta.tail - meta.head;
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -234,8 +233,7 @@ Status RocksStore::LSet(std::string_view key, int64_t index, std::string_view el
   auto offset = IndexOffset(index, meta.count);
   if (!offset) return Status::InvalidArgument("index out of range");
   Records batch;
-  batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(meta.head + *offset)),
-            rocksdb::Slice(element.data(), element.size()));
+  batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(meta.head + *offset), element);
   return Write(&batch);
 }
 
@@ -269,7 +267,7 @@ StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count, std::str
   uint64_t next = meta.head + first;
   for (size_t i = first; i < all.size(); ++i) {
     if (remove[i]) continue;
-    batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(next++)), all[i]);
+    batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(next++), all[i]);
   }
   DeleteEntries(&batch, list_cf_, key, meta.version, next, meta.tail);
   meta.tail = next;
@@ -313,10 +311,9 @@ StatusOr<int64_t> RocksStore::LInsert(std::string_view key, bool before, std::st
   size_t at = static_cast<size_t>(it - all.begin()) + (before ? 0 : 1);
   // Shift [at, end) one slot towards the tail and put the element at `at`.
   Records batch;
-  batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(meta.head + at)),
-            rocksdb::Slice(element.data(), element.size()));
+  batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(meta.head + at), element);
   for (size_t i = at; i < all.size(); ++i) {
-    batch.Put(list_cf_, DataKey(key, meta.version, EncodeListIndex(meta.head + i + 1)), all[i]);
+    batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(meta.head + i + 1), all[i]);
   }
   meta.tail += 1;
   meta.count += 1;
@@ -395,14 +392,14 @@ StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src, std
   }
   if (!found) return Status::Corruption("list shorter than its meta");
   Records batch;
-  batch.Delete(list_cf_, DataKey(src, src_meta.version, EncodeListIndex(index)));
+  batch.DeleteEntry(list_cf_, src, src_meta.version, EncodeListIndex(index));
   from == ListEnd::kLeft ? ++src_meta.head : --src_meta.tail;
   src_meta.count -= 1;
   // Push (onto the same meta when src == dst).
   Meta& target = same ? src_meta : dst_meta;
   if (Status s = EnsureVersion(&target); !s.ok()) return s;
   uint64_t at = to == ListEnd::kLeft ? --target.head : target.tail++;
-  batch.Put(list_cf_, DataKey(dst, target.version, EncodeListIndex(at)), element);
+  batch.PutEntry(list_cf_, dst, target.version, EncodeListIndex(at), element);
   target.count += 1;
   if (same) {
     if (Status s = Commit(&batch, src, src_old, src_meta); !s.ok()) return s;

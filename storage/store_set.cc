@@ -27,7 +27,7 @@ StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
       if (!s.ok()) return s;
     }
     if (found) continue;
-    batch.Put(set_cf_, DataKey(key, meta.version, m), "");
+    batch.PutEntry(set_cf_, key, meta.version, m, "");
     meta.CoverInHint(m);
     ++added;
   }
@@ -53,7 +53,7 @@ StatusOr<int64_t> RocksStore::SRem(std::string_view key,
     Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, key, meta.version, m, &ignored, &found);
     if (!s.ok()) return s;
     if (!found) continue;
-    batch.Delete(set_cf_, DataKey(key, meta.version, m));
+    batch.DeleteEntry(set_cf_, key, meta.version, m);
     gone.emplace_back(m);
   }
   const auto removed = static_cast<int64_t>(gone.size());
@@ -213,7 +213,7 @@ StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64
   }
   Records batch;
   if (n < meta.count) {  // else the meta goes, O(1)
-    for (const auto& m : candidates) batch.Delete(set_cf_, DataKey(key, meta.version, m));
+    for (const auto& m : candidates) batch.DeleteEntry(set_cf_, key, meta.version, m);
     meta.RaiseLo(std::move(new_lo));
   }
   meta.count -= n;
@@ -283,7 +283,7 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
   if (Status s = EnsureVersion(&dst_meta); !s.ok()) return s;
   Records batch;
   int64_t delta = 0;
-  batch.Delete(set_cf_, DataKey(src, src_meta.version, member));
+  batch.DeleteEntry(set_cf_, src, src_meta.version, member);
   if (--src_meta.count == 0) {
     DeleteMeta(&batch, src, src_old);
     delta -= 1;
@@ -291,7 +291,7 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
     PutMeta(&batch, src, src_old, src_meta);
   }
   if (!in_dst) {
-    batch.Put(set_cf_, DataKey(dst, dst_meta.version, member), "");
+    batch.PutEntry(set_cf_, dst, dst_meta.version, member, "");
     dst_meta.CoverInHint(member);
     dst_meta.count += 1;
     PutMeta(&batch, dst, dst_old, dst_meta);

@@ -20,8 +20,7 @@ constexpr uint64_t kPointDeletesUpTo = 64;
 }  // namespace
 
 StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta, const StreamTrim& trim,
-                                          std::optional<StreamId> pending,
-                                          Records* batch) {
+                                          std::optional<StreamId> pending, Records* batch) {
   if (trim.strategy == StreamTrim::Strategy::kNone || meta->count == 0) return uint64_t{0};
   uint64_t want = 0;  // entries to remove from the front (kMaxLen); kMinId: decided per entry
   if (trim.strategy == StreamTrim::Strategy::kMaxLen) {
@@ -69,7 +68,7 @@ StatusOr<uint64_t> RocksStore::TrimStream(std::string_view key, Meta* meta, cons
   }
   if (removed == 0) return uint64_t{0};
   if (removed <= kPointDeletesUpTo) {
-    for (const auto& sub : point) batch->Delete(stream_cf_, DataKey(key, meta->version, sub));
+    for (const auto& sub : point) batch->DeleteEntry(stream_cf_, key, meta->version, sub);
   } else {
     std::string end =
         new_first ? EncodeStreamId(*new_first) : ImmediateSuccessor(EncodeStreamId(meta->top_id));
@@ -124,7 +123,7 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
   if (id <= meta.last_id) return too_small;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.Put(stream_cf_, DataKey(key, meta.version, EncodeStreamId(id)), EncodeStreamFields(fields));
+  batch.PutEntry(stream_cf_, key, meta.version, EncodeStreamId(id), EncodeStreamFields(fields));
   if (meta.count == 0) meta.first_id = id;
   meta.count += 1;
   meta.last_id = meta.top_id = id;
@@ -209,7 +208,7 @@ StatusOr<int64_t> RocksStore::XDel(std::string_view key, const std::vector<Strea
       return s;
     }
     if (!found) continue;
-    batch.Delete(stream_cf_, DataKey(key, meta.version, sub));
+    batch.DeleteEntry(stream_cf_, key, meta.version, sub);
     gone.insert(std::move(sub));
   }
   if (gone.empty()) return int64_t{0};

@@ -75,14 +75,14 @@ Status ParseLexRange(std::string_view min, std::string_view max, LexRange* out) 
 void RocksStore::PutZMember(Records* batch, std::string_view key, uint64_t version,
                             std::string_view member, double score) {
   score = Normalize(score);  // -0 is stored as 0 (an aggregate's -0 included), as Redis's listpack
-  batch->Put(zset_cf_, DataKey(key, version, member), EncodeScore(score));
-  batch->Put(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)), "");
+  batch->PutEntry(zset_cf_, key, version, member, EncodeScore(score));
+  batch->PutEntry(zscore_cf_, key, version, ScoreIndexSubKey(score, member), "");
 }
 
 void RocksStore::DeleteZMember(Records* batch, std::string_view key, uint64_t version,
                                std::string_view member, double score) {
-  batch->Delete(zset_cf_, DataKey(key, version, member));
-  batch->Delete(zscore_cf_, DataKey(key, version, ScoreIndexSubKey(score, member)));
+  batch->DeleteEntry(zset_cf_, key, version, member);
+  batch->DeleteEntry(zscore_cf_, key, version, ScoreIndexSubKey(score, member));
 }
 
 Status RocksStore::GetZScore(const rocksdb::ReadOptions& ro, std::string_view key, uint64_t version,

@@ -133,6 +133,28 @@ TEST_CASE("a Records is the bytes of the same writes in RocksDB's WriteBatch", "
   CHECK(ours.Count() == 1);
 }
 
+TEST_CASE("a Records writes a collection entry's key in place, as DataKey builds it",
+          "[batch-records]") {
+  testing::TempDir dir;
+  Db db(dir.path());
+  const std::string long_key(300, 'k');  // past DataKeyBytes::kInline
+  for (const std::string& key : {std::string("h"), std::string(), long_key}) {
+    const uint64_t version = 0x0102030405060708ULL;
+    Records in_place;
+    in_place.PutEntry(db.handles[1], key, version, "field", "value");
+    in_place.DeleteEntry(db.handles[2], key, version, std::string("m\0", 2));
+    Records built;
+    built.Put(db.handles[1], DataKey(key, version, "field"), "value");
+    built.Delete(db.handles[2], DataKey(key, version, std::string("m\0", 2)));
+    CHECK(in_place.Data() == built.Data());
+    CHECK(in_place.Count() == 2);
+
+    const DataKeyBytes bytes(key, version, "sub");
+    CHECK(bytes.view() == DataKey(key, version, "sub"));
+    CHECK(bytes.size() == DataKeySize(key, "sub"));
+  }
+}
+
 TEST_CASE("a thread's Records reuse one buffer, up to its bound", "[batch-records]") {
   testing::TempDir dir;
   Db db(dir.path());
