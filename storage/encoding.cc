@@ -173,12 +173,15 @@ std::string DataKey(std::string_view key, uint64_t version, std::string_view sub
 }
 
 void WriteDataKey(char* out, std::string_view key, uint64_t version, std::string_view sub_key) {
-  const auto len = static_cast<uint32_t>(key.size());
-  for (int i = 0; i < 4; ++i) *out++ = static_cast<char>((len >> (24 - 8 * i)) & 0xff);
-  if (!key.empty()) std::memcpy(out, key.data(), key.size());
-  out += key.size();
-  for (int i = 0; i < 8; ++i) *out++ = static_cast<char>((version >> (56 - 8 * i)) & 0xff);
-  if (!sub_key.empty()) std::memcpy(out, sub_key.data(), sub_key.size());
+  // Big-endian stores as one byte swap and one copy each (x86-64 is little-endian).
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "WriteDataKey assumes little-endian");
+  const uint32_t len = __builtin_bswap32(static_cast<uint32_t>(key.size()));
+  std::memcpy(out, &len, 4);
+  if (!key.empty()) std::memcpy(out + 4, key.data(), key.size());
+  out += 4 + key.size();
+  const uint64_t be_version = __builtin_bswap64(version);
+  std::memcpy(out, &be_version, 8);
+  if (!sub_key.empty()) std::memcpy(out + 8, sub_key.data(), sub_key.size());
 }
 
 bool ParseDataKey(std::string_view data_key, std::string_view* key, uint64_t* version,

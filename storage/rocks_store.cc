@@ -462,8 +462,7 @@ void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup&
              EncodeMeta(meta));
 }
 
-void RocksStore::DeleteMeta(Records* batch, std::string_view key, const MetaLookup& old,
-                            int db) {
+void RocksStore::DeleteMeta(Records* batch, std::string_view key, const MetaLookup& old, int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, nullptr);
   batch->Delete(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()));
