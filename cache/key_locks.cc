@@ -50,11 +50,17 @@ KeyLocks::Guard KeyLocks::LockAll() {
 
 std::vector<uint32_t> KeyLocks::StripesOf(const std::vector<std::string_view>& keys) const {
   std::vector<uint32_t> stripes;
-  stripes.reserve(keys.size());
-  for (std::string_view key : keys) stripes.push_back(static_cast<uint32_t>(StripeOf(key)));
-  std::sort(stripes.begin(), stripes.end());
-  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  StripesOf(keys, &stripes);
   return stripes;
+}
+
+void KeyLocks::StripesOf(const std::vector<std::string_view>& keys,
+                         std::vector<uint32_t>* out) const {
+  out->clear();
+  out->reserve(keys.size());
+  for (std::string_view key : keys) out->push_back(static_cast<uint32_t>(StripeOf(key)));
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
 void KeyLocks::BeginWrite(const std::vector<uint32_t>& stripes) {

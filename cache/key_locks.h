@@ -81,6 +81,8 @@ class KeyLocks {
   size_t StripeOf(std::string_view key) const;
   // The distinct stripes of `keys`, ascending.
   std::vector<uint32_t> StripesOf(const std::vector<std::string_view>& keys) const;
+  // The same, into *out (replacing what it held; its capacity is reused).
+  void StripesOf(const std::vector<std::string_view>& keys, std::vector<uint32_t>* out) const;
 
   // Write sequence. REQUIRES: the caller holds every stripe in `stripes`, and they are distinct.
   void BeginWrite(const std::vector<uint32_t>& stripes);

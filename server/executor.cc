@@ -35,6 +35,44 @@ namespace {
 bool ShouldServe(Server& server, const std::shared_ptr<Waiter>* waiter) {
   return server.blocking().any() && (waiter == nullptr || !(*waiter)->queued);
 }
+
+// A write command's keys and their distinct stripes, in two vectors the thread keeps between
+// commands, so a write allocates nothing for them (two allocations and frees per command
+// before: ~5% of a pipelined SET). A write run inside another one on the same thread (nested
+// ExecuteLocked) uses vectors of its own. Vectors grown past kKeepKeys entries (a DEL of many
+// keys) are freed rather than kept.
+class WriteKeys {
+ public:
+  WriteKeys(const CommandSpec& spec, const Args& argv, const cache::KeyLocks& locks)
+      : nested_(tls_depth++ > 0),
+        keys_(nested_ ? &own_keys_ : &tls_keys),
+        stripes_(nested_ ? &own_stripes_ : &tls_stripes) {
+    keys_->clear();
+    AppendCommandKeys(spec, argv, keys_);
+    locks.StripesOf(*keys_, stripes_);
+  }
+  ~WriteKeys() {
+    --tls_depth;
+    if (keys_->capacity() > kKeepKeys) std::vector<std::string_view>().swap(*keys_);
+    if (stripes_->capacity() > kKeepKeys) std::vector<uint32_t>().swap(*stripes_);
+  }
+  WriteKeys(const WriteKeys&) = delete;
+  WriteKeys& operator=(const WriteKeys&) = delete;
+
+  const std::vector<std::string_view>& keys() const { return *keys_; }
+  const std::vector<uint32_t>& stripes() const { return *stripes_; }
+
+ private:
+  static constexpr size_t kKeepKeys = 1024;
+  static inline thread_local int tls_depth = 0;
+  static inline thread_local std::vector<std::string_view> tls_keys;
+  static inline thread_local std::vector<uint32_t> tls_stripes;
+  const bool nested_;
+  std::vector<std::string_view> own_keys_;
+  std::vector<uint32_t> own_stripes_;
+  std::vector<std::string_view>* const keys_;
+  std::vector<uint32_t>* const stripes_;
+};
 }  // namespace
 
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
@@ -92,11 +130,11 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
       locks.EndWrite(all);
       return;
     }
-    std::vector<std::string_view> keys = CommandKeys(spec, argv);
-    std::vector<uint32_t> stripes = locks.StripesOf(keys);
+    const WriteKeys write_keys(spec, argv, locks);
+    const std::vector<uint32_t>& stripes = write_keys.stripes();
     locks.BeginWrite(stripes);
-    if (!(spec.flags & kCacheAware) || keys.size() > 1) {
-      for (auto key : keys) cache->Erase(key);
+    if (!(spec.flags & kCacheAware) || write_keys.keys().size() > 1) {
+      for (auto key : write_keys.keys()) cache->Erase(key);
     }
     ctx.cache = cache;
     ctx.cache_generation = cache->generation();
