@@ -465,6 +465,19 @@ class RocksStore final : public Store {
                       std::string_view key, uint64_t version, const EntryFn& fn,
                       std::optional<std::string_view> from = std::nullopt, bool reverse = false,
                       const EntryBounds& bounds = EntryBounds());
+  // The first entries of collection (key, meta.version) in `cf` from meta's hint on, as sub-keys
+  // in key order, kept by the thread's overlay (a transaction or indexed group) for the pops
+  // that take from the front (SPOP, ZPOPMIN; storage/store_front.cc): at least `want` (fewer only
+  // at the end of the collection), read ahead up to kFrontReadAhead. The caller removes what it
+  // pops from the front of the vector, writes, and then calls KeepFront(); the next call for the
+  // same collection finds them again when nothing else was written in between, and reads on
+  // from where they end. nullptr outside a group (read as usual).
+  StatusOr<std::vector<std::string>*> FrontEntries(rocksdb::ColumnFamilyHandle* cf,
+                                                   std::string_view key, const Meta& meta,
+                                                   uint64_t want);
+  // After the pop's own writes: what FrontEntries returned in this command stays true.
+  void KeepFront();
+  static constexpr uint64_t kFrontReadAhead = 64;
   // After removing the entries `removed` (sub-keys of the hinted column family `cf`, still
   // present: call before the batch is written, key lock held), moves meta's hint past removed
   // entries at the front (`front`) and/or at the back (`back`): one seek each, then a step per

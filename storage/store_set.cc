@@ -163,6 +163,7 @@ StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64
     if (candidates.size() < want) return Status::Corruption("set shorter than its meta");
     return Status::OK();
   };
+  std::vector<std::string>* kept = nullptr;  // the members read ahead (FrontEntries)
   std::string new_lo;
   if (n * 2 >= window) {
     if (Status s = read_front(window); !s.ok()) return s;
@@ -204,11 +205,31 @@ StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64
     }
     // front < window: n * 2 < window leaves members untaken.
     const size_t last = std::max(front, *std::max_element(picks.begin(), picks.end()));
-    if (Status s = read_front(last + 1); !s.ok()) return s;
-    new_lo = candidates[front];
+    // In a group or a transaction, the next SPOP of this set picks from what this one read and
+    // did not take (FrontEntries) while nothing else is written.
+    auto front_entries = FrontEntries(set_cf_, key, meta, last + 1);
+    if (!front_entries.ok()) return front_entries.status();
+    kept = *front_entries;
+    std::vector<std::string>* members = kept;
+    if (kept == nullptr) {
+      if (Status s = read_front(last + 1); !s.ok()) return s;
+      members = &candidates;
+    } else if (kept->size() <= last) {
+      return Status::Corruption("set shorter than its meta");
+    }
+    new_lo = (*members)[front];
     std::vector<std::string> popped;
     popped.reserve(n);
-    for (size_t i : picks) popped.push_back(std::move(candidates[i]));
+    for (size_t i : picks) popped.push_back(std::move((*members)[i]));
+    if (kept != nullptr) {  // keep the members not taken, in order
+      size_t left = 0;
+      for (size_t i = 0; i < kept->size(); ++i) {
+        if (i < taken.size() && taken[i]) continue;
+        if (left != i) (*kept)[left] = std::move((*kept)[i]);
+        ++left;
+      }
+      kept->resize(left);
+    }
     candidates = std::move(popped);
   }
   Records batch;
@@ -218,6 +239,7 @@ StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64
   }
   meta.count -= n;
   if (Status c = Commit(&batch, key, old, meta); !c.ok()) return c;
+  if (kept != nullptr) KeepFront();
   out = std::move(candidates);
   return out;
 }

@@ -1,8 +1,10 @@
 // RocksStore: sorted sets. Entries: "zset" CF, DataKey(key, version, member) -> EncodeScore(score)
 // and the score index "zscore" CF, DataKey(key, version, EncodeScore(score) + member) -> "".
 // Rank operations walk the score index (O(rank)); lex ranges walk the member CF.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -449,12 +451,33 @@ StatusOr<std::vector<ScoredMember>> RocksStore::RemoveZRange(std::string_view ke
   Meta meta;
   if (Status s = BeginWrite(key, MetaType::kZSet, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return removed;
-  Status s =
-      VisitZRange(rocksdb::ReadOptions(), key, meta, spec, [&](std::string_view m, double score) {
-        removed.push_back(ScoredMember{std::string(m), score});
-        return true;
-      });
-  if (!s.ok()) return s;
+  // ZPOPMIN (and ZREMRANGEBYRANK from 0) of a few: in a group or a transaction, from what the
+  // pop before read ahead and did not take (FrontEntries), while nothing else was written.
+  std::vector<std::string>* kept = nullptr;
+  if (spec.by == ZRangeSpec::By::kRank && spec.start == 0 && !spec.reverse && spec.stop >= 0 &&
+      static_cast<uint64_t>(spec.stop) < kFrontReadAhead) {
+    const uint64_t want = std::min(static_cast<uint64_t>(spec.stop) + 1, meta.count);
+    auto front_entries = FrontEntries(zscore_cf_, key, meta, want);
+    if (!front_entries.ok()) return front_entries.status();
+    kept = *front_entries;
+    if (kept != nullptr) {
+      if (kept->size() < want) return Status::Corruption("zset shorter than its meta");
+      for (uint64_t i = 0; i < want; ++i) {
+        const std::string& sub = (*kept)[i];
+        if (sub.size() < 8) return Status::Corruption("bad zset score index entry");
+        removed.push_back(ScoredMember{sub.substr(8), DecodeScore(sub.data())});
+      }
+      kept->erase(kept->begin(), kept->begin() + static_cast<std::ptrdiff_t>(want));
+    }
+  }
+  if (kept == nullptr) {
+    Status s =
+        VisitZRange(rocksdb::ReadOptions(), key, meta, spec, [&](std::string_view m, double score) {
+          removed.push_back(ScoredMember{std::string(m), score});
+          return true;
+        });
+    if (!s.ok()) return s;
+  }
   if (removed.empty()) return removed;
   Records batch;
   if (removed.size() < meta.count) {  // else the meta goes, O(1)
@@ -478,6 +501,7 @@ StatusOr<std::vector<ScoredMember>> RocksStore::RemoveZRange(std::string_view ke
   }
   meta.count -= removed.size();
   if (Status c = Commit(&batch, key, old, meta); !c.ok()) return c;
+  if (kept != nullptr) KeepFront();
   return removed;
 }
 

@@ -195,6 +195,32 @@ class TxOverlay {
     if (value != nullptr) r.value = CopyToArena(View(*value));
   }
 
+  // The first live entries of one collection (sub-keys from its hint on, in key order) that the
+  // last pop in this overlay read and did not take (RocksStore::FrontEntries, for SPOP and
+  // ZPOPMIN). True only while nothing was written since that pop wrote its own records (count()
+  // unchanged since StampFront) and for the same collection (key and version): any other write,
+  // to any key, drops them.
+  struct FrontWindow {
+    std::string key;
+    uint64_t version = 0;
+    std::vector<std::string> members;
+  };
+  FrontWindow* FrontOf(std::string_view key, uint64_t version) {
+    if (front_stamp_ != count_ || front_.version != version || front_.key != key) return nullptr;
+    return &front_;
+  }
+  // A FrontWindow for (key, version), emptied, to fill; not valid until StampFront().
+  FrontWindow* NewFront(std::string_view key, uint64_t version) {
+    front_stamp_ = kNoStamp;
+    front_.key.assign(key.data(), key.size());
+    front_.version = version;
+    front_.members.clear();
+    return &front_;
+  }
+  // The entries are true now (after the pop's own writes) / no longer known to be.
+  void StampFront() { front_stamp_ = count_; }
+  void DropFront() { front_stamp_ = kNoStamp; }
+
   // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
   // (storage/overlay_cursor.h): created on first use; nullptr when kMaxCursors cursors are all
   // leased out. A returned cursor may be leased (the caller then reads without it).
@@ -238,6 +264,9 @@ class TxOverlay {
   std::vector<std::unique_ptr<CollectionCursor>> cursors_;
   std::vector<std::pair<uint32_t, RememberedIndex>> reads_;  // per column family; see Recall
   size_t remembered_ = 0, remembered_bytes_ = 0;
+  static constexpr uint32_t kNoStamp = UINT32_MAX;
+  FrontWindow front_;
+  uint32_t front_stamp_ = kNoStamp;  // count() when front_ was last true; see FrontOf
 };
 
 }  // namespace rockcache::storage

@@ -4,8 +4,11 @@
 #include <rocksdb/iostats_context.h>
 #include <rocksdb/perf_level.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -283,4 +286,116 @@ TEST_CASE_METHOD(IndexedFixture, "a write that changes only entries leaves the m
   CHECK(Ok(store->HLen("h")) == 3);
   CHECK(Ok(store->LRange("l", 0, -1)) == Strings({"A", "b"}));
   CHECK(Ok(store->PTtl("z")) > 0);
+}
+
+TEST_CASE_METHOD(IndexedFixture, "a group's SPOPs pick from what they read ahead, and only members",
+                 "[storage][group]") {
+  const bool atomic = GENERATE(false, true);
+  std::set<std::string> model;
+  for (int i = 0; i < 1000; ++i) {
+    char member[16];
+    std::snprintf(member, sizeof member, "m%04d", i);
+    model.insert(member);
+    Ok(store->SAdd("s", {member}));
+  }
+  auto group = store->OpenWriteGroup();
+  if (atomic) {
+    group->BeginAtomic();
+  } else {
+    group->BeginIndexed();
+  }
+  auto pop = [&](uint64_t count) {
+    for (const auto& m : Ok(store->SPop("s", count))) {
+      INFO("popped " << m);
+      REQUIRE(model.erase(m) == 1);  // a member, and never twice
+    }
+  };
+  {  // a run of pops and nothing else: each member is read about once (~280 steps for 240
+     // pops; re-reading the whole read-ahead at every pop would be ~15,000)
+    PerfScope perf;
+    for (int i = 0; i < 240; ++i) pop(1);
+    const PerfCounts counts = perf.Read();
+    INFO("seeks " << counts.seek_on_memtable << ", steps " << counts.next_on_memtable);
+    CHECK(counts.seek_on_memtable <= 10);
+    CHECK(counts.next_on_memtable <= 400);
+  }
+  for (int i = 0; i < 300; ++i) {  // other writes between the pops
+    if (i % 17 == 4) {  // the front member removed: a window read before must not serve it
+      REQUIRE(Ok(store->SRem("s", {*model.begin()})) == 1);
+      model.erase(model.begin());
+    }
+    if (i % 19 == 7) {  // a member added ahead of the front: it may be popped from now on
+      const std::string added = "a" + std::to_string(i);
+      REQUIRE(Ok(store->SAdd("s", {added})) == 1);
+      model.insert(added);
+    }
+    pop(i % 13 == 0 ? 3 : 1);
+  }
+  CHECK(Ok(store->SCard("s")) == static_cast<int64_t>(model.size()));
+  CHECK(Ok(store->SIsMember("s", *model.begin())));
+  REQUIRE(group->Commit().ok());
+  const auto members = Elsewhere([&] { return Ok(store->SMembers("s")); });
+  CHECK(std::set<std::string>(members.begin(), members.end()) == model);
+}
+
+TEST_CASE_METHOD(IndexedFixture, "a group's ZPOPMINs take from what they read ahead, lowest first",
+                 "[storage][group]") {
+  const bool atomic = GENERATE(false, true);
+  std::set<std::pair<double, std::string>> model;  // (score, member): ZPOPMIN's order
+  for (int i = 0; i < 1000; ++i) {
+    const std::string member = "m" + std::to_string(i);
+    model.emplace(i, member);
+    Ok(store->ZAdd("z", {{i, member}}, ZAddOptions()));
+  }
+  auto group = store->OpenWriteGroup();
+  if (atomic) {
+    group->BeginAtomic();
+  } else {
+    group->BeginIndexed();
+  }
+  auto pop = [&](uint64_t count) {
+    const auto popped = Ok(store->ZPopMin("z", count));
+    REQUIRE(popped.size() == std::min<size_t>(count, model.size()));
+    for (const auto& p : popped) {
+      INFO("popped " << p.member << " at " << p.score << ", lowest " << model.begin()->second);
+      REQUIRE(std::make_pair(p.score, p.member) == *model.begin());
+      model.erase(model.begin());
+    }
+  };
+  {  // a run of pops and nothing else: each entry is read about once (re-reading the whole
+     // read-ahead at every pop would be ~15,000 steps)
+    PerfScope perf;
+    for (int i = 0; i < 240; ++i) pop(1);
+    const PerfCounts counts = perf.Read();
+    INFO("seeks " << counts.seek_on_memtable << ", steps " << counts.next_on_memtable);
+    CHECK(counts.seek_on_memtable <= 10);
+    CHECK(counts.next_on_memtable <= 400);
+  }
+  for (int i = 0; i < 300; ++i) {  // other writes between the pops
+    if (i % 17 == 4) {  // the lowest member removed: a read-ahead before must not serve it
+      REQUIRE(Ok(store->ZRem("z", {model.begin()->second})) == 1);
+      model.erase(model.begin());
+    }
+    if (i % 19 == 7) {  // a member below the lowest: the next pop takes it
+      const std::string added = "low" + std::to_string(i);
+      Ok(store->ZAdd("z", {{-i, added}}, ZAddOptions()));
+      model.emplace(-i, added);
+    }
+    if (i % 23 == 11) {  // the next lowest moved to the end: not popped at its old score
+      const auto next = *model.begin();
+      model.erase(model.begin());
+      Ok(store->ZAdd("z", {{5000 + i, next.second}}, ZAddOptions()));
+      model.emplace(5000 + i, next.second);
+    }
+    pop(i % 13 == 0 ? 3 : 1);
+  }
+  CHECK(Ok(store->ZCard("z")) == static_cast<int64_t>(model.size()));
+  REQUIRE(group->Commit().ok());
+  ZRangeSpec all;
+  all.start = 0;
+  all.stop = -1;
+  const auto rest = Elsewhere([&] { return Ok(store->ZRange("z", all)); });
+  std::vector<std::pair<double, std::string>> got;
+  for (const auto& m : rest) got.emplace_back(m.score, m.member);
+  CHECK(got == std::vector<std::pair<double, std::string>>(model.begin(), model.end()));
 }
