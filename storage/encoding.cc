@@ -38,6 +38,13 @@ uint64_t GetFixed64BE(const char* p) {
 
 std::string EncodeMeta(const Meta& meta) {
   std::string out;
+  EncodeMetaInto(meta, &out);
+  return out;
+}
+
+void EncodeMetaInto(const Meta& meta, std::string* out_ptr) {
+  std::string& out = *out_ptr;
+  out.clear();
   out.reserve(kMetaHeaderSize + (meta.type == MetaType::kList ? 16 : meta.value.size()));
   out.push_back(static_cast<char>(meta.type));
   PutFixed64BE(&out, meta.version);
@@ -65,7 +72,6 @@ std::string EncodeMeta(const Meta& meta) {
       out.append(meta.gap_last);
     }
   }
-  return out;
 }
 
 void Meta::CoverInHint(std::string_view sub) {

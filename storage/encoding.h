@@ -108,8 +108,10 @@ bool SameMeta(const Meta& a, const Meta& b);
 // The smallest string greater than `s` (s + '\0'): an exclusive bound just past s.
 std::string ImmediateSuccessor(std::string_view s);
 
-// Meta record <-> bytes. DecodeMeta returns false on a malformed record.
+// Meta record <-> bytes. DecodeMeta returns false on a malformed record. EncodeMetaInto
+// replaces *out with the record (a caller's reused buffer: no allocation once it is big enough).
 std::string EncodeMeta(const Meta& meta);
+void EncodeMetaInto(const Meta& meta, std::string* out);
 bool DecodeMeta(std::string_view bytes, Meta* meta);
 // Reads only the fixed header (type, version, expire-at, count), cheap for filters and SCAN.
 bool DecodeMetaHeader(std::string_view bytes, Meta* meta);

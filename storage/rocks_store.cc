@@ -458,8 +458,11 @@ void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup&
                          const Meta& meta, int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, &meta);
-  batch->Put(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()),
-             EncodeMeta(meta));
+  // One buffer per thread (the batch copies the record): no allocation per collection write.
+  thread_local std::string encoded;
+  EncodeMetaInto(meta, &encoded);
+  batch->Put(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()), encoded);
+  if (encoded.capacity() > 4096) std::string().swap(encoded);  // a string's value: not kept
 }
 
 void RocksStore::DeleteMeta(Records* batch, std::string_view key, const MetaLookup& old, int db) {

@@ -364,6 +364,7 @@ bool TxOverlay::LastWritesInKeyOrder(rocksdb::WriteBatch* out) const {
   size_t distinct = 0;
   for (const auto& entry : indexes_) distinct += entry.second.size();
   std::string rep = batch_records::EmptyRep();
+  rep.reserve(rep_.size());  // at most the records it replaces
   for (const auto& [cf_id, index] : indexes_) {
     for (const auto& [key, w] : index) {
       if (w.deleted) {
