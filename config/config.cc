@@ -113,6 +113,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"pool-small-share", T::kInt, "80", 1, 99, nullptr, true,
    "Percent of the pool's CPU level-0 (small) requests are owed while small work is around: big "
    "work gets at most the rest; higher protects small requests, lower finishes big ones sooner."},
+  {"pool-heavy-lane", T::kBool, "yes", 0, 0, nullptr, true,
+   "Big (level 1-2) work runs on its own threads at the OS's idle priority, preempted whenever a "
+   "small request's thread wants the core; no = the workers run it at normal priority."},
   // ---- cache ----
   {"cache-maxmemory", T::kMemory, "256mb", 0, LLONG_MAX, nullptr, true,
    "Bytes of keys + values + overhead the in-memory cache may hold (0 turns the cache off)."},

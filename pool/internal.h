@@ -71,6 +71,7 @@ struct Tunables {
   std::atomic<int> queue_slow_size{0};
   std::atomic<int> queue_max_size{1};
   std::atomic<bool> mlfq{true};
+  std::atomic<bool> heavy_lane{true};
 
   explicit Tunables(const Options& o) { Set(o); }
   void Set(const Options& o) {
@@ -85,6 +86,7 @@ struct Tunables {
     put(queue_slow_size, o.queue_slow_size, 0);
     put(queue_max_size, o.queue_max_size, 1);
     mlfq.store(o.mlfq, std::memory_order_relaxed);
+    heavy_lane.store(o.heavy_lane, std::memory_order_relaxed);
   }
 };
 
@@ -125,7 +127,8 @@ struct alignas(64) WorkerStats {
   // wait and run time (one clock read per task: a task's end is the next one's start). A task
   // with a client is charged its run time on the CPU (ThreadCpu) to `clients` (when non-null). A
   // level-0 chain tells `sched` (when non-null) that level 0 is active; a `chosen` one (taken
-  // through ShareScheduler::Choose) reports its span with Finished. Returns the end time.
+  // through ShareScheduler::Choose) reports its span and its time on the CPU with Finished.
+  // Returns the end time.
   int64_t RunChain(Task* chain, int level, ClientTable* clients, ShareScheduler* sched,
                    bool chosen) {
     const int64_t begin = NowNs();
@@ -151,7 +154,9 @@ struct alignas(64) WorkerStats {
       chain = next;
       start = end;
     }
-    if (sched != nullptr && chosen) sched->Finished(level, begin, start);
+    if (sched != nullptr && chosen) {
+      sched->Finished(level, begin, start, ThreadCpu::Spent(begin, start));
+    }
     return start;
   }
 };

@@ -183,18 +183,22 @@ Choice ShareScheduler::Choose(bool level0_waiting, int64_t now_ns, bool drain) {
   return c;
 }
 
-void ShareScheduler::Finished(int level, int64_t start_ns, int64_t end_ns) {
+void ShareScheduler::Finished(int level, int64_t start_ns, int64_t end_ns, int64_t cpu_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   DecayTo(end_ns);
   const bool contended = Contended(end_ns);
   if (level > 0) {
     --running_[level];
     running_start_sum_[level] -= start_ns;
+    // The worker's start comes a clock read after PopHigh's: without this, the sum would drift
+    // by that gap per task and, over millions of slices, read as phantom work in flight.
+    if (running_[level] == 0) running_start_sum_[level] = 0;
     high_active_.fetch_sub(1, std::memory_order_relaxed);
   }
-  if (!contended || end_ns <= start_ns) return;
-  used_ns_[level] += static_cast<double>(end_ns - start_ns);
-  given_ns_[level] += static_cast<uint64_t>(end_ns - start_ns);
+  const int64_t used = cpu_ns >= 0 ? std::min(cpu_ns, end_ns - start_ns) : end_ns - start_ns;
+  if (!contended || used <= 0) return;
+  used_ns_[level] += static_cast<double>(used);
+  given_ns_[level] += static_cast<uint64_t>(used);
 }
 
 void ShareScheduler::GivenNs(uint64_t out[kLevels]) const {

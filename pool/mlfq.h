@@ -168,9 +168,11 @@ class ShareScheduler {
   // What an idle worker should run. `level0_waiting`: its list holds level-0 work. `drain`:
   // the pool is shutting down; run anything. kLevel0 means "take your list's chain".
   Choice Choose(bool level0_waiting, int64_t now_ns, bool drain);
-  // A task (or a level-0 chain taken through Choose) ran from start_ns to end_ns. A kHigh choice
-  // must be followed by exactly one Finished at its level.
-  void Finished(int level, int64_t start_ns, int64_t end_ns);
+  // A task (or a level-0 chain taken through Choose) ran from start_ns to end_ns, of which it
+  // spent cpu_ns on a CPU (-1: all of it); the shares count cpu_ns, so a task that sat
+  // preempted (the heavy lane's idle-priority threads, a busy machine) is not charged for it. A
+  // kHigh choice must be followed by exactly one Finished at its level.
+  void Finished(int level, int64_t start_ns, int64_t end_ns, int64_t cpu_ns = -1);
 
   // Stats: contended time given to each level since construction (ns, not decayed), and the
   // current decayed shares.

@@ -66,6 +66,11 @@ void TaskList::WakeOne() {
   work_cv_.notify_one();
 }
 
+void TaskList::WakeWorkers() {
+  { std::lock_guard<std::mutex> lock(mu_); }
+  work_cv_.notify_all();
+}
+
 void TaskList::NotifyRoom() {
   { std::lock_guard<std::mutex> lock(mu_); }
   room_cv_.notify_all();
@@ -95,6 +100,15 @@ TaskList::Taken TaskList::Take(WorkerState* w, bool drain) {
     w->hold = false;
     Taken t;
     t.chain = TryTakeAll();
+    return t;
+  }
+  if (!TakesHigh()) {
+    // Level 0 only (the other role runs high tasks now). The chain still counts as contended
+    // level-0 time in the shares.
+    w->hold = false;
+    Taken t;
+    t.chain = TryTakeAll();
+    t.chosen = t.chain != nullptr;
     return t;
   }
   return TakeMixed(w, drain);

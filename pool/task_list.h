@@ -23,8 +23,14 @@
 // blocks with a timeout (kHoldPollNs) and asks again. A PushHigh wakes a sleeper with the same
 // Dekker pattern (high count, then sleepers_; see WorkerPool::Submit).
 //
+// The heavy lane (Options::heavy_lane, pool-heavy-lane): the pool keeps one more list, of role
+// kHeavyLane, that nobody pushes to. Its workers take only high tasks (asking Choose with no
+// level-0 work of their own, so the cap and the budget hold as before) and run at the OS's idle
+// priority. While the lane is on, the kShared lists' workers take level-0 chains only; while it is
+// off, they take both, as above, and the lane's workers sleep.
+//
 // Threads: Push from any thread; RunWorker from the list's workers only; Stop, Close, NotifyRoom,
-// depth and counters from any thread (see each).
+// WakeWorkers, depth and counters from any thread (see each).
 #pragma once
 
 #include <atomic>
@@ -38,9 +44,15 @@ namespace rockcache::pool::internal {
 
 class TaskList {
  public:
+  enum class Role {
+    kShared,     // level-0 tasks pushed here; high ones too while the heavy lane is off
+    kHeavyLane,  // no pushes; high tasks only, while the heavy lane is on
+  };
+
   // `sched` and `clients` may be null (MLFQ off for good: classic tests, or no scheduler).
-  TaskList(const Tunables* tunables, ShareScheduler* sched, ClientTable* clients)
-      : tunables_(tunables), sched_(sched), clients_(clients) {}
+  TaskList(const Tunables* tunables, ShareScheduler* sched, ClientTable* clients,
+           Role role = Role::kShared)
+      : tunables_(tunables), sched_(sched), clients_(clients), role_(role) {}
   TaskList(const TaskList&) = delete;
   TaskList& operator=(const TaskList&) = delete;
 
@@ -64,6 +76,8 @@ class TaskList {
 
   // Wakes producers waiting for room (after queue_max_size was raised). Any thread.
   void NotifyRoom();
+  // Wakes every blocked worker to look again (after the heavy lane was switched). Any thread.
+  void WakeWorkers();
 
   // Wakes one blocked worker if there is one (after a PushHigh). Any thread.
   void WakeSleeper() {
@@ -96,10 +110,17 @@ class TaskList {
   // Level 0 or high work, as the MLFQ decides; TryTakeAll when no high work exists.
   Taken Take(WorkerState* w, bool drain);
   Taken TakeMixed(WorkerState* w, bool drain);
-  // Something the worker should look at: a level-0 task, or a high one unless holding.
+  // Something the worker should look at: a level-0 task, or a high one unless holding or
+  // another role takes high tasks now.
   bool HasWork(const WorkerState* w, std::memory_order order) const {
     return head_.load(order) != nullptr ||
-           (!w->hold && sched_ != nullptr && sched_->HighQueued() > 0);
+           (!w->hold && TakesHigh() && sched_->HighQueued() > 0);
+  }
+  // This list's workers take high tasks now: a kShared list while the lane is off, the lane's
+  // list while it is on.
+  bool TakesHigh() const {
+    return sched_ != nullptr && tunables_->heavy_lane.load(std::memory_order_relaxed) ==
+                                    (role_ == Role::kHeavyLane);
   }
   // Spin, yield, block (see task_list.cc). Empty only when stopped and empty, or after a
   // holding worker's poll timeout.
@@ -113,6 +134,7 @@ class TaskList {
   const Tunables* const tunables_;
   ShareScheduler* const sched_;
   ClientTable* const clients_;
+  const Role role_;
 
   // The hot line: every push and take touches these together.
   alignas(64) std::atomic<Task*> head_{nullptr};

@@ -67,12 +67,18 @@ WorkerPool::WorkerPool(const Options& options)
       lists_.push_back(
           std::make_unique<internal::TaskList>(tunables_.get(), sched_.get(), clients_.get()));
     }
+    heavy_lane_ = std::make_unique<internal::TaskList>(
+        tunables_.get(), sched_.get(), clients_.get(), internal::TaskList::Role::kHeavyLane);
   }
-  for (int i = 0; i < threads_; ++i) {
+  const int lane_threads = heavy_lane_ ? threads_ : 0;
+  for (int i = 0; i < threads_ + lane_threads; ++i) {
     worker_stats_.push_back(std::make_unique<internal::WorkerStats>(i));
   }
-  workers_.reserve(threads_);
+  workers_.reserve(threads_ + lane_threads);
   for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { WorkerMain(i); });
+  for (int i = 0; i < lane_threads; ++i) {
+    workers_.emplace_back([this, i] { HeavyLaneMain(i); });
+  }
   timer_thread_ = std::thread([this] {
     tls_pool_thread_of = this;
     NameThisThread("rc-pool-timer");
@@ -103,6 +109,19 @@ void WorkerPool::WorkerMain(int index) {
   } else {
     lists_[index / workers_per_list_]->RunWorker(stats);
   }
+}
+
+void WorkerPool::HeavyLaneMain(int index) {
+  tls_pool_thread_of = this;
+  NameThisThread("rc-heavy-" + std::to_string(index));
+#ifdef __linux__
+  // SCHED_IDLE: the kernel runs this thread only on a core no normal thread wants, and preempts
+  // it at once when one wakes (a nice value, even 19, lets it finish its time slice first). No
+  // privilege is needed to lower one's own policy; best effort (a seccomp profile may refuse).
+  sched_param param{};
+  heavy_lane_idle_ += pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) == 0 ? 1 : 0;
+#endif
+  heavy_lane_->RunWorker(worker_stats_[threads_ + index].get());
 }
 
 bool WorkerPool::Enqueue(Task* task, size_t list, bool may_wait) {
@@ -144,6 +163,10 @@ void WorkerPool::SubmitHigh(Task* task, int level) {
   }
   // Dekker with TaskList::BlockForWork: PushHigh's seq_cst increment of the high count, then the
   // lists' sleeper counts here; a worker increments its list's count, then reads the high count.
+  if (tunables_->heavy_lane.load(std::memory_order_relaxed)) {
+    heavy_lane_->WakeSleeper();
+    return;
+  }
   for (auto& list : lists_) {
     if (list->HasSleeper()) {
       list->WakeSleeper();
@@ -220,6 +243,7 @@ void WorkerPool::Shutdown() {
     classic_->Stop();
   } else {
     for (auto& list : lists_) list->Stop();
+    heavy_lane_->Stop();
   }
   for (auto& w : workers_) w.join();
 
@@ -244,7 +268,11 @@ void WorkerPool::SetTunables(const Options& options) {
   if (sched_) sched_->SetSmallShare(options.small_share);
   // queue_max_size may have grown: let waiting producers re-check.
   if (classic_) classic_->NotifyRoom();
-  for (auto& list : lists_) list->NotifyRoom();
+  for (auto& list : lists_) {
+    list->NotifyRoom();
+    list->WakeWorkers();  // the heavy lane may have been switched: high tasks changed hands
+  }
+  if (heavy_lane_) heavy_lane_->WakeWorkers();
 }
 
 void WorkerPool::CollectRaw(internal::RawStats* raw) const {
@@ -325,6 +353,8 @@ Stats WorkerPool::GetStats() const {
   s.queue_wait_p999_us = wait_all.PercentileNs(0.999) / 1e3;
   s.mlfq = mlfq_enabled();
   s.small_share = sched_ ? sched_->small_share() : 0;
+  s.heavy_lane = s.mlfq && tunables_->heavy_lane.load(std::memory_order_relaxed);
+  s.heavy_lane_idle_threads = heavy_lane_idle_.load(std::memory_order_relaxed);
   uint64_t given_total = 0;
   for (uint64_t g : raw.given_ns) given_total += g;
   for (int l = 0; l < internal::kLevels; ++l) {

@@ -54,6 +54,18 @@
 // small work is around. With the MLFQ off (Options::mlfq false, SetTunables) every Submit goes
 // to level 0; tasks already queued at levels 1-2 still run. Classic mode ignores levels.
 //
+// The heavy lane (Options::heavy_lane, on by default; adaptive mode with the MLFQ). Levels 1-2
+// run on threads of their own, as many as the workers, which run at the OS's idle priority
+// (Linux SCHED_IDLE, set once per thread, so no privilege is needed) and take nothing else; the
+// workers then take level 0 only. The shares above still bound big work from above; the kernel
+// adds that a big slice never holds a core a small request's thread wakes up for: it is
+// preempted at once. On a machine whose cores the small requests' chain (client, network
+// thread, worker) keeps nearly busy, that is what keeps big work from costing them throughput
+// (scripts/mlfq-bench.sh). The price: big work gets only what the normal threads leave (3/1024 of
+// a contended core at worst), so under a load that saturates every core it slows to a crawl,
+// though it never stops. Off (CONFIG SET pool-heavy-lane no), the workers run levels 1-2 too,
+// at normal priority, and the lane's threads sleep.
+//
 // The API for work done for a client (a connection id), e.g. the resumable slices of a heavy
 // command, each a Task submitted from the worker running the slice before it:
 //   auto next = std::make_unique<MySlice>(...);
@@ -171,6 +183,9 @@ struct Options {
   // pool-small-share: percent of the workers' time level 0 gets while small and big work both
   // wait (clamped to [1, 99]).
   int small_share = 80;
+  // pool-heavy-lane: levels 1-2 run on their own idle-priority threads (see the top of this
+  // file); adaptive mode with the MLFQ only.
+  bool heavy_lane = true;
 };
 
 // One MLFQ level's figures (Stats::levels).
@@ -211,6 +226,8 @@ struct Stats {
   // MLFQ.
   bool mlfq = false;  // on (adaptive mode and Options::mlfq)
   int small_share = 0;
+  bool heavy_lane = false;      // levels 1-2 run on the heavy lane now
+  int heavy_lane_idle_threads = 0;  // lane threads the OS put at idle priority (SCHED_IDLE)
   LevelStats levels[3];
   uint64_t demotions = 0;   // a client's level went up between two of its submits
   uint64_t promotions = 0;  // ... went down
@@ -283,7 +300,8 @@ class WorkerPool {
   Stats GetStats() const;
 
   // Live tunables (CONFIG SET): spin_count, max_yield_usec, slow_yield_usec, max_slow_yields,
-  // yield_sampling, queue_slow_size, queue_max_size, mlfq, small_share, clamped as in Options.
+  // yield_sampling, queue_slow_size, queue_max_size, mlfq, small_share, heavy_lane, clamped as in
+  // Options.
   // Thread-safe (relaxed atomics: workers and producers pick new values up on their next read).
   // Other fields are ignored.
   void SetTunables(const Options& options);
@@ -297,6 +315,7 @@ class WorkerPool {
  private:
   explicit WorkerPool(const Options& options);
   void WorkerMain(int index);
+  void HeavyLaneMain(int index);
   // Links `task` on `list` (or the classic queue). False if the queue refused it (stopped).
   bool Enqueue(Task* task, size_t list, bool may_wait);
   // Queues a level 1-2 task with the scheduler and wakes a blocked worker.
@@ -312,6 +331,8 @@ class WorkerPool {
   std::unique_ptr<internal::ShareScheduler> sched_;  // adaptive mode
   std::atomic<bool> accepting_{true};
   std::vector<std::unique_ptr<internal::TaskList>> lists_;  // adaptive mode
+  std::unique_ptr<internal::TaskList> heavy_lane_;          // adaptive mode; never pushed to
+  std::atomic<int> heavy_lane_idle_{0};                     // lane threads at SCHED_IDLE
   std::unique_ptr<internal::ClassicQueue> classic_;         // classic mode
   std::vector<std::unique_ptr<internal::WorkerStats>> worker_stats_;
   std::vector<std::thread> workers_;

@@ -3,7 +3,8 @@
 # -r 1000000 -c 50) alone, then beside 4 heavy clients looping KEYS * over MLFQ_KEYS keys,
 # HGETALL / LRANGE 0 -1 / ZRANGE 0 -1 of MLFQ_ITEMS-element collections, against rockcache with
 # pool-mlfq yes and no (same binary, CONFIG SET), then pool-small-share 50 / 80 / 95, and the same
-# light and light+heavy runs against redis-server. Prints light throughput and p99 against the
+# light and light+heavy runs against redis-server. The light+heavy run with the MLFQ on is made
+# twice: with the heavy lane (pool-heavy-lane yes, the default) and without. Prints light throughput and p99 against the
 # light-alone run of the same server, how many heavy commands completed (each reply's length is
 # checked), the share of contended worker time level 0 got (INFO pool), and under each row where
 # the CPU went during the light run (the server's threads by name, the heavy clients, the rest).
@@ -139,7 +140,7 @@ level0_share() {
 }
 
 # cpu_ticks: clock ticks used so far, "net pool rocksdb server_other heavy busy all": the
-# server's threads by name (rc-net-*, rc-pool-*, rocksdb:*, the rest), the heavy clients, and
+# server's threads by name (rc-net-*, rc-pool-* and the heavy lane's rc-heavy-*, rocksdb:*, the rest), the heavy clients, and
 # the machine (/proc/stat: busy and all ticks summed over every core).
 cpu_ticks() {
   local stats=() pid
@@ -152,7 +153,7 @@ cpu_ticks() {
     { who = $1; comm = $0; sub(/^[^(]*\(/, "", comm); name = comm; sub(/\).*$/, "", name)
       sub(/^[^)]*\) /, "", comm); split(comm, f, " "); t = f[12] + f[13]
       if (who == "H") heavy += t; else if (name ~ /^rc-net-/) net += t
-      else if (name ~ /^rc-pool-/) pool += t; else if (name ~ /^rocksdb:/) rdb += t; else other += t }
+      else if (name ~ /^rc-(pool|heavy)-/) pool += t; else if (name ~ /^rocksdb:/) rdb += t; else other += t }
     END { print net + 0, pool + 0, rdb + 0, other + 0, heavy + 0, busy, all }'
 }
 
@@ -207,16 +208,23 @@ for target in $TARGETS; do
     row "$target" "light+heavy" "$MEASURED" "$HEAVY" "-"
     echo "$CPU_ROW"
   else
-    for mode in yes no; do
-      redis-cli -p "$PORT" config set pool-mlfq "$mode" >/dev/null
+    # mlfq yes: big work on the heavy lane (idle-priority threads, the default); lane no: the
+    # workers run it at normal priority; mlfq no: one FIFO level.
+    for mode in "yes yes" "yes no" "no yes"; do
+      set -- $mode
+      redis-cli -p "$PORT" config set pool-mlfq "$1" >/dev/null
+      redis-cli -p "$PORT" config set pool-heavy-lane "$2" >/dev/null
       redis-cli -p "$PORT" config resetstat >/dev/null
       start_heavy
       measured_light
       stop_heavy
-      row "$target" "light+heavy mlfq $mode" "$MEASURED" "$HEAVY" "$(level0_share)"
+      local_label="light+heavy mlfq $1"
+      [ "$1" = yes ] && [ "$2" = no ] && local_label="light+heavy mlfq, no lane"
+      row "$target" "$local_label" "$MEASURED" "$HEAVY" "$(level0_share)"
       echo "$CPU_ROW"
     done
     redis-cli -p "$PORT" config set pool-mlfq yes >/dev/null
+    redis-cli -p "$PORT" config set pool-heavy-lane yes >/dev/null
     for share in $SHARES; do
       redis-cli -p "$PORT" config set pool-small-share "$share" >/dev/null
       redis-cli -p "$PORT" config resetstat >/dev/null

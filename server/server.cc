@@ -243,6 +243,7 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     tunables.queue_max_size = static_cast<int>(config_->GetInt("pool-queue-max-size"));
     tunables.mlfq = config_->GetBool("pool-mlfq");
     tunables.small_share = static_cast<int>(config_->GetInt("pool-small-share"));
+    tunables.heavy_lane = config_->GetBool("pool-heavy-lane");
     pool_->SetTunables(tunables);
   }
 }
@@ -312,6 +313,7 @@ Status Server::Start() {
   pool_options.cpu_affinity = config_->GetBool("pool-cpu-affinity");
   pool_options.mlfq = config_->GetBool("pool-mlfq");
   pool_options.small_share = static_cast<int>(config_->GetInt("pool-small-share"));
+  pool_options.heavy_lane = config_->GetBool("pool-heavy-lane");
   pool_ = pool::WorkerPool::Create(pool_options);
 
   std::vector<std::string> addresses = SplitWords(config_->GetString("bind"));

@@ -196,6 +196,8 @@ void PoolSection(Server& server, std::string* out) {
   // fraction of the time spent while small and big work were both active that the level got.
   Field(out, "pool_mlfq", s.mlfq ? "yes" : "no");
   Field(out, "pool_small_share", static_cast<uint64_t>(s.small_share));
+  Field(out, "pool_heavy_lane", s.heavy_lane ? "yes" : "no");
+  Field(out, "pool_heavy_lane_idle_threads", static_cast<uint64_t>(s.heavy_lane_idle_threads));
   Field(out, "pool_mlfq_demotions", s.demotions);
   Field(out, "pool_mlfq_promotions", s.promotions);
   Field(out, "pool_mlfq_clients", s.clients_tracked);

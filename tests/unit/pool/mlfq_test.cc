@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <string>
 #include <vector>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #include "pool/testing.h"
 #include "pool/worker_pool.h"
@@ -196,6 +202,31 @@ TEST_CASE("mlfq: without small work around, big work takes every worker", "[pool
   CHECK(sched.Choose(true, later, false).kind == Choice::kLevel0);
 }
 
+TEST_CASE("mlfq: the gap between a choice and its run never piles up as work in flight",
+          "[pool][mlfq]") {
+  // A worker's run starts a little after Choose popped its task (here 10 us). 100 simulated
+  // seconds of 1 us big tasks, one per ms, beside level 0: far under the 20% budget, so every
+  // choice must be the big task. When Finished subtracted the later start from the running
+  // tasks' start sum, the gaps added up to phantom work in flight and, after ~60 s, the budget
+  // read as spent for good.
+  ShareScheduler sched(2, 80, 2);
+  auto owned = MakeTask([] {});
+  int refused = 0;
+  for (int64_t i = 1; i <= 100'000; ++i) {
+    const int64_t now = i * kMs;
+    sched.NoteLevel0(now);
+    REQUIRE(sched.PushHigh(owned.get(), 1, now));
+    const Choice c = sched.Choose(false, now, false);
+    if (c.kind != Choice::kHigh) {
+      ++refused;
+      sched.Choose(false, now, true);  // drain it, as shutdown would
+    }
+    sched.Finished(1, now + 10 * kUs, now + 11 * kUs);
+  }
+  CHECK(refused == 0);
+  CHECK(sched.HighActive() == 0);
+}
+
 TEST_CASE("mlfq: a heavy client's tasks leave a worker to a light client's", "[pool][mlfq]") {
   Options o;
   o.threads = 2;
@@ -308,6 +339,89 @@ TEST_CASE("mlfq: a continuation carries its command's time and sinks by it", "[p
   const Stats s = pool->GetStats();
   CHECK(s.levels[2].tasks == 2);
 }
+
+#ifdef __linux__
+// Where a task ran: its thread's name and OS scheduling policy.
+struct RanOn {
+  std::string thread;
+  int policy = -1;
+};
+
+RanOn RunAndSee(WorkerPool* pool, int level) {
+  RanOn seen;
+  testing::Signal done;
+  auto t = MakeTask([&] {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    seen.thread = name;
+    seen.policy = sched_getscheduler(0);
+    done.Set();
+  });
+  t->set_level(level);
+  pool->Submit(std::move(t));
+  REQUIRE(done.WaitFor(std::chrono::seconds(30)));
+  return seen;
+}
+
+TEST_CASE("mlfq: big work runs on the heavy lane at idle priority, small work on the workers",
+          "[pool][mlfq]") {
+  Options o;
+  o.threads = 2;
+  auto pool = WorkerPool::Create(o);
+  // The lane's threads lowered themselves as they started (no privilege needed).
+  REQUIRE(Eventually([&] { return pool->GetStats().heavy_lane_idle_threads == 2; },
+                     std::chrono::seconds(10)));
+  CHECK(pool->GetStats().heavy_lane);
+  for (int level = 1; level <= 2; ++level) {
+    const RanOn big = RunAndSee(pool.get(), level);
+    CHECK(big.thread.rfind("rc-heavy-", 0) == 0);
+    CHECK(big.policy == SCHED_IDLE);
+  }
+  const RanOn small = RunAndSee(pool.get(), 0);
+  CHECK(small.thread.rfind("rc-pool-", 0) == 0);
+  CHECK(small.policy == SCHED_OTHER);
+
+  // Off (CONFIG SET pool-heavy-lane no): the workers run big work at normal priority.
+  o.heavy_lane = false;
+  pool->SetTunables(o);
+  CHECK_FALSE(pool->GetStats().heavy_lane);
+  const RanOn off = RunAndSee(pool.get(), 2);
+  CHECK(off.thread.rfind("rc-pool-", 0) == 0);
+  CHECK(off.policy == SCHED_OTHER);
+
+  // On again: back to the lane.
+  o.heavy_lane = true;
+  pool->SetTunables(o);
+  CHECK(RunAndSee(pool.get(), 1).policy == SCHED_IDLE);
+  pool->Shutdown();
+  const Stats s = pool->GetStats();
+  CHECK(s.levels[1].tasks == 2);
+  CHECK(s.levels[2].tasks == 2);
+}
+
+TEST_CASE("mlfq: a switch of the heavy lane hands queued big work over", "[pool][mlfq]") {
+  Options o;
+  o.threads = 2;
+  o.heavy_lane = false;
+  auto pool = WorkerPool::Create(o);
+  // Both workers busy: big tasks queue. Switching the lane on lets its threads take them.
+  testing::Signal gate;
+  for (int i = 0; i < 2; ++i)
+    pool->Submit(MakeTask([&] { gate.WaitFor(std::chrono::seconds(30)); }));
+  std::atomic<int> done{0};
+  for (int i = 0; i < 20; ++i) {
+    auto t = MakeTask([&] { done.fetch_add(1); });
+    t->set_level(1 + i % 2);
+    pool->Submit(std::move(t));
+  }
+  o.heavy_lane = true;
+  pool->SetTunables(o);
+  CHECK(Eventually([&] { return done.load() == 20; }, std::chrono::seconds(10)));
+  gate.Set();
+  pool->Shutdown();
+  CHECK(done.load() == 20);
+}
+#endif
 
 }  // namespace
 }  // namespace rockcache::pool
