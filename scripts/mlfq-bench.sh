@@ -4,10 +4,11 @@
 # HGETALL / LRANGE 0 -1 / ZRANGE 0 -1 of MLFQ_ITEMS-element collections, against rockcache with
 # pool-mlfq yes and no (same binary, CONFIG SET), then pool-small-share 50 / 80 / 95, and the same
 # light and light+heavy runs against redis-server. The light+heavy run with the MLFQ on is made
-# twice: with the heavy lane (pool-heavy-lane yes, the default) and without. Prints light throughput and p99 against the
-# light-alone run of the same server, how many heavy commands completed (each reply's length is
-# checked), the share of contended worker time level 0 got (INFO pool), and under each row where
-# the CPU went during the light run (the server's threads by name, the heavy clients, the rest).
+# twice: with the heavy lane (pool-heavy-lane yes, the default) and without. Prints light
+# throughput and p99 against the light-alone run of the same server, how many heavy commands
+# completed (each reply's length is checked), the share of contended worker time level 0 got
+# (INFO pool), and under each row where the CPU went during the light run (the server's threads
+# by name, the heavy clients, the rest).
 #
 # Usage: scripts/mlfq-bench.sh [SERVER]   (default build/rockcache-server)
 # Environment (defaults are the sizes; a quick run: MLFQ_KEYS=100000 MLFQ_ITEMS=20000
@@ -140,8 +141,8 @@ level0_share() {
 }
 
 # cpu_ticks: clock ticks used so far, "net pool rocksdb server_other heavy busy all": the
-# server's threads by name (rc-net-*, rc-pool-* and the heavy lane's rc-heavy-*, rocksdb:*, the rest), the heavy clients, and
-# the machine (/proc/stat: busy and all ticks summed over every core).
+# server's threads by name (rc-net-*, rc-pool-* with the heavy lane's rc-heavy-*, rocksdb:*, the
+# rest), the heavy clients, and the machine (/proc/stat: busy and all ticks summed over every core).
 cpu_ticks() {
   local stats=() pid
   for pid in "${HEAVY_PIDS[@]}"; do [ -r "/proc/$pid/stat" ] && stats+=("/proc/$pid/stat"); done
