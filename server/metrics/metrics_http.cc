@@ -249,6 +249,10 @@ std::string RenderPrometheus(Server& server) {
               [](const L& l) { return l.contended_share; });
     Header(&out, "rockcache_pool_small_share", "gauge", "pool-small-share, percent.");
     Sample(&out, "rockcache_pool_small_share", "", static_cast<double>(p.small_share));
+    Header(&out, "rockcache_pool_heavy_lane_idle_threads", "gauge",
+           "Heavy-lane threads at the OS's idle priority (0 while pool-heavy-lane is no).");
+    Sample(&out, "rockcache_pool_heavy_lane_idle_threads", "",
+           p.heavy_lane ? static_cast<double>(p.heavy_lane_idle_threads) : 0.0);
     Header(&out, "rockcache_pool_mlfq_level_changes_total", "counter",
            "Clients moved between MLFQ levels.");
     Sample(&out, "rockcache_pool_mlfq_level_changes_total", "direction=\"demotion\"",

@@ -62,8 +62,13 @@ struct Heavy {
 TEST_CASE("MLFQ: light clients are answered beside heavy ones, heavy replies are complete",
           "[mlfq]") {
   const std::string mlfq = GENERATE("yes", "no");
+  // With the MLFQ on, big work runs on the heavy lane (idle-priority threads) or, lane off, on
+  // the workers.
+  const std::string lane = GENERATE("yes", "no");
+  if (mlfq == "no" && lane == "no") return;  // the lane matters only with the MLFQ on
+  INFO("pool-mlfq " << mlfq << ", pool-heavy-lane " << lane);
   INFO("pool-mlfq " << mlfq);
-  TestServer server({"--pool-threads", "2", "--pool-mlfq", mlfq});
+  TestServer server({"--pool-threads", "2", "--pool-mlfq", mlfq, "--pool-heavy-lane", lane});
   Client admin(server.port());
   Load(admin);
   const size_t total_keys = kKeys + 3;
@@ -144,6 +149,7 @@ TEST_CASE("MLFQ: light clients are answered beside heavy ones, heavy replies are
   auto info = InfoFields(InfoText(admin, "pool"));
   CHECK(info["pool_mlfq"] == mlfq);
   CHECK(info["pool_small_share"] == "80");
+  CHECK(info["pool_heavy_lane"] == (mlfq == "yes" ? lane : "no"));
   if (mlfq == "yes") {
     // Heavy clients ran at least 5 whole big commands each: they were demoted.
     CHECK(std::stoull(info["pool_mlfq_demotions"]) >= 1);
@@ -167,5 +173,16 @@ TEST_CASE("MLFQ: pool-small-share and pool-mlfq change at runtime", "[mlfq]") {
   CHECK(Run(c, {"CONFIG", "SET", "pool-mlfq", "yes"}) == "status:OK");
   CHECK(InfoFields(InfoText(c, "pool"))["pool_mlfq"] == "yes");
   CHECK(Run(c, {"SET", "k", "v"}) == "status:OK");
+  CHECK(Run(c, {"GET", "k"}) == "bulk:v");
+
+  // The heavy lane: on by default, its two threads at the OS's idle priority; off and on again.
+  CHECK(Run(c, {"CONFIG", "GET", "pool-heavy-lane"}) == "[bulk:pool-heavy-lane, bulk:yes]");
+  info = InfoFields(InfoText(c, "pool"));
+  CHECK(info["pool_heavy_lane"] == "yes");
+  CHECK(info["pool_heavy_lane_idle_threads"] == "2");
+  CHECK(Run(c, {"CONFIG", "SET", "pool-heavy-lane", "no"}) == "status:OK");
+  CHECK(InfoFields(InfoText(c, "pool"))["pool_heavy_lane"] == "no");
+  CHECK(Run(c, {"CONFIG", "SET", "pool-heavy-lane", "yes"}) == "status:OK");
+  CHECK(InfoFields(InfoText(c, "pool"))["pool_heavy_lane"] == "yes");
   CHECK(Run(c, {"GET", "k"}) == "bulk:v");
 }
