@@ -113,14 +113,13 @@ class TaskList {
   // Something the worker should look at: a level-0 task, or a high one unless holding or
   // another role takes high tasks now.
   bool HasWork(const WorkerState* w, std::memory_order order) const {
-    return head_.load(order) != nullptr ||
-           (!w->hold && TakesHigh() && sched_->HighQueued() > 0);
+    return head_.load(order) != nullptr || (!w->hold && TakesHigh() && sched_->HighQueued() > 0);
   }
   // This list's workers take high tasks now: a kShared list while the lane is off, the lane's
   // list while it is on.
   bool TakesHigh() const {
-    return sched_ != nullptr && tunables_->heavy_lane.load(std::memory_order_relaxed) ==
-                                    (role_ == Role::kHeavyLane);
+    return sched_ != nullptr &&
+           tunables_->heavy_lane.load(std::memory_order_relaxed) == (role_ == Role::kHeavyLane);
   }
   // Spin, yield, block (see task_list.cc). Empty only when stopped and empty, or after a
   // holding worker's poll timeout.

@@ -226,7 +226,7 @@ struct Stats {
   // MLFQ.
   bool mlfq = false;  // on (adaptive mode and Options::mlfq)
   int small_share = 0;
-  bool heavy_lane = false;      // levels 1-2 run on the heavy lane now
+  bool heavy_lane = false;          // levels 1-2 run on the heavy lane now
   int heavy_lane_idle_threads = 0;  // lane threads the OS put at idle priority (SCHED_IDLE)
   LevelStats levels[3];
   uint64_t demotions = 0;   // a client's level went up between two of its submits
