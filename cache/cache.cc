@@ -53,7 +53,7 @@ size_t Cache::Charge(std::string_view key, const Value& value) {
 }
 
 bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms,
-                std::optional<Generation> generation) {
+                std::optional<Generation> generation, const KeyLocks::FillTicket* ticket) {
   assert(value.IsWellFormed());
   const int db = CurrentDb();
   const uint64_t hash = HashKey(key, db);
@@ -76,7 +76,11 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
         internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db, stamp);
     std::lock_guard<std::mutex> lock(shard.mu());
     shard.Observe(now_ms);
-    installed = shard.Install(e, &garbage);
+    if (ticket != nullptr && !ticket->Unchanged()) {
+      shard.Refuse(e, &garbage);  // a write of the key began after the fill's storage read
+    } else {
+      installed = shard.Install(e, &garbage);
+    }
   }
   internal::DeleteChain(garbage);
   return installed;

@@ -45,6 +45,23 @@
 // Under heavy write contention tickets would drop fills while stripes serialize them; for a cache
 // in front of a key-value store the serialization is the behaviour we want.
 //
+// Fills without the stripe. A network thread may fill from RocksDB's memory (memtables and block
+// cache, never a file read) without taking the key's stripe, which would block
+// (server/executor.h, TryAnswerFromMemory):
+//   ticket = locks.TicketFor(key);  if (!ticket.usable()) give up;   // a write is in progress
+//   generation = cache.generation(); v = store.TryGetString(key);     // memory only
+//   cache.Put(key, v, expire_at, now, generation, &ticket);           // checks the ticket
+// A write keeps its stripe's sequence odd from before its first cache change until its RocksDB
+// write is committed (cache/key_locks.h). Put checks the sequence under the shard lock, so for
+// any write W of the key: (a) if W's commit happened before the ticket was taken, the storage
+// read sees W; (b) if W's odd store happened after the ticket, then either W's cache change
+// (taken under the same shard lock) comes before the install, and the install sees the sequence
+// moved and refuses, or it comes after the install and replaces, erases or updates the filled
+// entry. In case (b) the storage read cannot have seen W's value unless the odd store already
+// happened before it (RocksDB publishes a write with release/acquire), which the install would
+// see; so an Update's mutator always starts from the value before W. A stale value is never
+// installed.
+//
 // Negative entries. Value::Absent() records that storage, read under the key's stripe, holds no
 // such key. It is filled and invalidated exactly like a positive entry (a miss fills it under the
 // stripe; a write Puts over it, Erases it, or Updates it — which drops it), it is charged like an
@@ -100,6 +117,7 @@
 #include <vector>
 
 #include "cache/hash.h"
+#include "cache/key_locks.h"
 #include "cache/options.h"
 #include "cache/shard.h"
 #include "cache/value.h"
@@ -181,8 +199,12 @@ class Cache {
   // generation: what Generation() returned before the caller read `value` from storage (see
   // "Fill fencing" above); when it is no longer current the value is not cached (returns false,
   // the old entry is removed, counted in `rejected`). nullopt: the current generation.
+  // ticket: for a fill made without holding the key's stripe (see "Fills without the stripe"
+  // above): installs only if ticket->Unchanged() under the shard lock; otherwise nothing changes
+  // (counted in `rejected`) and it returns false. nullptr: the caller holds the stripe.
   bool Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms = 0,
-           std::optional<Generation> generation = std::nullopt);
+           std::optional<Generation> generation = std::nullopt,
+           const KeyLocks::FillTicket* ticket = nullptr);
 
   // The current generation of the calling thread's database (CurrentDb()). Any thread, never
   // blocks: one acquire load. A fill takes it before its storage read and passes it to Put.

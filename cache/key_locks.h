@@ -18,10 +18,13 @@
 //
 // Write sequence (a seqlock per stripe, beside its mutex on the same cache line): a thread that
 // holds a stripe and is about to change cache entries of its keys calls BeginWrite (sequence
-// becomes odd), then EndWrite (even again). Only the stripe's holder writes it, so both are a
-// relaxed load and a plain store: no atomic read-modify-write, nothing shared between stripes.
-// Readers that never lock (multi-key cache reads in the network thread) take WriteSeq of each
-// key before their lookups and check it is unchanged after (server/executor.h has the argument).
+// becomes odd), then EndWrite (even again) once the write is in RocksDB: a group commit keeps
+// its segment's written stripes odd until the segment's commit (server/group_commit.cc). Only
+// the stripe's holder writes it, so both are a relaxed load and a plain store: no atomic
+// read-modify-write, nothing shared between stripes.
+// Readers that never lock take it too: multi-key cache reads in the network thread take WriteSeq
+// of each key before their lookups and check it is unchanged after (server/executor.h has the
+// argument), and a network thread's fill from storage takes a FillTicket (below).
 #pragma once
 
 #include <atomic>
@@ -91,6 +94,29 @@ class KeyLocks {
   // in progress.
   uint64_t WriteSeq(std::string_view key) const {
     return stripes_[StripeOf(key)].seq.load(std::memory_order_acquire);
+  }
+  // A fill's ticket: the write sequence of one key's stripe, taken before the fill reads
+  // storage without holding the stripe (a network thread: server/executor.h,
+  // TryAnswerFromMemory). Cache::Put given the ticket installs only while Unchanged(), checked
+  // under the shard lock, so no write of the key can have begun between the ticket and the
+  // install (the argument is in cache/cache.h, "Fills without the stripe").
+  class FillTicket {
+   public:
+    // False when a write of the stripe was in progress as the ticket was taken: do not fill.
+    bool usable() const { return (seen_ & 1) == 0; }
+    // True when no write of the stripe has begun since the ticket was taken (acquire).
+    bool Unchanged() const { return seq_->load(std::memory_order_acquire) == seen_; }
+
+   private:
+    friend class KeyLocks;
+    FillTicket(const std::atomic<uint64_t>* seq, uint64_t seen) : seq_(seq), seen_(seen) {}
+    const std::atomic<uint64_t>* seq_;
+    uint64_t seen_;
+  };
+  // Any thread, never blocks.
+  FillTicket TicketFor(std::string_view key) const {
+    const std::atomic<uint64_t>& seq = stripes_[StripeOf(key)].seq;
+    return FillTicket(&seq, seq.load(std::memory_order_acquire));
   }
   size_t stripe_count() const { return count_; }
   // How many stripe acquisitions found the stripe taken and had to wait (monotonic; INFO and

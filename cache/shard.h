@@ -179,6 +179,13 @@ class alignas(64) Shard {
   bool Erase(std::string_view key, uint64_t hash, int db, Entry** garbage);
   // For a Put that will not install (e.g. too many fields): removes any old entry, counts it.
   void Reject(std::string_view key, uint64_t hash, int db, Entry** garbage);
+  // For a fill whose ticket no longer holds (Cache::Put): e, never linked, goes to *garbage and
+  // counts as rejected; the table is left as it is.
+  void Refuse(Entry* e, Entry** garbage) {
+    ++stats_.rejected;
+    e->next_hash = *garbage;
+    *garbage = e;
+  }
   // Removes every entry of database `db` onto *garbage: O(entries). Only for the generation
   // wrap-around (Cache::ClearDb, once per 2^32 flushes of one database).
   size_t ClearDb(int db, Entry** garbage);

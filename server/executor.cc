@@ -86,9 +86,49 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   return true;
 }
 
+bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
+                         std::string* out, int db, uint64_t max_value_bytes) {
+  cache::Cache* cache = server.cache();
+  if (spec.rtc == nullptr || cache == nullptr || !cache->enabled() || max_value_bytes == 0) {
+    return false;
+  }
+  // One key, argv[1] (GET, HGET, TTL..., and EXISTS or MGET of one key).
+  if (spec.first_key != 1 || spec.find_keys != nullptr || argv.size() < 2) return false;
+  if (spec.last_key != 1 && !(spec.last_key == -1 && argv.size() == 2)) return false;
+  const std::string& key = argv[1];
+  DbScope scope(server.store()->PhysicalDb(db));
+  // Taken before the storage read (cache/cache.h, "Fills without the stripe").
+  const cache::KeyLocks::FillTicket ticket = server.key_locks().TicketFor(key);
+  if (!ticket.usable()) return false;
+  const cache::Generation generation = cache->generation();
+  storage::MemoryRead read = server.store()->TryGetString(key, max_value_bytes);
+  cache::Value value;
+  int64_t expire_at_ms = 0;
+  switch (read.outcome) {
+    case storage::MemoryRead::Outcome::kAbsent:
+      value = cache::Value::Absent();
+      break;
+    case storage::MemoryRead::Outcome::kString:
+      if (read.expire_at_ms != 0 && read.expire_at_ms <= now_ms) return false;
+      value = cache::Value::String(std::move(read.value));
+      expire_at_ms = read.expire_at_ms;
+      break;
+    case storage::MemoryRead::Outcome::kNeedsStorage:
+    case storage::MemoryRead::Outcome::kOtherType:
+      return false;
+  }
+  if (!cache->Put(key, std::move(value), expire_at_ms, now_ms, generation, &ticket)) return false;
+  // The lookup that missed was counted; this one answers it.
+  RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server, db};
+  if (!spec.rtc(ctx, argv, out)) return false;
+  NotifyCacheMisses(server, spec, argv, now_ms, db);
+  return true;
+}
+
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
                    bool rtc_missed, std::string* out, ReplyBudget* budget, int db,
-                   const std::shared_ptr<Waiter>* waiter, SliceSink* slices) {
+                   const std::shared_ptr<Waiter>* waiter, SliceSink* slices,
+                   bool in_write_window) {
   // The one place a command's database is applied: storage and cache calls below this point go
   // to its physical database. Resolved under the command's key locks, so a SWAPDB (which holds
   // all of them) never lands in the middle of a command.
@@ -132,7 +172,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     }
     const WriteKeys write_keys(spec, argv, locks);
     const std::vector<uint32_t>& stripes = write_keys.stripes();
-    locks.BeginWrite(stripes);
+    if (!in_write_window) locks.BeginWrite(stripes);
     if (!(spec.flags & kCacheAware) || write_keys.keys().size() > 1) {
       for (auto key : write_keys.keys()) cache->Erase(key);
     }
@@ -141,7 +181,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     spec.handler(ctx, argv, out);
     NoteWriteForWatch(watches, spec, argv, *out, reply_start);
     if (ShouldServe(server, waiter)) ServeBlockedAfterCommand(server, spec, argv, true);
-    locks.EndWrite(stripes);
+    if (!in_write_window) locks.EndWrite(stripes);
     return;
   }
 

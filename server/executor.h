@@ -70,9 +70,14 @@ class CacheReadFence {
 // cache calls go to it (config/current_db.h).
 // `slices`: where a big read leaves its continuation (server/slicing/sliced_read.h); nullptr =
 // big reads run whole.
+// `in_write_window`: the caller has already marked the command's stripes written
+// (KeyLocks::BeginWrite) and ends the window itself once the write is committed (the group
+// commit, whose RocksDB write comes after the command); false = a write opens and closes its
+// own window around its handler.
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
                    bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0,
-                   const std::shared_ptr<Waiter>* waiter = nullptr, SliceSink* slices = nullptr);
+                   const std::shared_ptr<Waiter>* waiter = nullptr, SliceSink* slices = nullptr,
+                   bool in_write_window = false);
 
 // Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
 // kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
@@ -85,5 +90,15 @@ void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_
 // True when the reply was appended.
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                         std::string* out, int db = 0);
+
+// Network thread, after TryAnswerFromCache missed: for a kCacheRead command of one key, reads
+// the key from RocksDB's memory (storage::Store::TryGetString: memtables and block cache, no file
+// read, strings up to `max_value_bytes`), fills the cache with it (a string or a negative
+// entry) under a fill ticket (cache/cache.h, "Fills without the stripe"), and answers from the
+// filled entry. False, with nothing appended, when the key is not in memory, is of another type
+// or too big, a write of it is in progress, or the fill was refused: the pool answers then.
+// Never blocks on I/O or on a key lock; costs one RocksDB point read.
+bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
+                         std::string* out, int db, uint64_t max_value_bytes);
 
 }  // namespace rockcache::server

@@ -36,6 +36,31 @@ bool IsBarrier(const PreparedCommand& command) {
   return command.spec->first_key == 0 && command.spec->find_keys == nullptr && !(flags & kAnywhere);
 }
 
+// A segment's write window (cache/key_locks.h): the distinct stripes of its writes' keys marked
+// written from before the first write changes the cache until the segment's RocksDB commit,
+// which happens before the window closes. Commands run with in_write_window (ExecuteLocked).
+// REQUIRES: the segment's locks, which cover those stripes, are held for the window's life.
+class WriteWindow {
+ public:
+  WriteWindow(Server& server, const std::vector<std::string_view>& keys,
+              std::vector<uint32_t>* stripes)
+      : locks_(server.key_locks()), stripes_(stripes) {
+    stripes_->clear();
+    if (server.cache() == nullptr || keys.empty()) return;  // no cache: nothing to fence
+    locks_.StripesOf(keys, stripes_);
+    locks_.BeginWrite(*stripes_);
+  }
+  ~WriteWindow() {
+    if (!stripes_->empty()) locks_.EndWrite(*stripes_);
+  }
+  WriteWindow(const WriteWindow&) = delete;
+  WriteWindow& operator=(const WriteWindow&) = delete;
+
+ private:
+  cache::KeyLocks& locks_;
+  std::vector<uint32_t>* const stripes_;
+};
+
 class GroupTask : public pool::Task {
  public:
   GroupTask(Server* server, uint32_t loop_index, std::vector<ConnBatch> group, bool charge_clients)
@@ -63,9 +88,11 @@ class GroupTask : public pool::Task {
     }
     size_t i = 0;
     std::vector<std::string_view> keys;
+    std::vector<std::string_view> written_keys;  // the keys of the segment's writes
     while (i < order_.size()) {
       size_t j = i;
       keys.clear();
+      written_keys.clear();
       bool capped = false;  // the segment ends at kMaxSegmentKeys, not at a barrier
       for (; j < order_.size() && !IsBarrier(*order_[j]); ++j) {
         if (order_[j]->spec == nullptr) continue;
@@ -73,10 +100,17 @@ class GroupTask : public pool::Task {
           capped = true;
           break;
         }
+        const size_t first = keys.size();
         AppendCommandKeys(*order_[j]->spec, order_[j]->argv, &keys);
+        if (order_[j]->spec->flags & kWrite) {
+          written_keys.insert(written_keys.end(), keys.begin() + first, keys.end());
+        }
       }
       if (j > i) {
         auto guard = server_->key_locks().Lock(keys);
+        // The write window of the segment's written stripes stays open until its commit: until
+        // then RocksDB does not hold what the cache may already show (cache/key_locks.h).
+        WriteWindow window(*server_, written_keys, &window_stripes_);
         for (size_t k = i; k < j; ++k) {
           ChargeFrom(k);
           RunInSegment(order_[k], budget_of_[k]);
@@ -206,7 +240,8 @@ class GroupTask : public pool::Task {
       }
       ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
                     &command->reply, budget, command->db,
-                    command->waiter ? &command->waiter : nullptr, SinkFor(command, batch));
+                    command->waiter ? &command->waiter : nullptr, SinkFor(command, batch),
+                    /*in_write_window=*/true);
     });
     NoteSliced(command, batch);
     if (spec.flags & kWrite) {
@@ -241,19 +276,15 @@ class GroupTask : public pool::Task {
   // barrier's own writes (pending_ empty) stay charged to its batch.
   void ChargeCommit() { charges_.Shared(pending_batches_, ChargeClock()); }
 
+  // Inside the segment's write window, which covers the stripes of every pending write.
   void FailPending(const Status& status) {
     cache::Cache* cache = server_->cache();
-    cache::KeyLocks& locks = server_->key_locks();
     for (PreparedCommand* command : pending_) {
       command->reply.clear();
       AppendStatusError(&command->reply, status);
       if (cache == nullptr) continue;
-      std::vector<std::string_view> keys = CommandKeys(*command->spec, command->argv);
-      std::vector<uint32_t> stripes = locks.StripesOf(keys);
       DbScope scope(server_->store()->PhysicalDb(command->db));
-      locks.BeginWrite(stripes);
-      for (auto key : keys) cache->Erase(key);
-      locks.EndWrite(stripes);
+      for (auto key : CommandKeys(*command->spec, command->argv)) cache->Erase(key);
     }
   }
 
@@ -368,6 +399,7 @@ class GroupTask : public pool::Task {
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
   static constexpr size_t kMaxIndexedWrites = 128;  // write commands per indexed overlay
   std::vector<std::string_view> command_keys_;      // RunInSegment's, reused
+  std::vector<uint32_t> window_stripes_;            // WriteWindow's, reused
 };
 
 }  // namespace

@@ -109,6 +109,9 @@ void NetLoop::ProcessInput(Connection* conn) {
   uint64_t rtc_answers = 0;
   int64_t now_ms = 0;  // read once, on the first cache lookup of this pass
   const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed);
+  const uint64_t storage_read_max =
+      server.settings().rtc_storage_read_max_bytes.load(std::memory_order_relaxed);
+  uint64_t storage_fills = 0;
   // Every command parsed in this pass shares one "parsed" stamp; a command run here starts
   // where the previous one ended, so timing costs one clock read per command.
   const bool timed = server.settings().latency_tracking.load(std::memory_order_relaxed);
@@ -212,7 +215,14 @@ void NetLoop::ProcessInput(Connection* conn) {
       // Run to completion: a read the cache holds is answered here, with no thread hop.
       if (now_ms == 0) now_ms = NowUnixMs();
       size_t reply_start = conn->output.size();
-      if (TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db)) {
+      bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
+      if (!answered && storage_read_max > 0 &&
+          TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
+                              storage_read_max)) {
+        answered = true;  // a miss filled from RocksDB's memory: still no thread hop
+        ++storage_fills;
+      }
+      if (answered) {
         ++rtc_answers;
         uint64_t end = timed ? Clock::Now() : 0;
         RecordInLoop(conn, id, argv, true, conn->output.data() + reply_start,
@@ -249,6 +259,7 @@ void NetLoop::ProcessInput(Connection* conn) {
   }
   LoopCounters::Add(&counters_->commands, commands);
   if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
+  if (storage_fills > 0) LoopCounters::Add(&counters_->rtc_storage_fills, storage_fills);
   if (over_output_limit) {  // no batch can be pending: answers here happen only before one
     spdlog::warn(
         "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",

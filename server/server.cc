@@ -205,6 +205,8 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     slowlog_.Trim(static_cast<size_t>(as_int()));
   } else if (name == "rtc-reads") {
     settings_.rtc_reads = value == "yes";
+  } else if (name == "rtc-storage-read-max-bytes") {
+    settings_.rtc_storage_read_max_bytes = static_cast<uint64_t>(as_int());
   } else if (name == "slice-items") {
     settings_.slice_items = static_cast<uint64_t>(as_int());
   } else if (name == "slice-usec") {

@@ -61,6 +61,9 @@ struct Settings {
   std::atomic<int> hz{10};
   std::atomic<uint32_t> cache_sweep_samples{20};  // per shard and round (Server::SweepCache)
   std::atomic<bool> rtc_reads{true};
+  // A cache miss is read from RocksDB's memory in the network thread for values up to this size
+  // (0 = never): rtc-storage-read-max-bytes.
+  std::atomic<uint64_t> rtc_storage_read_max_bytes{16384};
   // Sliced reads (server/slicing/): entries per step and the longest a step runs.
   std::atomic<uint64_t> slice_items{1024};
   std::atomic<uint64_t> slice_usec{1000};
@@ -79,6 +82,7 @@ struct alignas(64) LoopCounters {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> rtc_answers{0};     // commands answered in the loop from the cache
+  std::atomic<uint64_t> rtc_storage_fills{0};  // ... of which after a fill from RocksDB's memory
   std::atomic<uint64_t> parked_batches{0};  // batches held back: the pool had no room
   // Single writer: the owning loop's thread.
   static void Add(std::atomic<uint64_t>* counter, uint64_t n) {
@@ -106,6 +110,7 @@ struct ServerStats {
   uint64_t total_net_output_bytes() const { return Sum(&LoopCounters::net_output_bytes, 2); }
   uint64_t rtc_answers() const { return Sum(&LoopCounters::rtc_answers, 3); }
   uint64_t parked_batches() const { return Sum(&LoopCounters::parked_batches, 4); }
+  uint64_t rtc_storage_fills() const { return Sum(&LoopCounters::rtc_storage_fills, 5); }
   // CONFIG RESETSTAT for the per-loop counters (their writers keep going; readers subtract).
   void ResetLoopCounters() {
     base_[0] = Sum(&LoopCounters::commands, -1);
@@ -113,6 +118,7 @@ struct ServerStats {
     base_[2] = Sum(&LoopCounters::net_output_bytes, -1);
     base_[3] = Sum(&LoopCounters::rtc_answers, -1);
     base_[4] = Sum(&LoopCounters::parked_batches, -1);
+    base_[5] = Sum(&LoopCounters::rtc_storage_fills, -1);
   }
 
  private:
@@ -122,7 +128,7 @@ struct ServerStats {
     uint64_t b = base >= 0 ? base_[base].load(std::memory_order_relaxed) : 0;
     return total > b ? total - b : 0;
   }
-  std::atomic<uint64_t> base_[5] = {};
+  std::atomic<uint64_t> base_[6] = {};
 };
 
 // One command of a batch: either a command to run, or a reply decided already (an error).

@@ -65,6 +65,7 @@ class RocksStore final : public Store {
 
   // ---- strings (store_strings.cc) ----
   StatusOr<std::optional<std::string>> Get(std::string_view key) override;
+  MemoryRead TryGetString(std::string_view key, size_t max_value_bytes) override;
   StatusOr<SetResult> Set(std::string_view key, std::string_view value,
                           const SetOptions& options) override;
   StatusOr<std::vector<std::optional<std::string>>> MGet(

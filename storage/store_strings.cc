@@ -1,9 +1,11 @@
 // RocksStore: string commands. A string lives entirely in its meta record (value inline).
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <map>
 
 #include "storage/numbers.h"
+#include "storage/perf_counters.h"
 #include "storage/rocks_store.h"
 
 namespace rockcache::storage {
@@ -26,6 +28,45 @@ StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key) {
   if (Status s = Enter(&hold); !s.ok()) return s;
   MetaLookup lookup;
   return ReadString(rocksdb::ReadOptions(), key, &lookup);
+}
+
+MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes) {
+  MemoryRead read;  // kNeedsStorage
+  QuietPerfCounting();
+  Hold hold(lifecycle_, std::try_to_lock);
+  if (!hold.owns_lock() || closed_) return read;
+  assert(tls_tx_overlay == nullptr);
+  rocksdb::ReadOptions ro;
+  ro.read_tier = rocksdb::kBlockCacheTier;  // Incomplete instead of a file read
+  rocksdb::PinnableSlice bytes;
+  rocksdb::Status s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &bytes);
+  if (s.IsNotFound()) {
+    read.outcome = MemoryRead::Outcome::kAbsent;
+    return read;
+  }
+  if (!s.ok()) return read;
+  std::string_view record(bytes.data(), bytes.size());
+  Meta meta;
+  if (!DecodeMetaHeader(record, &meta)) return read;  // the pool's read reports the corruption
+  if (meta.ExpiredAt(NowMs())) {
+    ReportExpired(key);
+    read.outcome = MemoryRead::Outcome::kAbsent;
+    return read;
+  }
+  if (meta.type != MetaType::kString) {
+    read.outcome = MemoryRead::Outcome::kOtherType;
+    return read;
+  }
+  // The record is the header plus the value: a bound on the value's size before copying it.
+  constexpr size_t kMaxHeaderBytes = 64;
+  if (record.size() > max_value_bytes + kMaxHeaderBytes || !DecodeMeta(record, &meta) ||
+      meta.value.size() > max_value_bytes) {
+    return read;
+  }
+  read.outcome = MemoryRead::Outcome::kString;
+  read.value = std::move(meta.value);
+  read.expire_at_ms = meta.expire_at_ms;
+  return read;
 }
 
 StatusOr<SetResult> RocksStore::Set(std::string_view key, std::string_view value,

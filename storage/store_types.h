@@ -71,6 +71,19 @@ struct SetResult {
   std::optional<std::string> old_value;  // with return_old: the previous string value, if any
 };
 
+// What Store::TryGetString found without reading a file.
+struct MemoryRead {
+  enum class Outcome {
+    kNeedsStorage,  // answering needs a file read, a bigger value, or the store is closing
+    kAbsent,        // no such key (or it has expired)
+    kString,        // value and expire_at_ms are set
+    kOtherType,     // a key of another type
+  };
+  Outcome outcome = Outcome::kNeedsStorage;
+  std::string value;
+  int64_t expire_at_ms = 0;  // 0 = no TTL
+};
+
 enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };  // EXPIRE's NX/XX/GT/LT
 
 struct ScanResult {

@@ -196,6 +196,10 @@ std::string RenderPrometheus(Server& server) {
            "Commands answered in a network thread from the cache.");
     Sample(&out, "rockcache_rtc_answers_total", "",
            static_cast<double>(server.stats().rtc_answers()));
+    Header(&out, "rockcache_rtc_storage_fills_total", "counter",
+           "Of those, answered after a miss filled the cache from RocksDB's memory.");
+    Sample(&out, "rockcache_rtc_storage_fills_total", "",
+           static_cast<double>(server.stats().rtc_storage_fills()));
   }
 
   if (pool::WorkerPool* pool = server.worker_pool()) {

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -331,6 +332,130 @@ TEST_CASE("rtc-reads can be switched at runtime", "[cache]") {
   CHECK(InfoNumber(admin, "cache", "cache_hits") >= hits + 10);  // served by workers from cache
   REQUIRE(Run(admin, {"CONFIG", "SET", "rtc-reads", "yes"}) == "status:OK");
   CHECK(RunRtc(admin, c, {"GET", "k"}) == "bulk:v");
+}
+
+// cache_rtc_storage_fills: reads the network thread answered after filling the cache from
+// RocksDB's memory.
+uint64_t StorageFills(Client& admin) {
+  return InfoNumber(admin, "cache", "cache_rtc_storage_fills");
+}
+
+TEST_CASE("a cache miss is read from RocksDB's memory in the network thread", "[cache]") {
+  TestServer server;
+  auto c = std::make_unique<Client>(server.port());
+  auto admin = std::make_unique<Client>(server.port());
+  REQUIRE(Run(*admin, {"CONFIG", "GET", "rtc-storage-read-max-bytes"}) ==
+          "[bulk:rtc-storage-read-max-bytes, bulk:16384]");
+  // Keys in RocksDB that the cache does not hold: written while the cache was off.
+  const std::string big(20000, 'b');
+  REQUIRE(Run(*admin, {"CONFIG", "SET", "cache-maxmemory", "0"}) == "status:OK");
+  REQUIRE(Run(*c, {"SET", "s", "v"}) == "status:OK");
+  REQUIRE(Run(*c, {"SET", "t", "w", "PX", "100000"}) == "status:OK");
+  REQUIRE(Run(*c, {"SET", "big", big}) == "status:OK");
+  REQUIRE(Run(*c, {"RPUSH", "l", "a"}) == "int:1");
+  REQUIRE(Run(*c, {"HSET", "h", "f", "v"}) == "int:1");
+  REQUIRE(Run(*admin, {"CONFIG", "SET", "cache-maxmemory", "64mb"}) == "status:OK");
+
+  uint64_t fills = StorageFills(*admin);
+  // A string: answered in the network thread, then from the entry it filled.
+  CHECK(RunRtc(*admin, *c, {"GET", "s"}) == "bulk:v");
+  CHECK(StorageFills(*admin) == ++fills);
+  CHECK(RunRtc(*admin, *c, {"GET", "s"}) == "bulk:v");
+  CHECK(StorageFills(*admin) == fills);
+  // Its TTL comes along.
+  const Reply pttl = c->Command({"PTTL", "t"});
+  CHECK(pttl.type == REDIS_REPLY_INTEGER);
+  CHECK(pttl.integer > 40000);
+  CHECK(pttl.integer <= 100000);
+  CHECK(StorageFills(*admin) == ++fills);
+  CHECK(RunRtc(*admin, *c, {"GET", "t"}) == "bulk:w");
+  // Absent keys: a negative entry, for every single-key cache read.
+  CHECK(RunRtc(*admin, *c, {"GET", "nokey"}) == "nil");
+  CHECK(StorageFills(*admin) == ++fills);
+  CHECK(RunRtc(*admin, *c, {"GET", "nokey"}) == "nil");
+  CHECK(RunRtc(*admin, *c, {"HGET", "nokey2", "f"}) == "nil");
+  CHECK(RunRtc(*admin, *c, {"EXISTS", "nokey3"}) == "int:0");
+  CHECK(RunRtc(*admin, *c, {"TTL", "nokey4"}) == "int:-2");
+  CHECK(RunRtc(*admin, *c, {"TYPE", "nokey5"}) == "status:none");
+  fills += 4;
+  CHECK(StorageFills(*admin) == fills);
+  // What the network thread leaves to the pool: a value over the limit, other types.
+  CHECK(Run(*c, {"GET", "big"}) == "bulk:" + big);
+  CHECK(Run(*c, {"GET", "l"}) ==
+        "err:WRONGTYPE Operation against a key holding the wrong kind of value");
+  CHECK(Run(*c, {"HGET", "h", "f"}) == "bulk:v");
+  CHECK(Run(*c, {"EXISTS", "s", "nokey6"}) == "int:1");  // two keys
+  CHECK(StorageFills(*admin) == fills);
+  // A write after the fill is seen at once.
+  CHECK(Run(*c, {"SET", "nokey", "now"}) == "status:OK");
+  CHECK(Run(*c, {"GET", "nokey"}) == "bulk:now");
+  // Switched off at runtime: misses go to the pool.
+  REQUIRE(Run(*admin, {"CONFIG", "SET", "rtc-storage-read-max-bytes", "0"}) == "status:OK");
+  CHECK(Run(*c, {"GET", "nokey7"}) == "nil");
+  CHECK(StorageFills(*admin) == fills);
+  REQUIRE(Run(*admin, {"CONFIG", "SET", "rtc-storage-read-max-bytes", "16kb"}) == "status:OK");
+  CHECK(Run(*c, {"GET", "nokey8"}) == "nil");
+  CHECK(StorageFills(*admin) == ++fills);
+
+  // After a restart the data is in SST files (recovery flushes the WAL's memtable) and the
+  // block cache is empty: the first read needs a file, so the pool reads it.
+  c.reset();
+  admin.reset();
+  server.Restart();
+  c = std::make_unique<Client>(server.port());
+  admin = std::make_unique<Client>(server.port());
+  fills = StorageFills(*admin);
+  CHECK(Run(*c, {"GET", "s"}) == "bulk:v");
+  CHECK(StorageFills(*admin) == fills);
+  CHECK(Run(*c, {"GET", "s"}) == "bulk:v");
+  VerifyResult verify = CacheVerify(*admin);
+  CHECK(verify.checked > 0);
+  CHECK(verify.mismatches == 0);
+}
+
+TEST_CASE("a fill in the network thread never installs a value a pending group write replaces",
+          "[cache]") {
+  // A group's writes reach RocksDB at its commit, after the cache already shows them. Here the
+  // new value is too big for a 4 KiB shard (64kb / 16 shards), so the write leaves the key
+  // uncached, and the rest of the pipeline keeps the group's commit waiting: a reader's miss in
+  // that gap finds the old value in RocksDB. Its fill must be refused (the stripe's write
+  // window stays open until the commit), or the old value would be cached for good.
+  TestServer server({"--cache-maxmemory", "64kb"});
+  Client writer(server.port()), admin(server.port());
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> reads{0};
+  std::thread reader([&] {
+    Client c(server.port());
+    Reply r;
+    while (!stop.load()) {
+      if (!c.TryCommand({"GET", "k"}, &r)) return;
+      reads.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  int stale = 0;
+  std::string first_stale;
+  for (int round = 0; round < 200 && stale == 0; ++round) {
+    const std::string small = "small" + std::to_string(round);
+    const std::string big = std::string(8000, 'b') + std::to_string(round);
+    if (Run(writer, {"SET", "k", small}) != "status:OK") break;
+    writer.Append({"SET", "k", big});
+    for (int i = 0; i < 300; ++i) writer.Append({"SET", "other:" + std::to_string(i), "x"});
+    Reply r;
+    for (int i = 0; i < 301; ++i) REQUIRE(writer.GetReply(&r));
+    const Reply now = writer.Command({"GET", "k"});
+    if (now.str != big) {
+      ++stale;
+      first_stale = "round " + std::to_string(round) + ": " + Describe(now).substr(0, 40);
+    }
+  }
+  stop = true;
+  reader.join();
+  INFO(first_stale);
+  CHECK(stale == 0);
+  CHECK(reads.load() > 0);
+  CHECK(InfoNumber(admin, "cache", "cache_rtc_storage_fills") > 0);
+  VerifyResult verify = CacheVerify(admin);
+  CHECK(verify.mismatches == 0);
 }
 
 TEST_CASE("pipelines through the cache: order and read-your-writes", "[cache]") {
@@ -1443,6 +1568,7 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
             << " cache_rtc_answers=" << cache["cache_rtc_answers"]
             << " cache_coalesced_misses=" << cache["cache_coalesced_misses"]
             << " cache_negative_hits=" << cache["cache_negative_hits"]
+            << " cache_rtc_storage_fills=" << cache["cache_rtc_storage_fills"]
             << " cache_used_bytes=" << cache["cache_used_bytes"] << ")" << std::endl;
   std::string first_violations;
   {
@@ -1461,6 +1587,7 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
   CHECK(verify.mismatches == 0);
   CHECK(std::stoull(cache["cache_evictions"]) > 0);
   CHECK(std::stoull(cache["cache_rtc_answers"]) > 0);
+  CHECK(std::stoull(cache["cache_rtc_storage_fills"]) > 0);  // misses filled without a hop
   CHECK(std::stoull(cache["cache_used_bytes"]) <= 64 * 1024);
 }
 

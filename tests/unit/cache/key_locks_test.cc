@@ -277,3 +277,139 @@ TEST_CASE("fenced fills and writes stay coherent under concurrency", "[key_locks
     if (cached != "<miss>") CHECK(cached == *store.Get(key));
   }
 }
+
+// ---- Fills without the stripe: tickets (cache/cache.h, "Fills without the stripe") -----------
+
+TEST_CASE("a ticketed fill is refused once a write of its stripe began", "[key_locks][ticket]") {
+  Options o;
+  o.shards = 2;
+  o.max_memory_bytes = 1 << 20;
+  Cache cache(o);
+  KeyLocks locks(64);
+  FakeStore store;
+  store.Put("k", "0");
+
+  // Taken before the storage read, as a network thread does.
+  const KeyLocks::FillTicket ticket = locks.TicketFor("k");
+  REQUIRE(ticket.usable());
+  const std::string read = *store.Get("k");  // "0"
+  {
+    // A write of k: its window covers its cache change and its storage write.
+    KeyLocks::Guard guard = locks.Lock("k");
+    locks.BeginWrite(guard.stripes());
+    // While it is open, no ticket is usable and the earlier one no longer holds.
+    CHECK_FALSE(locks.TicketFor("k").usable());
+    CHECK_FALSE(ticket.Unchanged());
+    cache.Put("k", Value::String("1"), 0);
+    store.Put("k", "1");
+    locks.EndWrite(guard.stripes());
+  }
+  // Even with the window closed again, the ticket from before it refuses the old value, and the
+  // refusal leaves the write's entry in place.
+  CHECK_FALSE(ticket.Unchanged());
+  CHECK_FALSE(cache.Put("k", Value::String(read), 0, 0, std::nullopt, &ticket));
+  CHECK(Cached(cache, "k") == "1");
+  CHECK(cache.GetStats().rejected == 1);
+  // A ticket taken after the write installs what storage holds now.
+  const KeyLocks::FillTicket fresh = locks.TicketFor("k");
+  CHECK(fresh.usable());
+  cache.Erase("k");
+  CHECK(cache.Put("k", Value::String(*store.Get("k")), 0, 0, std::nullopt, &fresh));
+  CHECK(Cached(cache, "k") == "1");
+  // Tickets are per stripe: a write of another stripe does not move it.
+  std::string other = "other";
+  while (locks.StripeOf(other) == locks.StripeOf("k")) other += "x";
+  {
+    KeyLocks::Guard guard = locks.Lock(other);
+    locks.BeginWrite(guard.stripes());
+    locks.EndWrite(guard.stripes());
+  }
+  CHECK(fresh.Unchanged());
+}
+
+TEST_CASE("ticketed fills stay coherent with writes that commit after their cache change",
+          "[key_locks][ticket]") {
+  // The writer commits to storage after changing the cache, as a group commit does, inside its
+  // write window; readers fill misses without the stripe, with a ticket.
+  constexpr int kKeys = 6;
+  constexpr int kOpsPerThread = 20'000;
+  Options o;
+  o.shards = 2;
+  o.max_memory_bytes = 2 * 4 * Cache::Charge("key0", Value::String("1000000"));  // evictions too
+  Cache cache(o);
+  KeyLocks locks(64);
+  FakeStore store;
+  std::atomic<uint64_t> acked[kKeys];
+  uint64_t next_version[kKeys];  // guarded by the key's stripe
+  for (int k = 0; k < kKeys; ++k) {
+    acked[k] = 0;
+    next_version[k] = 0;
+    store.Put("key" + std::to_string(k), "0");
+  }
+  std::atomic<uint64_t> stale_reads{0};
+  std::atomic<uint64_t> ticket_fills{0};
+
+  auto writer = [&](int seed) {
+    std::mt19937 rng(seed);
+    for (int i = 0; i < kOpsPerThread; ++i) {
+      const int k = static_cast<int>(rng() % kKeys);
+      const std::string key = "key" + std::to_string(k);
+      uint64_t version;
+      {
+        KeyLocks::Guard guard = locks.Lock(key);
+        locks.BeginWrite(guard.stripes());
+        version = ++next_version[k];
+        switch (rng() % 3) {
+          case 0:
+            cache.Put(key, Value::String(std::to_string(version)), 0);
+            break;
+          case 1:
+            cache.Erase(key);
+            break;
+          default:
+            cache.Update(key, 0, [&](Value& v, int64_t&) {
+              v.str = std::to_string(version);
+              return true;
+            });
+        }
+        store.Put(key, std::to_string(version));  // the commit, after the cache change
+        locks.EndWrite(guard.stripes());
+      }
+      acked[k].store(version);
+    }
+  };
+  auto reader = [&](int seed) {
+    std::mt19937 rng(seed);
+    for (int i = 0; i < kOpsPerThread; ++i) {
+      const int k = static_cast<int>(rng() % kKeys);
+      const std::string key = "key" + std::to_string(k);
+      const uint64_t floor = acked[k].load();
+      uint64_t seen = 0;
+      if (cache.Visit(key, 0, [&](const Value& v) { seen = std::stoull(v.str); }) == Lookup::kHit) {
+        if (seen < floor) stale_reads.fetch_add(1);
+        continue;
+      }
+      const KeyLocks::FillTicket ticket = locks.TicketFor(key);
+      if (!ticket.usable()) continue;  // a write is in progress: the pool would read it
+      const std::string v = *store.Get(key);
+      if (std::stoull(v) < floor) stale_reads.fetch_add(1);
+      if (cache.Put(key, Value::String(v), 0, 0, std::nullopt, &ticket)) {
+        ticket_fills.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  };
+  std::thread w1(writer, 1), w2(writer, 2), r1(reader, 3), r2(reader, 4);
+  w1.join();
+  w2.join();
+  r1.join();
+  r2.join();
+
+  CHECK(stale_reads.load() == 0);
+  CHECK(ticket_fills.load() > 0);
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = "key" + std::to_string(k);
+    const std::string cached = Cached(cache, key);
+    INFO(key);
+    if (cached != "<miss>") CHECK(cached == *store.Get(key));
+  }
+}
