@@ -4,7 +4,8 @@
 #
 # Usage: scripts/compare-servers.sh BEFORE_BINARY AFTER_BINARY [PIPELINES] [TESTS] [BASE_PORT]
 #   PIPELINES default "1 16"; TESTS default "set,get,incr,lpush,sadd,hset,zadd,mset";
-#   N (requests, default 100000), CLIENTS (default 50), EXTRA_ARGS (to both rockcache builds).
+#   N (requests, default 100000), CLIENTS (default 50), EXTRA_ARGS (to both rockcache builds),
+#   BEFORE_ARGS / AFTER_ARGS (to one of them: the same binary twice with a feature off and on).
 # Prints, per pipeline and test: requests/s of before, after, redis-aof, and after/redis-aof,
 # after/before.
 set -euo pipefail
@@ -17,6 +18,8 @@ BASE=${5:-7400}
 N=${N:-100000}
 CLIENTS=${CLIENTS:-50}
 EXTRA_ARGS=${EXTRA_ARGS:-}
+BEFORE_ARGS=${BEFORE_ARGS:-}
+AFTER_ARGS=${AFTER_ARGS:-}
 WORK=$(mktemp -d /tmp/compare-XXXXXX)
 PIDS=()
 cleanup() {
@@ -39,11 +42,11 @@ P_BEFORE=$BASE P_AFTER=$((BASE + 1)) P_REDIS=$((BASE + 2))
 mkdir -p "$WORK/before" "$WORK/after" "$WORK/redis"
 # shellcheck disable=SC2086
 "$BEFORE" --port "$P_BEFORE" --bind 127.0.0.1 --dir "$WORK/before" --metrics-port 0 $EXTRA_ARGS \
-  >"$WORK/before.log" 2>&1 &
+  $BEFORE_ARGS >"$WORK/before.log" 2>&1 &
 PIDS+=($!)
 # shellcheck disable=SC2086
 "$AFTER" --port "$P_AFTER" --bind 127.0.0.1 --dir "$WORK/after" --metrics-port 0 $EXTRA_ARGS \
-  >"$WORK/after.log" 2>&1 &
+  $AFTER_ARGS >"$WORK/after.log" 2>&1 &
 PIDS+=($!)
 redis-server --port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly yes \
   --appendfsync everysec --dir "$WORK/redis" >"$WORK/redis.log" 2>&1 &

@@ -530,6 +530,8 @@ TEST_CASE("pipelines through the cache: order and read-your-writes", "[cache]") 
   }
 
   SECTION("a miss in a pipeline hands the rest to a worker, in order") {
+    // Misses go to the pool (not filled from RocksDB's memory in the network thread).
+    REQUIRE(Run(admin, {"CONFIG", "SET", "rtc-storage-read-max-bytes", "0"}) == "status:OK");
     REQUIRE(Run(c, {"SET", "m:a", "A"}) == "status:OK");
     uint64_t rtc_before = RtcCalls(admin, "get");
     // GET m:a (RTC), GET m:none (miss: this and all after go to the pool), GET m:a, SET, GET.
@@ -545,6 +547,25 @@ TEST_CASE("pipelines through the cache: order and read-your-writes", "[cache]") 
       CHECK(Describe(r) == e);
     }
     CHECK(RtcCalls(admin, "get") == rtc_before + 1);
+  }
+
+  SECTION("a miss filled from RocksDB's memory keeps the pipeline in the network thread") {
+    REQUIRE(Run(c, {"SET", "m:a", "A"}) == "status:OK");
+    uint64_t rtc_before = RtcCalls(admin, "get");
+    // GET m:a (RTC), GET m:none (filled in the loop), GET m:a, then SET and the GET behind it
+    // go to the pool.
+    c.Append({"GET", "m:a"});
+    c.Append({"GET", "m:none"});
+    c.Append({"GET", "m:a"});
+    c.Append({"SET", "m:a", "B"});
+    c.Append({"GET", "m:a"});
+    std::vector<std::string> expected = {"bulk:A", "nil", "bulk:A", "status:OK", "bulk:B"};
+    for (const auto& e : expected) {
+      Reply r;
+      REQUIRE(c.GetReply(&r));
+      CHECK(Describe(r) == e);
+    }
+    CHECK(RtcCalls(admin, "get") == rtc_before + 3);
   }
 }
 
