@@ -14,7 +14,11 @@
 # Environment (defaults are the issue's sizes; a quick run: MLFQ_KEYS=100000 MLFQ_ITEMS=20000
 # MLFQ_N=50000): MLFQ_KEYS (1000000), MLFQ_ITEMS (200000), MLFQ_N (light requests per test,
 # 200000), MLFQ_CLIENTS (50), MLFQ_POOL_THREADS (pool-threads, default auto), MLFQ_TARGETS
-# ("rockcache redis"), MLFQ_SHARES ("50 80 95").
+# ("rockcache redis"), MLFQ_SHARES ("50 80 95"), MLFQ_ROUNDS (3).
+# Rounds: on a 2-core machine one light-alone run differs from the next by up to +-25%, so the
+# goal's comparison (light alone against light+heavy with the defaults: MLFQ on, heavy lane,
+# share 80) is made MLFQ_ROUNDS times, each round a light-alone run followed by a light+heavy
+# run; each round's ratios are printed, and their median is the summary line.
 # Heavy clients are build/heavy-client (HEAVY_CLIENT), which checks replies without printing them.
 # Servers run on free loopback ports and are stopped by pid.
 set -euo pipefail
@@ -27,6 +31,7 @@ N=${MLFQ_N:-200000}
 CLIENTS=${MLFQ_CLIENTS:-50}
 TARGETS=${MLFQ_TARGETS:-"rockcache redis"}
 SHARES=${MLFQ_SHARES:-"50 80 95"}
+ROUNDS=${MLFQ_ROUNDS:-3}
 TMP=$(mktemp -d /tmp/rockcache-mlfq-XXXXXX)
 PIDS=()
 
@@ -178,6 +183,13 @@ measured_light() {
   CPU_ROW=$(cpu_row "$before" "$after")
 }
 
+# ratios RES BASE: "get_ratio get_p99x set_ratio set_p99x" of a run against a light-alone run.
+ratios() {
+  echo "$1 $2" | awk '{ printf "%.3f %.3f %.3f %.3f\n", ($5 > 0 ? $1 / $5 : 0), ($6 > 0 ? $2 / $6 : 0),
+    ($7 > 0 ? $3 / $7 : 0), ($8 > 0 ? $4 / $8 : 0) }'
+}
+ROUND_RATIOS=()  # one "get getp99x set setp99x" per round (rockcache, defaults)
+
 BASE=""
 row() {  # row TARGET SCENARIO "get_rps get_p99 set_rps set_p99" HEAVY SHARE
   local target=$1 scenario=$2 res=$3 heavy=$4 share=$5
@@ -223,6 +235,7 @@ for target in $TARGETS; do
       [ "$1" = yes ] && [ "$2" = no ] && local_label="light+heavy mlfq, no lane"
       row "$target" "$local_label" "$MEASURED" "$HEAVY" "$(level0_share)"
       echo "$CPU_ROW"
+      [ "$mode" = "yes yes" ] && ROUND_RATIOS+=("$(ratios "$MEASURED" "$BASE")")
     done
     redis-cli -p "$PORT" config set pool-mlfq yes >/dev/null
     redis-cli -p "$PORT" config set pool-heavy-lane yes >/dev/null
@@ -235,6 +248,27 @@ for target in $TARGETS; do
       row "$target" "light+heavy share $share" "$MEASURED" "$HEAVY" "$(level0_share)"
       echo "$CPU_ROW"
     done
+    redis-cli -p "$PORT" config set pool-small-share 80 >/dev/null
+    # Rounds 2..ROUNDS of the goal's comparison (round 1 is the first two rows above).
+    for round in $(seq 2 "$ROUNDS"); do
+      measured_light
+      row "$target" "light alone, round $round" "$MEASURED" "-" "-"
+      BASE=$MEASURED
+      redis-cli -p "$PORT" config resetstat >/dev/null
+      start_heavy
+      measured_light
+      stop_heavy
+      row "$target" "light+heavy, round $round" "$MEASURED" "$HEAVY" "$(level0_share)"
+      echo "$CPU_ROW"
+      ROUND_RATIOS+=("$(ratios "$MEASURED" "$BASE")")
+    done
+    printf '%s\n' "${ROUND_RATIOS[@]}" | awk -v n="${#ROUND_RATIOS[@]}" '
+      { g[NR] = $1; gp[NR] = $2; s[NR] = $3; sp[NR] = $4 }
+      function median(a, m,   i, j, t) {
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+      END { printf "%-10s median of %d rounds (light+heavy, MLFQ on, lane, share 80, against each round'"'"'s light alone): GET %.2fx p99 %.2fx, SET %.2fx p99 %.2fx\n",
+        "rockcache", n, median(g, n), median(gp, n), median(s, n), median(sp, n) }'
   fi
   stop
 done
