@@ -127,8 +127,7 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
 
 void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
                    bool rtc_missed, std::string* out, ReplyBudget* budget, int db,
-                   const std::shared_ptr<Waiter>* waiter, SliceSink* slices,
-                   bool in_write_window) {
+                   const std::shared_ptr<Waiter>* waiter, SliceSink* slices, bool in_write_window) {
   // The one place a command's database is applied: storage and cache calls below this point go
   // to its physical database. Resolved under the command's key locks, so a SWAPDB (which holds
   // all of them) never lands in the middle of a command.

@@ -81,9 +81,9 @@ struct alignas(64) LoopCounters {
   std::atomic<uint64_t> commands{0};
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
-  std::atomic<uint64_t> rtc_answers{0};     // commands answered in the loop from the cache
+  std::atomic<uint64_t> rtc_answers{0};        // commands answered in the loop from the cache
   std::atomic<uint64_t> rtc_storage_fills{0};  // ... of which after a fill from RocksDB's memory
-  std::atomic<uint64_t> parked_batches{0};  // batches held back: the pool had no room
+  std::atomic<uint64_t> parked_batches{0};     // batches held back: the pool had no room
   // Single writer: the owning loop's thread.
   static void Add(std::atomic<uint64_t>* counter, uint64_t n) {
     counter->store(counter->load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
