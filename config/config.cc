@@ -132,9 +132,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
    "Answer reads the cache holds in the network thread (run to completion), skipping the pool."},
   {"rtc-storage-read-max-bytes", T::kMemory, "16kb", 0, 64 * kMB, nullptr, true,
-   "A single-key read the cache misses is tried in the network thread against RocksDB's memory "
-   "(memtables and block cache, never a file) and fills the cache, for strings up to this size "
-   "and absent keys; 0 = every miss goes to the pool."},
+   "A GET (STRLEN, GETBIT, MGET of one key) the cache misses is tried in the network thread "
+   "against RocksDB's memory (memtables and block cache, never a file) and fills the cache, for "
+   "strings up to this size and absent keys; 0 = every miss goes to the pool."},
   // ---- storage ----
   {"storage-sync", T::kEnum, "no", 0, 0, "no|always", false,
    "always fsyncs the WAL on every write (safe against power loss, slower); no leaves it to the OS."},

@@ -89,10 +89,11 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
 bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                          std::string* out, int db, uint64_t max_value_bytes) {
   cache::Cache* cache = server.cache();
-  if (spec.rtc == nullptr || cache == nullptr || !cache->enabled() || max_value_bytes == 0) {
+  if (!(spec.flags & kStringRead) || spec.rtc == nullptr || cache == nullptr ||
+      !cache->enabled() || max_value_bytes == 0) {
     return false;
   }
-  // One key, argv[1] (GET, HGET, TTL..., and EXISTS or MGET of one key).
+  // One key, argv[1] (GET, STRLEN, GETBIT, and MGET of one key).
   if (spec.first_key != 1 || spec.find_keys != nullptr || argv.size() < 2) return false;
   if (spec.last_key != 1 && !(spec.last_key == -1 && argv.size() == 2)) return false;
   const std::string& key = argv[1];

@@ -91,7 +91,7 @@ void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_
 bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                         std::string* out, int db = 0);
 
-// Network thread, after TryAnswerFromCache missed: for a kCacheRead command of one key, reads
+// Network thread, after TryAnswerFromCache missed: for a kStringRead command of one key, reads
 // the key from RocksDB's memory (storage::Store::TryGetString: memtables and block cache, no file
 // read, strings up to `max_value_bytes`), fills the cache with it (a string or a negative
 // entry) under a fill ticket (cache/cache.h, "Fills without the stripe"), and answers from the

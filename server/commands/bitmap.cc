@@ -515,7 +515,7 @@ void BitFieldRo(CommandContext& ctx, Args& argv, std::string* out) {
 // clang-format off
 const std::vector<CommandSpec> kBitmapCommands = {
     {"setbit", 4, kWrite, 1, 1, 1, SetBit},
-    {"getbit", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, GetBit, RtcGetBit},
+    {"getbit", 3, kReadOnly | kFast | kCacheRead | kStringRead, 1, 1, 1, GetBit, RtcGetBit},
     {"bitcount", -2, kReadOnly, 1, 1, 1, BitCount},
     {"bitpos", -3, kReadOnly, 1, 1, 1, BitPos},
     {"bitop", -4, kWrite, 2, -1, 1, BitOp},

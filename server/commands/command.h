@@ -51,6 +51,12 @@ enum CommandFlags : uint32_t {
   kCacheAware = 1u << 8,    // the handler updates the cache itself after a write (write-through)
   kAllKeys = 1u << 9,       // touches every key (FLUSHALL): runs holding every key lock
   kTransaction = 1u << 11,  // WATCH, EXEC: the network thread hands them to server/tx/
+  // A kCacheRead command of one string key (GET, STRLEN, GETBIT, MGET of one key): a cache miss
+  // may be filled from RocksDB's memory in the network thread (TryAnswerFromMemory,
+  // server/executor.h), since a string or an absent key is all it reads. Not set on commands
+  // that often meet collections (HGET, TYPE, TTL, EXISTS...), which would pay that read in the
+  // network thread and still go to the pool.
+  kStringRead = 1u << 12,
   // May block the client (BLPOP...): the network thread sends it to the pool alone, with a
   // Waiter (server/blocking/wait_registry.h), and parses nothing more from the client until it
   // is answered.

@@ -406,19 +406,19 @@ void SetRange(CommandContext& ctx, Args& argv, std::string* out) {
 
 // clang-format off
 const std::vector<CommandSpec> kStringCommands = {
-    {"get", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, Get, RtcGet},
+    {"get", 2, kReadOnly | kFast | kCacheRead | kStringRead, 1, 1, 1, Get, RtcGet},
     {"set", -3, kWrite | kCacheAware, 1, 1, 1, Set},
     {"setnx", 3, kWrite | kFast | kCacheAware, 1, 1, 1, SetNx},
     {"setex", 4, kWrite | kCacheAware, 1, 1, 1, SetWithTtl},
     {"psetex", 4, kWrite | kCacheAware, 1, 1, 1, SetWithTtl},
     {"getset", 3, kWrite | kFast | kCacheAware, 1, 1, 1, GetSet},
-    {"mget", -2, kReadOnly | kFast | kCacheRead, 1, -1, 1, MGet, RtcMGet},
+    {"mget", -2, kReadOnly | kFast | kCacheRead | kStringRead, 1, -1, 1, MGet, RtcMGet},
     {"mset", -3, kWrite | kCacheAware, 1, -1, 2, MSet},
     {"msetnx", -3, kWrite | kCacheAware, 1, -1, 2, MSetNx},
     {"getdel", 2, kWrite | kFast, 1, 1, 1, GetDel},
     {"getex", -2, kWrite | kFast | kCacheAware, 1, 1, 1, GetEx},
     {"append", 3, kWrite | kCacheAware, 1, 1, 1, Append},
-    {"strlen", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, StrLen, RtcStrLen},
+    {"strlen", 2, kReadOnly | kFast | kCacheRead | kStringRead, 1, 1, 1, StrLen, RtcStrLen},
     {"incr", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Incr},
     {"decr", 2, kWrite | kFast | kCacheAware, 1, 1, 1, Decr},
     {"incrby", 3, kWrite | kFast | kCacheAware, 1, 1, 1, IncrBy},
