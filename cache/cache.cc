@@ -31,6 +31,7 @@ Cache::Cache(const Options& options)
       shard_pow2_((shard_count_ & (shard_count_ - 1)) == 0),
       policy_(options.policy),
       max_hash_fields_(options.max_hash_fields),
+      max_list_elements_(options.max_list_elements),
       shards_(new internal::Shard[shard_count_]),
       max_memory_(options.max_memory_bytes) {
   for (size_t i = 0; i < shard_count_; ++i) {
@@ -41,11 +42,24 @@ Cache::Cache(const Options& options)
 
 Cache::~Cache() = default;
 
+bool Cache::Cacheable(const Value& value) const {
+  if (value.is_hash()) return !value.fields.empty() && value.fields.size() <= max_hash_fields_;
+  if (value.is_list()) return value.list->elements.size() <= max_list_elements_;
+  return true;
+}
+
 size_t Cache::Charge(std::string_view key, const Value& value) {
   size_t charge = kEntryOverhead + key.size();
   if (value.is_string()) return charge + StringCharge(value.str.size());
   if (value.is_absent()) return charge;
   charge += kHeapBlockOverhead;
+  if (value.is_list()) {
+    charge += kListHeadOverhead;
+    for (const auto& element : value.list->elements) {
+      charge += kElementOverhead + StringCharge(element.size());
+    }
+    return charge;
+  }
   for (const auto& [name, field_value] : value.fields) {
     charge += kFieldOverhead + StringCharge(name.size()) + StringCharge(field_value.size());
   }
@@ -60,8 +74,7 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
   internal::Shard& shard = ShardFor(hash);
   internal::Entry* garbage = nullptr;
   bool installed = false;
-  const bool cacheable =
-      !value.is_hash() || (!value.fields.empty() && value.fields.size() <= max_hash_fields_);
+  const bool cacheable = Cacheable(value);
   const uint64_t charge = cacheable ? Charge(key, value) : 0;
   // Unlocked read of the budget: only saves building an entry that cannot fit; the shard's own
   // capacity, read under its lock, decides.

@@ -141,24 +141,34 @@ class Cache {
   //   kEntryOverhead + key.size() + kHeapBlockOverhead
   //       + sum over fields (kFieldOverhead + StringCharge(name) + StringCharge(value))  (hash)
   //   kEntryOverhead + key.size()                                                 (negative)
+  //   kEntryOverhead + key.size() + kHeapBlockOverhead + kListHeadOverhead
+  //       + sum over the head's elements (kElementOverhead + StringCharge(element))  (list head)
   // with StringCharge(n) = n + (n > kInlineStringCapacity ? kHeapBlockOverhead : 0).
   //
   // The constants follow what the process really allocates on 64-bit Linux (glibc malloc,
   // libstdc++), so that RSS growth tracks bytes_used (checked by a test: 1M keys into 64 MB):
-  //   kEntryOverhead 176 = the entry's heap block without its key bytes (a 64-byte header:
+  //   kEntryOverhead 184 = the entry's heap block without its key bytes (a 64-byte header:
   //     list links, bucket chain, hash, expire-at, charge, generation, sizes, LFU/LRU stamps;
-  //     then the 64-byte Value: std::string + std::vector; the key padded to 8 in between, ~4) +
+  //     then the 72-byte Value: std::string + std::vector + the list head's pointer; the key
+  //     padded to 8 in between, ~4) +
   //     the malloc chunk header and rounding to 16 (~12) + the shard's bucket pointer (8-16 at
   //     load 0.5-1) + the shard's sampling-vector slot (8-16 with growth slack).
   //   kFieldOverhead 64 = the std::pair<std::string, std::string> in the fields vector.
+  //   kListHeadOverhead 96 = the ListHead (length + std::deque: 88 bytes) in its own block; the
+  //     deque's map and first node block are counted in kElementOverhead.
+  //   kElementOverhead 40 = the std::string in the deque's 512-byte node blocks (32) + the
+  //     blocks' chunk headers and the map, amortized over their 16 strings (~8).
   //   kHeapBlockOverhead 16 = a separate heap block's chunk header and rounding: strings longer
-  //     than std::string's inline capacity (15 bytes) and the fields vector have one.
+  //     than std::string's inline capacity (15 bytes), the fields vector and the list head have
+  //     one.
   // A short string value is stored inside the Entry yet still charged its size: conservative by
   // at most 15 bytes per entry. Measured (tests/unit/cache/cache_bench_test.cc, 1M keys of 16
   // bytes into 64 MB): heap growth / bytes_used = 0.95 with 3-byte and 100-byte values; RSS
   // growth / bytes_used = 0.93 and 0.95.
-  static constexpr size_t kEntryOverhead = 176;
+  static constexpr size_t kEntryOverhead = 184;
   static constexpr size_t kFieldOverhead = 64;
+  static constexpr size_t kListHeadOverhead = 96;
+  static constexpr size_t kElementOverhead = 40;
   static constexpr size_t kHeapBlockOverhead = 16;
   static constexpr size_t kInlineStringCapacity = 15;
   static size_t StringCharge(size_t n) {
@@ -190,7 +200,8 @@ class Cache {
   // Installs `value` for `key` (expire_at_ms 0 = no TTL), replacing any entry, evicting others
   // (expired ones first, then by policy) until the shard is back under its budget. Returns false
   // and removes any old entry when the value is not cached: cache off, hash with no fields or
-  // more than max_hash_fields fields, or Charge above one shard's budget. Does not block on
+  // more than max_hash_fields fields, list head of more than max_list_elements elements (none
+  // when it is 0), or Charge above one shard's budget. Does not block on
   // I/O; allocates the entry before taking the shard lock and frees replaced/evicted entries
   // after releasing it.
   // now_ms: the caller's clock, as given to Visit. It stamps the entry's LFU access minute and
@@ -221,9 +232,10 @@ class Cache {
   // The mutator edits in place (HSET/HDEL via Value::SetField/EraseField, APPEND, SETRANGE,
   // EXPIRE/PERSIST via expire_at_ms) and returns false to drop the entry instead (e.g. when the
   // result is not worth the work under the lock). The entry is also dropped when it ends up a
-  // hash with no fields or more than max_hash_fields, already expired, or bigger than the
-  // shard's budget. The charge is recomputed (O(fields)) and others are evicted if needed.
-  // A kept hash must stay sorted and unique (asserted in debug builds).
+  // hash with no fields or more than max_hash_fields, a list head that is empty, longer than the
+  // list or than max_list_elements, already expired, or bigger than the shard's budget. The charge
+  // is recomputed (O(fields)) and others are evicted if needed. A kept hash must stay sorted and
+  // unique (asserted in debug builds).
   template <typename Mutator>
   bool Update(std::string_view key, int64_t now_ms, Mutator&& mutate);
 
@@ -254,6 +266,7 @@ class Cache {
   void SetPolicy(Policy policy);
   size_t shard_count() const { return shard_count_; }
   size_t max_hash_fields() const { return max_hash_fields_; }
+  size_t max_list_elements() const { return max_list_elements_; }
   size_t ShardOf(std::string_view key) const { return ShardIndex(HashKey(key, CurrentDb())); }
 
   // Merged over the shards (INFO cache) / one Stats per shard (INFO cache-shards). Each shard is
@@ -286,6 +299,9 @@ class Cache {
   void SetGenerationForTesting(int db, Generation generation);
 
  private:
+  // Whether a value of this shape may be cached at all (before its charge is weighed): a hash
+  // with 1..max_hash_fields fields, a list head of at most max_list_elements elements.
+  bool Cacheable(const Value& value) const;
   struct SnapshotEntry {
     std::string key;
     Value value;
@@ -308,6 +324,7 @@ class Cache {
   const bool shard_pow2_;  // shard_count_ is a power of two: % is a mask
   std::atomic<Policy> policy_;
   const size_t max_hash_fields_;
+  const size_t max_list_elements_;
   std::unique_ptr<internal::Shard[]> shards_;
   std::atomic<uint64_t> max_memory_;
   std::mutex config_mu_;  // serializes SetMaxMemory
@@ -372,10 +389,9 @@ bool Cache::Update(std::string_view key, int64_t now_ms, Mutator&& mutate) {
       int64_t expire_at_ms = e->expire_at_ms;
       bool keep = mutate(e->value(), expire_at_ms);
       Value& v = e->value();
-      if (keep && v.is_hash()) {
-        assert(v.IsWellFormed());
-        keep = !v.fields.empty() && v.fields.size() <= max_hash_fields_;
-      }
+      if (keep && v.is_hash()) assert(v.IsWellFormed());
+      if (keep && v.is_list()) keep = v.IsWellFormed();
+      keep = keep && Cacheable(v);
       const uint64_t charge = keep ? Charge(key, v) : 0;
       if (charge > internal::kMaxCharge) keep = false;
       shard.FinishUpdate(e, keep, expire_at_ms, charge, now_ms, &garbage);

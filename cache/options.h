@@ -37,6 +37,9 @@ struct Options {
   // A hash with more fields is not cached (it is read from storage every time): bounds the work
   // done under a shard lock and the size of one entry.
   size_t max_hash_fields = 1024;
+  // The most elements of a list's head (its first elements) the cache keeps for LRANGE, LINDEX
+  // and LLEN; 0: lists are not cached. Bounds the same as max_hash_fields.
+  size_t max_list_elements = 1024;
 };
 
 // kAbsent: the cache holds a negative entry: the key is known not to exist (no visitor ran).

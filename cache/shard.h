@@ -47,8 +47,8 @@ struct LruLink {
 // One cached key, in one heap block laid out for the lookup path:
 //   [0, 64)        this header: everything a lookup compares and the eviction structures touch
 //   [64, 64+k)     the key bytes
-//   [64+round8(k)) the Value (type + std::string + std::vector, 64 bytes)
-// A hit reads one contiguous run (144 bytes for a 16-byte key: 2-3 cache lines) rather than a
+//   [64+round8(k)) the Value (type + std::string + std::vector + a list head's pointer, 72 bytes)
+// A hit reads one contiguous run (152 bytes for a 16-byte key: 2-3 cache lines) rather than a
 // header plus a key stored after the Value, one more line away.
 struct Entry : LruLink {
   Entry* next_hash = nullptr;  // bucket chain; after removal, the garbage chain

@@ -36,6 +36,14 @@ Value Value::Hash(std::vector<Field> sorted_fields) {
   return v;
 }
 
+Value Value::List(std::deque<std::string> head, uint64_t length) {
+  Value v;
+  v.type = Type::kList;
+  v.list = ListHeadBox(ListHead{length, std::move(head)});
+  assert(v.IsWellFormed());
+  return v;
+}
+
 Value Value::HashFromUnsorted(std::vector<Field> fields) {
   // Stable, so that among equal names the later occurrence stays later; keep that one.
   std::stable_sort(fields.begin(), fields.end(),
@@ -82,6 +90,9 @@ bool Value::EraseField(std::string_view name) {
 }
 
 bool Value::IsWellFormed() const {
+  if (type == Type::kList) {
+    return list && !list->elements.empty() && list->elements.size() <= list->length;
+  }
   if (type != Type::kHash) return true;
   for (size_t i = 1; i < fields.size(); ++i) {
     if (!(fields[i - 1].first < fields[i].first)) return false;

@@ -129,6 +129,9 @@ const std::vector<OptionSpec> kOptionTable = {
    "off: only lookups and eviction free them."},
   {"cache-max-hash-fields", T::kInt, "1024", 0, 1000000, nullptr, false,
    "Hashes with more fields are not cached (they are read from RocksDB every time)."},
+  {"cache-max-list-elements", T::kInt, "1024", 0, 1000000, nullptr, false,
+   "LRANGE / LINDEX within a list's first this many elements are answered from a cached head of "
+   "the list (with LLEN); 0 = lists are not cached."},
   {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
    "Answer reads the cache holds in the network thread (run to completion), skipping the pool."},
   {"rtc-storage-read-max-bytes", T::kMemory, "16kb", 0, 64 * kMB, nullptr, true,

@@ -297,6 +297,7 @@ Status Server::Start() {
                              ? cache::Policy::kAllKeysLfu
                              : cache::Policy::kAllKeysLru;
   cache_options.max_hash_fields = static_cast<size_t>(config_->GetInt("cache-max-hash-fields"));
+  cache_options.max_list_elements = static_cast<size_t>(config_->GetInt("cache-max-list-elements"));
   cache_ = std::make_unique<cache::Cache>(cache_options);
   key_locks_ = std::make_unique<cache::KeyLocks>();
 

@@ -167,6 +167,8 @@ class RocksStore final : public Store {
   StatusOr<int64_t> LLen(std::string_view key) override;
   StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start, int64_t stop,
                                             uint64_t max_bytes = kNoByteLimit) override;
+  StatusOr<ListHeadRead> LHead(std::string_view key, int64_t start, int64_t stop,
+                               uint64_t max_elements, uint64_t max_bytes) override;
   StatusOr<std::optional<std::string>> LIndex(std::string_view key, int64_t index) override;
   Status LSet(std::string_view key, int64_t index, std::string_view element) override;
   StatusOr<int64_t> LRem(std::string_view key, int64_t count, std::string_view element) override;

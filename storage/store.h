@@ -332,6 +332,12 @@ class Store {
   virtual StatusOr<std::vector<std::string>> LRange(std::string_view key, int64_t start,
                                                     int64_t stop,
                                                     uint64_t max_bytes = kNoByteLimit) = 0;
+  // LRANGE start stop for the cache: the list's length, expiry and span (ListRangeSpan) from one
+  // meta read, and, when the span is not empty and ends within the first max_elements elements,
+  // the elements [0, span.end) — the head the range lies in. No elements otherwise (the caller
+  // reads the range another way). OverLimit when those elements pass max_bytes.
+  virtual StatusOr<ListHeadRead> LHead(std::string_view key, int64_t start, int64_t stop,
+                                       uint64_t max_elements, uint64_t max_bytes) = 0;
   // nullopt when absent or out of range.
   virtual StatusOr<std::optional<std::string>> LIndex(std::string_view key, int64_t index) = 0;
   // Errors: "no such key", "index out of range".

@@ -9,22 +9,6 @@ namespace rockcache::storage {
 
 namespace {
 
-struct Span {
-  uint64_t begin = 0;  // offsets from the head, [begin, end)
-  uint64_t end = 0;
-};
-
-// LRANGE's index rules; an empty span when nothing is selected.
-Span RangeSpan(int64_t start, int64_t stop, uint64_t len) {
-  int64_t n = static_cast<int64_t>(len);
-  if (start < 0) start = n + start;
-  if (stop < 0) stop = n + stop;
-  if (start < 0) start = 0;
-  if (start > stop || start >= n) return Span{};
-  if (stop >= n) stop = n - 1;
-  return Span{static_cast<uint64_t>(start), static_cast<uint64_t>(stop) + 1};
-}
-
 // LINDEX/LSET: the offset of `index`, or nullopt when out of range.
 std::optional<uint64_t> IndexOffset(int64_t index, uint64_t len) {
   int64_t n = static_cast<int64_t>(len);
@@ -193,12 +177,35 @@ StatusOr<std::vector<std::string>> RocksStore::LRange(std::string_view key, int6
     if (!s.ok()) return s;
     return out;
   }
-  Span span = RangeSpan(start, stop, meta.count);
+  ListSpan span = ListRangeSpan(start, stop, meta.count);
   if (Status s = ReadListSpan(snap.options, key, meta, span.begin, span.end, &out, max_bytes);
       !s.ok()) {
     return s;
   }
   return out;
+}
+
+StatusOr<ListHeadRead> RocksStore::LHead(std::string_view key, int64_t start, int64_t stop,
+                                         uint64_t max_elements, uint64_t max_bytes) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  SnapshotRead snap(db_);
+  ListHeadRead head;
+  Meta meta;
+  if (Status s = LoadForRead(snap.options, key, MetaType::kList, &meta, &head.found);
+      !s.ok() || !head.found) {
+    if (!s.ok()) return s;
+    return head;
+  }
+  head.length = meta.count;
+  head.expire_at_ms = meta.expire_at_ms;
+  head.span = ListRangeSpan(start, stop, meta.count);
+  if (head.span.begin == head.span.end || head.span.end > max_elements) return head;
+  if (Status s = ReadListSpan(snap.options, key, meta, 0, head.span.end, &head.elements, max_bytes);
+      !s.ok()) {
+    return s;
+  }
+  return head;
 }
 
 StatusOr<std::optional<std::string>> RocksStore::LIndex(std::string_view key, int64_t index) {
@@ -282,7 +289,7 @@ Status RocksStore::LTrim(std::string_view key, int64_t start, int64_t stop) {
   Meta meta;
   if (Status s = BeginWrite(key, MetaType::kList, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return Status::OK();
-  Span keep = RangeSpan(start, stop, meta.count);
+  ListSpan keep = ListRangeSpan(start, stop, meta.count);
   if (keep.begin == 0 && keep.end == meta.count) return Status::OK();
   Records batch;
   if (keep.begin < keep.end) {

@@ -84,6 +84,31 @@ struct MemoryRead {
   int64_t expire_at_ms = 0;  // 0 = no TTL
 };
 
+// LRANGE's index rules: the offsets [begin, end) from the head that start..stop select in a
+// list of `length` elements; begin == end when nothing is selected.
+struct ListSpan {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+inline ListSpan ListRangeSpan(int64_t start, int64_t stop, uint64_t length) {
+  const int64_t n = static_cast<int64_t>(length);
+  if (start < 0) start = n + start;
+  if (stop < 0) stop = n + stop;
+  if (start < 0) start = 0;
+  if (start > stop || start >= n) return ListSpan{};
+  if (stop >= n) stop = n - 1;
+  return ListSpan{static_cast<uint64_t>(start), static_cast<uint64_t>(stop) + 1};
+}
+
+// What Store::LHead read: a list's length and expiry, and its first elements when asked.
+struct ListHeadRead {
+  bool found = false;                 // false: no such key (the rest is empty)
+  uint64_t length = 0;                // the list's length
+  int64_t expire_at_ms = 0;           // 0 = no TTL
+  ListSpan span;                      // what start..stop selects (ListRangeSpan)
+  std::vector<std::string> elements;  // elements [0, span.end), or none (see Store::LHead)
+};
+
 enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };  // EXPIRE's NX/XX/GT/LT
 
 struct ScanResult {

@@ -80,7 +80,7 @@ bool RtcType(RtcContext& ctx, const Args& argv, std::string* out) {
   return CacheLookup(
       ctx, argv[1],
       [out](const cache::Value& value, int64_t) {
-        AppendSimple(out, value.type == cache::Value::Type::kString ? "string" : "hash");
+        AppendSimple(out, value.is_string() ? "string" : value.is_list() ? "list" : "hash");
       },
       [out] { AppendSimple(out, "none"); });
 }

@@ -1,9 +1,19 @@
 // List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX, LSET, LREM,
 // LTRIM, LINSERT, LPOS, RPOPLPUSH, LMOVE. Arguments are checked in the order Redis 7 checks them,
 // so that a command with several faults reports the same error.
+//
+// The cache holds a list as its head (cache/value.h, ListHead): its first elements, up to
+// cache-max-list-elements, and its length. LRANGE fills it with the head its range lies in;
+// LRANGE / LINDEX inside the head and LLEN are then answered from it in the network thread.
+// Pushes and pops keep it (they are kCacheAware: they edit the head as they edit the list);
+// every other list write drops it (ExecuteLocked erases the keys of a write that is not).
+#include <algorithm>
 #include <climits>
+#include <deque>
+#include <iterator>
 
 #include "server/commands/args.h"
+#include "server/commands/cache_access.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
@@ -30,6 +40,144 @@ bool ReplyForKeyFirst(CommandContext& ctx, const std::string& key, std::string_v
   return false;
 }
 
+// ---- the cache: list heads ----
+
+// A head whose elements pass this many bytes is not read for the cache: the range is read (and
+// sliced when big) as if the cache were off. Bounds what one LRANGE builds outside the sliced
+// path and what one entry holds.
+constexpr uint64_t kListHeadMaxBytes = 1 << 20;
+
+// Worker, with the cache (ctx.cache set, under the key lock): LRANGE of a range inside the first
+// max_list_elements elements reads the head it lies in (Store::LHead), replies from it and caches
+// it. Returns false, having replied nothing, when the range lies further or the head is too big:
+// the caller reads the range itself.
+bool ReplyFromListHead(CommandContext& ctx, std::string_view key, int64_t start, int64_t stop,
+                       std::string* out) {
+  if (ctx.cache == nullptr || ctx.cache->max_list_elements() == 0) return false;
+  auto head = ctx.store->LHead(key, start, stop, ctx.cache->max_list_elements(),
+                               std::min<uint64_t>(kListHeadMaxBytes, ReplyRoom(ctx, *out)));
+  if (!head.ok()) {
+    if (head.status().IsOverLimit()) return false;
+    AppendStatusError(out, head.status());
+    return true;
+  }
+  if (!head->found) {
+    AppendArrayHeader(out, 0);
+    CachePutAbsent(ctx, key);
+    return true;
+  }
+  const storage::ListSpan span = head->span;
+  if (span.begin == span.end) return AppendArrayHeader(out, 0), true;
+  if (head->elements.empty()) return false;  // the range ends past the head the cache keeps
+  AppendArrayHeader(out, static_cast<int64_t>(span.end - span.begin));
+  for (uint64_t i = span.begin; i < span.end; ++i) AppendBulk(out, head->elements[i]);
+  if (head->expire_at_ms == 0 || head->expire_at_ms > ctx.now_ms) {
+    std::deque<std::string> elements(std::make_move_iterator(head->elements.begin()),
+                                     std::make_move_iterator(head->elements.end()));
+    ctx.cache->Put(key, cache::Value::List(std::move(elements), head->length), head->expire_at_ms,
+                   ctx.now_ms, ctx.cache_generation);
+  }
+  return true;
+}
+
+// Runs `visit(const cache::ListHead&) -> bool` on a cached list head; false from it means the
+// head cannot answer (the command goes to the pool; the lookup still counted as a cache hit). A
+// cached value of another type answers WRONGTYPE, a key the cache knows absent `absent_reply`.
+template <typename Visitor>
+bool RtcList(RtcContext& ctx, std::string_view key, std::string_view absent_reply, std::string* out,
+             Visitor&& visit) {
+  bool answered = true;
+  const bool found = CacheLookup(
+      ctx, key,
+      [&](const cache::Value& value, int64_t) {
+        if (!value.is_list()) {
+          out->append(kReplyWrongType);
+          return;
+        }
+        answered = visit(*value.list);
+      },
+      [&] { out->append(absent_reply); });
+  return found && answered;
+}
+
+bool RtcLLen(RtcContext& ctx, const Args& argv, std::string* out) {
+  return RtcList(ctx, argv[1], ":0\r\n", out, [&](const cache::ListHead& head) {
+    AppendInteger(out, static_cast<int64_t>(head.length));
+    return true;
+  });
+}
+
+bool RtcLRange(RtcContext& ctx, const Args& argv, std::string* out) {
+  int64_t start = 0, stop = 0;
+  if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) return false;
+  return RtcList(ctx, argv[1], "*0\r\n", out, [&](const cache::ListHead& head) {
+    const storage::ListSpan span = storage::ListRangeSpan(start, stop, head.length);
+    if (span.end > head.elements.size()) return false;
+    AppendArrayHeader(out, static_cast<int64_t>(span.end - span.begin));
+    for (uint64_t i = span.begin; i < span.end; ++i) AppendBulk(out, head.elements[i]);
+    return true;
+  });
+}
+
+bool RtcLIndex(RtcContext& ctx, const Args& argv, std::string* out) {
+  int64_t index = 0;
+  const bool numeric = ParseInteger(argv[2], &index);
+  return RtcList(ctx, argv[1], kReplyNullBulk, out, [&](const cache::ListHead& head) {
+    if (!numeric) return out->append(kReplyNotInteger), true;  // the key is checked first
+    const storage::ListSpan at = storage::ListRangeSpan(index, index, head.length);
+    if (at.begin == at.end) return out->append(kReplyNullBulk), true;
+    if (at.begin >= head.elements.size()) return false;
+    AppendBulk(out, head.elements[at.begin]);
+    return true;
+  });
+}
+
+// After a push of `pushed` that made the list `length` long: LPUSH puts them in front of the
+// cached head (which then keeps its first max_list_elements); RPUSH lengthens the list and, when
+// the head was the whole list, adds them to it while it has room. A head that does not match the
+// list's old length is dropped.
+void CachePushed(CommandContext& ctx, std::string_view key, bool left,
+                 const std::vector<std::string_view>& pushed, int64_t length) {
+  CacheUpdate(ctx, key, [&](cache::Value& cached, int64_t&) {
+    if (!cached.is_list()) return false;
+    cache::ListHead& head = *cached.list;
+    if (head.length + pushed.size() != static_cast<uint64_t>(length)) return false;
+    const size_t room = ctx.cache->max_list_elements();
+    if (left) {
+      for (auto element : pushed) head.elements.emplace_front(element);
+      while (head.elements.size() > room) head.elements.pop_back();
+    } else if (head.elements.size() == head.length) {
+      for (auto element : pushed) {
+        if (head.elements.size() >= room) break;
+        head.elements.emplace_back(element);
+      }
+    }
+    head.length = static_cast<uint64_t>(length);
+    return true;
+  });
+}
+
+// After a pop of `popped` (in pop order): LPOP takes them off the cached head, RPOP shortens a
+// head that reached the list's tail. A head left empty is dropped (it answers nothing).
+void CachePopped(CommandContext& ctx, std::string_view key, bool left,
+                 const std::vector<std::string>& popped) {
+  CacheUpdate(ctx, key, [&](cache::Value& cached, int64_t&) {
+    if (!cached.is_list()) return false;
+    cache::ListHead& head = *cached.list;
+    if (head.length < popped.size()) return false;
+    head.length -= popped.size();
+    if (left) {
+      for (const auto& element : popped) {
+        if (head.elements.empty()) break;
+        if (head.elements.front() != element) return false;  // not the list we think it is
+        head.elements.pop_front();
+      }
+    }
+    while (head.elements.size() > head.length) head.elements.pop_back();
+    return !head.elements.empty();
+  });
+}
+
 // LPUSH / RPUSH / LPUSHX / RPUSHX.
 void Push(CommandContext& ctx, Args& argv, std::string* out) {
   using PushFn =
@@ -38,10 +186,14 @@ void Push(CommandContext& ctx, Args& argv, std::string* out) {
                 : Is(argv[0], "RPUSH")  ? &storage::Store::RPush
                 : Is(argv[0], "LPUSHX") ? &storage::Store::LPushX
                                         : &storage::Store::RPushX;
-  auto length = (ctx.store->*push)(argv[1], ArgViews(argv, 2));
+  const std::vector<std::string_view> elements = ArgViews(argv, 2);
+  auto length = (ctx.store->*push)(argv[1], elements);
   if (!length.ok()) return AppendStatusError(out, length.status());
   const bool left = push == &storage::Store::LPush || push == &storage::Store::LPushX;
-  if (*length > 0) NotifyKeyspaceEvent(ctx, kNotifyList, left ? "lpush" : "rpush", argv[1]);
+  if (*length > 0) {
+    CachePushed(ctx, argv[1], left, elements, *length);
+    NotifyKeyspaceEvent(ctx, kNotifyList, left ? "lpush" : "rpush", argv[1]);
+  }
   AppendInteger(out, *length);
 }
 
@@ -59,6 +211,7 @@ void Pop(CommandContext& ctx, Args& argv, std::string* out) {
                      : ctx.store->RPop(argv[1], static_cast<uint64_t>(count));
   if (!popped.ok()) return AppendStatusError(out, popped.status());
   if (*popped && !(*popped)->empty()) {
+    CachePopped(ctx, argv[1], left, **popped);
     NotifyKeyspaceEvent(ctx, kNotifyList, left ? "lpop" : "rpop", argv[1]);
     NotifyIfEmptied(ctx, before, static_cast<int64_t>((*popped)->size()), argv[1]);
   }
@@ -82,6 +235,7 @@ void LRange(CommandContext& ctx, Args& argv, std::string* out) {
   if (!ParseInteger(argv[2], &start) || !ParseInteger(argv[3], &stop)) {
     return out->append(kReplyNotInteger), void();
   }
+  if (ReplyFromListHead(ctx, argv[1], start, stop, out)) return;
   storage::RangeQuery query;  // sliced when big (server/slicing/sliced_read.h)
   query.kind = storage::RangeQuery::Kind::kList;
   query.key = argv[1];
@@ -248,15 +402,15 @@ void LMove(CommandContext& ctx, Args& argv, std::string* out) {
 
 // clang-format off
 const std::vector<CommandSpec> kListCommands = {
-    {"lpush", -3, kWrite | kFast, 1, 1, 1, Push},
-    {"rpush", -3, kWrite | kFast, 1, 1, 1, Push},
-    {"lpushx", -3, kWrite | kFast, 1, 1, 1, Push},
-    {"rpushx", -3, kWrite | kFast, 1, 1, 1, Push},
-    {"lpop", -2, kWrite | kFast, 1, 1, 1, Pop},
-    {"rpop", -2, kWrite | kFast, 1, 1, 1, Pop},
-    {"llen", 2, kReadOnly | kFast, 1, 1, 1, LLen},
-    {"lrange", 4, kReadOnly, 1, 1, 1, LRange},
-    {"lindex", 3, kReadOnly, 1, 1, 1, LIndex},
+    {"lpush", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
+    {"rpush", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
+    {"lpushx", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
+    {"rpushx", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
+    {"lpop", -2, kWrite | kFast | kCacheAware, 1, 1, 1, Pop},
+    {"rpop", -2, kWrite | kFast | kCacheAware, 1, 1, 1, Pop},
+    {"llen", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, LLen, RtcLLen},
+    {"lrange", 4, kReadOnly | kCacheRead, 1, 1, 1, LRange, RtcLRange},
+    {"lindex", 3, kReadOnly | kCacheRead, 1, 1, 1, LIndex, RtcLIndex},
     {"lset", 4, kWrite, 1, 1, 1, LSet},
     {"lrem", 4, kWrite, 1, 1, 1, LRem},
     {"ltrim", 4, kWrite, 1, 1, 1, LTrim},

@@ -421,6 +421,12 @@ void DebugCacheVerify(CommandContext& ctx, std::string* out) {
     if (cached->type == cache::Value::Type::kString) {
       auto stored = ctx.store->Get(key);
       same = stored.ok() && *stored && **stored == cached->str;
+    } else if (cached->is_list()) {
+      const cache::ListHead& head = *cached->list;
+      auto length = ctx.store->LLen(key);
+      auto stored = ctx.store->LRange(key, 0, static_cast<int64_t>(head.elements.size()) - 1);
+      same = length.ok() && static_cast<uint64_t>(*length) == head.length && stored.ok() &&
+             std::equal(stored->begin(), stored->end(), head.elements.begin(), head.elements.end());
     } else {
       auto stored = ctx.store->HGetAll(key);
       same = stored.ok() && *stored == cached->fields;

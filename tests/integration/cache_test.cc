@@ -27,89 +27,28 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/cache_helpers.h"
 #include "tests/integration/test_helpers.h"
 #include "tests/integration/test_server.h"
 
+using rockcache::testing::CacheVerify;
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
+using rockcache::testing::InfoNumber;
 using rockcache::testing::InfoText;
+using rockcache::testing::Lower;
 using rockcache::testing::Reply;
+using rockcache::testing::RtcCalls;
 using rockcache::testing::Run;
+using rockcache::testing::RunRtc;
 using rockcache::testing::RunShell;
 using rockcache::testing::SleepMs;
+using rockcache::testing::SubFields;
 using rockcache::testing::TestServer;
+using rockcache::testing::VerifyResult;
 
 namespace {
-
-// ---- INFO helpers ----------------------------------------------------------------------------
-
-// A numeric INFO field; REQUIREs that it exists.
-uint64_t InfoNumber(Client& c, const std::string& section, const std::string& field) {
-  auto fields = InfoFields(InfoText(c, section));
-  INFO("INFO " << section << " field " << field);
-  REQUIRE(fields.count(field) == 1);
-  return std::stoull(fields[field]);
-}
-
-// "a=1,b=2" -> {a:1, b:2}.
-std::map<std::string, std::string> SubFields(const std::string& value) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(value);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t eq = item.find('=');
-    if (eq != std::string::npos) out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return out;
-}
-
-// cmdstat_<cmd> rtc_calls (0 when the command has no line yet).
-uint64_t RtcCalls(Client& c, const std::string& cmd) {
-  auto fields = InfoFields(InfoText(c, "commandstats"));
-  auto it = fields.find("cmdstat_" + cmd);
-  if (it == fields.end()) return 0;
-  auto sub = SubFields(it->second);
-  REQUIRE(sub.count("rtc_calls") == 1);
-  return std::stoull(sub["rtc_calls"]);
-}
-
-std::string Lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-struct VerifyResult {
-  uint64_t checked = 0;
-  uint64_t mismatches = 0;
-  std::string text;
-};
-
-VerifyResult CacheVerify(Client& c) {
-  Reply r = c.Command({"DEBUG", "CACHE-VERIFY"});
-  INFO("DEBUG CACHE-VERIFY -> " << Describe(r));
-  REQUIRE(r.type == REDIS_REPLY_STRING);
-  auto fields = InfoFields(r.str);
-  REQUIRE(fields.count("checked") == 1);
-  REQUIRE(fields.count("mismatches") == 1);
-  VerifyResult v;
-  v.checked = std::stoull(fields["checked"]);
-  v.mismatches = std::stoull(fields["mismatches"]);
-  v.text = r.str;
-  return v;
-}
-
-// Runs a cache-readable command and REQUIREs that the network thread answered it from the cache
-// (cmdstat rtc_calls of the command grew by exactly one). Returns the described reply.
-std::string RunRtc(Client& admin, Client& c, const std::vector<std::string>& args) {
-  std::string cmd = Lower(args[0]);
-  uint64_t before = RtcCalls(admin, cmd);
-  std::string reply = Run(c, args);
-  uint64_t after = RtcCalls(admin, cmd);
-  INFO("command " << args[0] << " " << (args.size() > 1 ? args[1] : "") << " -> " << reply);
-  CHECK(after == before + 1);
-  return reply;
-}
 
 // ---- 1. RTC answers == pool answers ----------------------------------------------------------
 
@@ -258,6 +197,81 @@ std::vector<Step> RtcScript() {
   rtc({"GET", "h:ttl"});
   rtc({"TTL", "h:ttl"});
   rtc({"HGET", "h:ttl", "x"});
+  // Lists: LRANGE caches the head its range lies in; LRANGE / LINDEX inside it and LLEN are then
+  // answered from it, a range past it goes to the pool (which caches the longer head).
+  write({"RPUSH", "l:a", "a", "b", "c", "d", "e"});
+  pool({"LRANGE", "l:a", "0", "2"});
+  rtc({"LRANGE", "l:a", "0", "2"});
+  rtc({"LRANGE", "l:a", "1", "1"});
+  rtc({"LRANGE", "l:a", "-100", "2"});
+  rtc({"LRANGE", "l:a", "3", "1"});
+  rtc({"LRANGE", "l:a", "10", "20"});
+  rtc({"LLEN", "l:a"});
+  rtc({"LINDEX", "l:a", "2"});
+  rtc({"LINDEX", "l:a", "-6"});
+  rtc({"LINDEX", "l:a", "5"});
+  rtc({"LINDEX", "l:a", "x"});
+  pool({"LINDEX", "l:a", "-1"});
+  pool({"LRANGE", "l:a", "0", "-1"});
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  rtc({"LRANGE", "l:a", "-2", "-1"});
+  rtc({"LINDEX", "l:a", "-1"});
+  rtc({"GET", "l:a"});  // WRONGTYPE from a cached list
+  rtc({"STRLEN", "l:a"});
+  rtc({"HGET", "l:a", "f"});
+  rtc({"TYPE", "l:a"});
+  rtc({"TTL", "l:a"});
+  rtc({"MGET", "l:a", "s:a"});
+  rtc({"LRANGE", "s:a", "0", "1"});  // WRONGTYPE from a cached string and hash
+  rtc({"LLEN", "h:a"});
+  rtc({"LINDEX", "h:a", "0"});
+  pool({"LRANGE", "l:a", "0", "x"});
+  pool({"LRANGE", "l:missing", "0", "1"});
+  rtc({"LRANGE", "l:missing", "0", "1"});
+  rtc({"LLEN", "l:missing"});
+  rtc({"LINDEX", "l:missing", "x"});
+  // Pushes and pops edit the cached head; other list writes drop it.
+  write({"LPUSH", "l:a", "y", "z"});
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  write({"RPUSH", "l:a", "f"});
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  write({"LPOP", "l:a"});
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  write({"RPOP", "l:a", "2"});
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  rtc({"LLEN", "l:a"});
+  write({"LSET", "l:a", "1", "q"});
+  pool({"LRANGE", "l:a", "0", "-1"});
+  write({"LINSERT", "l:a", "BEFORE", "q", "p"});
+  pool({"LRANGE", "l:a", "0", "-1"});
+  write({"LREM", "l:a", "0", "b"});
+  pool({"LRANGE", "l:a", "0", "-1"});
+  write({"LTRIM", "l:a", "1", "-1"});
+  pool({"LRANGE", "l:a", "0", "-1"});
+  write({"EXPIRE", "l:a", "1000"});
+  rtc({"TTL", "l:a"});
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  write({"LMOVE", "l:a", "l:b", "LEFT", "RIGHT"});
+  pool({"LRANGE", "l:a", "0", "-1"});
+  write({"DEL", "l:a"});
+  pool({"LRANGE", "l:a", "0", "-1"});  // and it is known absent from then on
+  rtc({"LRANGE", "l:a", "0", "-1"});
+  rtc({"LLEN", "l:a"});
+  // A list longer than cache-max-list-elements (1024): its first elements are cached.
+  std::vector<std::string> long_list = {"RPUSH", "l:long"};
+  for (int i = 0; i < 1100; ++i) long_list.push_back("e" + std::to_string(i));
+  write(long_list);
+  pool({"LRANGE", "l:long", "1000", "1099"});
+  pool({"LRANGE", "l:long", "1000", "1099"});
+  pool({"LRANGE", "l:long", "0", "1023"});
+  rtc({"LRANGE", "l:long", "0", "1023"});
+  rtc({"LRANGE", "l:long", "-1100", "5"});
+  rtc({"LLEN", "l:long"});
+  pool({"LINDEX", "l:long", "1024"});
+  write({"LPUSH", "l:long", "new"});
+  rtc({"LRANGE", "l:long", "0", "3"});
+  rtc({"LINDEX", "l:long", "1023"});
+  pool({"LINDEX", "l:long", "1024"});
   return s;
 }
 
@@ -297,8 +311,9 @@ TEST_CASE("RTC reads reply exactly what the pool path replies", "[cache]") {
     }
   }
   // Every cache-readable command was seen answered by RTC.
-  for (const char* cmd : {"get", "mget", "strlen", "exists", "ttl", "pttl", "type", "hget", "hmget",
-                          "hgetall", "hlen", "hexists", "hstrlen", "getbit"}) {
+  for (const char* cmd :
+       {"get", "mget", "strlen", "exists", "ttl", "pttl", "type", "hget", "hmget", "hgetall",
+        "hlen", "hexists", "hstrlen", "getbit", "lrange", "llen", "lindex"}) {
     INFO("command " << cmd);
     CHECK(rtc_checked[cmd] > 0);
     CHECK(RtcCalls(admin_y, cmd) > 0);

@@ -398,6 +398,69 @@ TEST_CASE("hashes: FindField, sorted order, size limit, Update mutators", "[cach
   }
 }
 
+TEST_CASE("list heads: charge, copies, size limit, Update keep rule", "[cache][list]") {
+  const Value head = Value::List({"a", std::string(20, 'b')}, 5);
+  REQUIRE(head.IsWellFormed());
+  CHECK(Cache::Charge("l", head) == Cache::kEntryOverhead + 1 + Cache::kHeapBlockOverhead +
+                                        Cache::kListHeadOverhead + (Cache::kElementOverhead + 1) +
+                                        (Cache::kElementOverhead + 20 + Cache::kHeapBlockOverhead));
+  Value copy = head;  // a deep copy: editing it leaves the original alone
+  copy.list->elements.pop_front();
+  CHECK(head.list->elements.size() == 2);
+  CHECK(copy != head);
+
+  Options o;
+  o.max_list_elements = 3;
+  Cache cache(o);
+  REQUIRE(cache.Put("l", Value::List({"a", "b"}, 10), 0));
+  uint64_t length = 0;
+  CHECK(cache.Visit("l", kNow, [&](const Value& v) {
+    REQUIRE(v.is_list());
+    length = v.list->length;
+  }) == Lookup::kHit);
+  CHECK(length == 10);
+
+  SECTION("a head longer than max_list_elements is not cached and drops the old entry") {
+    CHECK_FALSE(cache.Put("l", Value::List({"a", "b", "c", "d"}, 4), 0));
+    CHECK_FALSE(Cached(cache, "l"));
+    CHECK(cache.GetStats().rejected == 1);
+  }
+  SECTION("an edited head is kept while it is well formed and within the limit") {
+    CHECK(cache.Update("l", kNow, [](Value& v, int64_t&) {
+      v.list->elements.push_front("z");
+      v.list->length = 11;
+      return true;
+    }));
+    CHECK(Cached(cache, "l"));
+    CHECK(cache.GetStats().bytes_used == SumOfCharges(cache));
+    CHECK(cache.Update("l", kNow, [](Value& v, int64_t&) {
+      v.list->elements.push_front("y");  // 4 elements: past the limit
+      return true;
+    }));
+    CHECK_FALSE(Cached(cache, "l"));
+    REQUIRE(cache.Put("l2", Value::List({"a"}, 1), 0));
+    CHECK(cache.Update("l2", kNow, [](Value& v, int64_t&) {
+      v.list->length = 0;  // longer than its list: dropped
+      return true;
+    }));
+    CHECK_FALSE(Cached(cache, "l2"));
+    REQUIRE(cache.Put("l3", Value::List({"a"}, 1), 0));
+    CHECK(cache.Update("l3", kNow, [](Value& v, int64_t&) {
+      v.list->elements.clear();  // an empty head answers nothing: dropped
+      return true;
+    }));
+    CHECK_FALSE(Cached(cache, "l3"));
+    CHECK(cache.GetStats().bytes_used == 0);
+  }
+  SECTION("max_list_elements 0: lists are not cached") {
+    Options none;
+    none.max_list_elements = 0;
+    Cache off(none);
+    CHECK_FALSE(off.Put("l", Value::List({"a"}, 1), 0));
+    CHECK(off.Put("s", Value::String("a"), 0));
+  }
+}
+
 TEST_CASE("Clear and SetMaxMemory(0)", "[cache]") {
   Cache cache(Options{});
   for (int i = 0; i < 100; ++i) REQUIRE(cache.Put(Key(i), Value::String("v"), 0));
