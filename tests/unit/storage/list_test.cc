@@ -77,6 +77,35 @@ TEST_CASE_METHOD(Fixture, "LRange / LIndex / LSet index rules", "[storage][list]
   CHECK(s.message() == "no such key");
 }
 
+TEST_CASE_METHOD(Fixture, "LHead reads the head a range lies in, with the list's length",
+                 "[storage][list]") {
+  Fill("l", {"0", "1", "2", "3", "4"});
+  REQUIRE(Ok(store->ExpireAt("l", 4'000'000'000'000, ExpireCondition::kAlways)));
+  ListHeadRead head = Ok(store->LHead("l", 1, 2, 8, kNoByteLimit));
+  CHECK(head.found);
+  CHECK(head.length == 5);
+  CHECK(head.expire_at_ms == 4'000'000'000'000);
+  CHECK(head.span.begin == 1);
+  CHECK(head.span.end == 3);
+  CHECK(head.elements == Strings{"0", "1", "2"});  // from index 0 to the range's end
+  head = Ok(store->LHead("l", -2, -1, 8, kNoByteLimit));
+  CHECK(head.elements == Strings{"0", "1", "2", "3", "4"});
+  // A range ending past max_elements, or selecting nothing: the length, no elements.
+  head = Ok(store->LHead("l", 0, 3, 3, kNoByteLimit));
+  CHECK(head.length == 5);
+  CHECK(head.span.end == 4);
+  CHECK(head.elements.empty());
+  head = Ok(store->LHead("l", 3, 1, 8, kNoByteLimit));
+  CHECK(head.span.begin == head.span.end);
+  CHECK(head.elements.empty());
+  // Past max_bytes: OverLimit.
+  CHECK(store->LHead("l", 0, -1, 8, 3).status().IsOverLimit());
+  // Absent, and another type.
+  CHECK_FALSE(Ok(store->LHead("none", 0, -1, 8, kNoByteLimit)).found);
+  REQUIRE(store->MSet({{"s", "v"}}).ok());
+  CHECK(store->LHead("s", 0, -1, 8, kNoByteLimit).status().IsWrongType());
+}
+
 TEST_CASE_METHOD(Fixture, "LRem from the head, the tail, or all", "[storage][list]") {
   Fill("l", {"a", "x", "b", "x", "c", "x"});
   CHECK(Ok(store->LRem("l", 2, "x")) == 2);
