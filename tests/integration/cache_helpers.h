@@ -1,9 +1,11 @@
 // Helpers for the tests of the read cache (cache_test.cc, list_cache_test.cc): INFO figures,
-// commandstats' rtc_calls (a command answered in the network thread), DEBUG CACHE-VERIFY.
+// commandstats' rtc_calls (a command answered in the network thread), DEBUG CACHE-VERIFY, and
+// the replies a modelled list gives.
 #pragma once
 
 #include <cctype>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <sstream>
 #include <string>
@@ -79,6 +81,30 @@ inline std::string RunRtc(Client& admin, Client& c, const std::vector<std::strin
   INFO("command " << args[0] << " " << (args.size() > 1 ? args[1] : "") << " -> " << reply);
   CHECK(after == before + 1);
   return reply;
+}
+
+// The Describe() of LRANGE start stop / LINDEX index on a list modelled by `list`:
+// "[bulk:a, bulk:b]", "[]" when nothing is selected; "bulk:a" or "nil".
+inline std::string ListRangeReply(const std::deque<std::string>& list, int64_t start,
+                                  int64_t stop) {
+  const auto n = static_cast<int64_t>(list.size());
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  if (start < 0) start = 0;
+  if (stop >= n) stop = n - 1;
+  std::string out = "[";
+  for (int64_t i = start; i <= stop && start < n; ++i) {
+    if (out.size() > 1) out += ", ";
+    out += "bulk:" + list[static_cast<size_t>(i)];
+  }
+  return out + "]";
+}
+
+inline std::string ListIndexReply(const std::deque<std::string>& list, int64_t index) {
+  const auto n = static_cast<int64_t>(list.size());
+  if (index < 0) index += n;
+  if (index < 0 || index >= n) return "nil";
+  return "bulk:" + list[static_cast<size_t>(index)];
 }
 
 }  // namespace rockcache::testing

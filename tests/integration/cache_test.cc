@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -37,6 +38,8 @@ using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoNumber;
 using rockcache::testing::InfoText;
+using rockcache::testing::ListIndexReply;
+using rockcache::testing::ListRangeReply;
 using rockcache::testing::Lower;
 using rockcache::testing::Reply;
 using rockcache::testing::RtcCalls;
@@ -1108,6 +1111,7 @@ constexpr int kSharedHashes = 8;
 constexpr int kOwnStrings = 16;
 constexpr int kOwnCounters = 4;
 constexpr int kOwnHashes = 4;
+constexpr int kOwnLists = 2;
 
 struct StressShared {
   std::atomic<bool> stop{false};
@@ -1133,6 +1137,7 @@ struct OwnModel {
   std::set<std::string> with_ttl;              // keys that have a TTL
   std::map<std::string, int64_t> counters;
   std::map<std::string, std::map<std::string, std::string>> hashes;  // non-empty hashes only
+  std::map<std::string, std::deque<std::string>> lists;              // empty = absent
 };
 
 bool WellFormedShared(const std::string& s) {
@@ -1292,6 +1297,7 @@ void StressThread(int port, int t, StressShared* shared, uint64_t seed) {
   auto own_s = [&](int i) { return prefix + "s:" + std::to_string(i); };
   auto own_n = [&](int i) { return prefix + "n:" + std::to_string(i); };
   auto own_h = [&](int i) { return prefix + "h:" + std::to_string(i); };
+  auto own_l = [&](int i) { return prefix + "l:" + std::to_string(i); };
   auto sh_s = [&](int i) { return "sh:s:" + std::to_string(i); };
   auto sh_h = [&](int i) { return "sh:h:" + std::to_string(i); };
   auto bulk_or_nil = [](const std::map<std::string, std::string>& m, const std::string& k) {
@@ -1309,7 +1315,34 @@ void StressThread(int port, int t, StressShared* shared, uint64_t seed) {
       Op op;
       int kind = pick(100);
       ++seq;
-      if (kind < 8) {  // own string: SET
+      if (pick(8) == 0) {  // own list: pushes and pops (which edit the cached head), reads
+        std::string k = own_l(pick(kOwnLists));
+        std::deque<std::string>& list = model.lists[k];
+        const int what = pick(list.size() > 30 ? 6 : 8);
+        if (what < 2) {  // LPOP / RPOP
+          const bool left = what == 0;
+          op.args = {left ? "LPOP" : "RPOP", k};
+          op.expected = list.empty() ? "nil" : "bulk:" + (left ? list.front() : list.back());
+          if (!list.empty()) left ? list.pop_front() : list.pop_back();
+        } else if (what < 4) {  // LRANGE near the head (cached) or anywhere
+          const int64_t start = pick(6) - 1, stop = pick(3) == 0 ? -1 : pick(12) - 2;
+          op.args = {"LRANGE", k, std::to_string(start), std::to_string(stop)};
+          op.expected = ListRangeReply(list, start, stop);
+        } else if (what == 4) {
+          const int64_t index = pick(10) - 3;
+          op.args = {"LINDEX", k, std::to_string(index)};
+          op.expected = ListIndexReply(list, index);
+        } else if (what == 5) {
+          op.args = {"LLEN", k};
+          op.expected = "int:" + std::to_string(list.size());
+        } else {  // LPUSH / RPUSH
+          const bool left = what == 6;
+          const std::string element = "t" + std::to_string(t) + "-" + std::to_string(seq);
+          left ? list.push_front(element) : list.push_back(element);
+          op.args = {left ? "LPUSH" : "RPUSH", k, element};
+          op.expected = "int:" + std::to_string(list.size());
+        }
+      } else if (kind < 8) {  // own string: SET
         std::string k = own_s(pick(kOwnStrings)), v = RandomValue(rng, t, seq);
         op.args = {"SET", k, v};
         op.expected = "status:OK";
@@ -1560,6 +1593,15 @@ void StressThread(int port, int t, StressShared* shared, uint64_t seed) {
     auto it = model.hashes.find(own_h(i));
     if (it != model.hashes.end()) op.expected_hash = it->second;
     if (!c.TryCommand(op.args, &r)) return shared->Violation("final HGETALL: connection error");
+    std::string problem = CheckReply(op, r);
+    if (!problem.empty()) shared->Violation("thread " + std::to_string(t) + " final: " + problem);
+  }
+  for (int i = 0; i < kOwnLists; ++i) {
+    Reply r;
+    Op op;
+    op.args = {"LRANGE", own_l(i), "0", "-1"};
+    op.expected = ListRangeReply(model.lists[own_l(i)], 0, -1);
+    if (!c.TryCommand(op.args, &r)) return shared->Violation("final LRANGE: connection error");
     std::string problem = CheckReply(op, r);
     if (!problem.empty()) shared->Violation("thread " + std::to_string(t) + " final: " + problem);
   }

@@ -19,38 +19,14 @@ using rockcache::testing::CacheVerify;
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
 using rockcache::testing::InfoNumber;
+using rockcache::testing::ListIndexReply;
+using rockcache::testing::ListRangeReply;
 using rockcache::testing::Reply;
 using rockcache::testing::RtcCalls;
 using rockcache::testing::Run;
 using rockcache::testing::RunRtc;
 using rockcache::testing::TestServer;
 using rockcache::testing::VerifyResult;
-
-namespace {
-
-// How Redis describes a list range reply: "[bulk:a, bulk:b]", "[]" when empty.
-std::string Bulks(const std::deque<std::string>& list, int64_t start, int64_t stop) {
-  const auto n = static_cast<int64_t>(list.size());
-  if (start < 0) start += n;
-  if (stop < 0) stop += n;
-  if (start < 0) start = 0;
-  if (stop >= n) stop = n - 1;
-  std::string out = "[";
-  for (int64_t i = start; i <= stop && start < n; ++i) {
-    if (out.size() > 1) out += ", ";
-    out += "bulk:" + list[static_cast<size_t>(i)];
-  }
-  return out + "]";
-}
-
-std::string Index(const std::deque<std::string>& list, int64_t index) {
-  const auto n = static_cast<int64_t>(list.size());
-  if (index < 0) index += n;
-  if (index < 0 || index >= n) return "nil";
-  return "bulk:" + list[static_cast<size_t>(index)];
-}
-
-}  // namespace
 
 TEST_CASE("a cached list head agrees with the list through every kind of list write",
           "[cache][list]") {
@@ -121,15 +97,15 @@ TEST_CASE("a cached list head agrees with the list through every kind of list wr
       int64_t start = pick(12) - 2, stop = pick(14) - 3;
       if (pick(4) == 0) stop = -1;
       CHECK(Run(reader, {"LRANGE", key, std::to_string(start), std::to_string(stop)}) ==
-            Bulks(model, start, stop));
+            ListRangeReply(model, start, stop));
     } else if (op < 18) {
       const int64_t index = pick(14) - 4;
-      CHECK(Run(reader, {"LINDEX", key, std::to_string(index)}) == Index(model, index));
+      CHECK(Run(reader, {"LINDEX", key, std::to_string(index)}) == ListIndexReply(model, index));
     } else {
       CHECK(Run(reader, {"LLEN", key}) == "int:" + std::to_string(model.size()));
     }
   }
-  CHECK(Run(reader, {"LRANGE", key, "0", "-1"}) == Bulks(model, 0, -1));
+  CHECK(Run(reader, {"LRANGE", key, "0", "-1"}) == ListRangeReply(model, 0, -1));
   // The head answered many of the reads (about a third: writes other than pushes and pops drop
   // it, and ranges past its 8 elements go to the pool), and it agrees with RocksDB.
   CHECK(RtcCalls(admin, "lrange") > rtc_before + 150);
