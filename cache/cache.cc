@@ -54,11 +54,9 @@ size_t Cache::Charge(std::string_view key, const Value& value) {
   if (value.is_absent()) return charge;
   charge += kHeapBlockOverhead;
   if (value.is_list()) {
-    charge += kListHeadOverhead;
-    for (const auto& element : value.list->elements) {
-      charge += kElementOverhead + StringCharge(element.size());
-    }
-    return charge;
+    const ListHead& head = *value.list;
+    return charge + kListHeadOverhead + head.elements.size() * kElementOverhead +
+           head.element_bytes + head.heap_elements * kHeapBlockOverhead;
   }
   for (const auto& [name, field_value] : value.fields) {
     charge += kFieldOverhead + StringCharge(name.size()) + StringCharge(field_value.size());

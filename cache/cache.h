@@ -142,7 +142,8 @@ class Cache {
   //       + sum over fields (kFieldOverhead + StringCharge(name) + StringCharge(value))  (hash)
   //   kEntryOverhead + key.size()                                                 (negative)
   //   kEntryOverhead + key.size() + kHeapBlockOverhead + kListHeadOverhead
-  //       + sum over the head's elements (kElementOverhead + StringCharge(element))  (list head)
+  //       + sum over the head's elements (kElementOverhead + StringCharge(element))  (list head;
+  //       O(1): ListHead keeps the sums as it is edited)
   // with StringCharge(n) = n + (n > kInlineStringCapacity ? kHeapBlockOverhead : 0).
   //
   // The constants follow what the process really allocates on 64-bit Linux (glibc malloc,
@@ -170,7 +171,7 @@ class Cache {
   static constexpr size_t kListHeadOverhead = 96;
   static constexpr size_t kElementOverhead = 40;
   static constexpr size_t kHeapBlockOverhead = 16;
-  static constexpr size_t kInlineStringCapacity = 15;
+  static constexpr size_t kInlineStringCapacity = cache::kInlineStringCapacity;
   static size_t StringCharge(size_t n) {
     return n + (n > kInlineStringCapacity ? kHeapBlockOverhead : 0);
   }

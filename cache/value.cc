@@ -36,10 +36,45 @@ Value Value::Hash(std::vector<Field> sorted_fields) {
   return v;
 }
 
+ListHead ListHead::Of(std::deque<std::string> head, uint64_t length) {
+  ListHead h;
+  h.length = length;
+  h.elements = std::move(head);
+  for (const auto& element : h.elements) {
+    h.element_bytes += element.size();
+    if (element.size() > kInlineStringCapacity) ++h.heap_elements;
+  }
+  return h;
+}
+
+void ListHead::PushFront(std::string_view element) {
+  elements.emplace_front(element);
+  element_bytes += element.size();
+  if (element.size() > kInlineStringCapacity) ++heap_elements;
+}
+
+void ListHead::PushBack(std::string_view element) {
+  elements.emplace_back(element);
+  element_bytes += element.size();
+  if (element.size() > kInlineStringCapacity) ++heap_elements;
+}
+
+void ListHead::PopFront() {
+  element_bytes -= elements.front().size();
+  if (elements.front().size() > kInlineStringCapacity) --heap_elements;
+  elements.pop_front();
+}
+
+void ListHead::PopBack() {
+  element_bytes -= elements.back().size();
+  if (elements.back().size() > kInlineStringCapacity) --heap_elements;
+  elements.pop_back();
+}
+
 Value Value::List(std::deque<std::string> head, uint64_t length) {
   Value v;
   v.type = Type::kList;
-  v.list = ListHeadBox(ListHead{length, std::move(head)});
+  v.list = ListHeadBox(ListHead::Of(std::move(head), length));
   assert(v.IsWellFormed());
   return v;
 }

@@ -15,6 +15,7 @@
 // (see Cache::Visit and Cache::Update).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -25,11 +26,24 @@
 
 namespace rockcache::cache {
 
+// std::string keeps up to this many bytes inside itself (libstdc++); a longer one has a heap block.
+inline constexpr size_t kInlineStringCapacity = 15;
+
 // kList: the first elements of a list (elements[0] is index 0, the LEFT end) and the list's length.
-// Well formed when 0 < elements.size() <= length.
+// Well formed when 0 < elements.size() <= length. Edit `elements` only through the methods below,
+// which keep the byte figures the cache charges (Cache::Charge) without walking the head.
 struct ListHead {
   uint64_t length = 0;
   std::deque<std::string> elements;
+  uint64_t element_bytes = 0;  // sum of the elements' sizes
+  uint64_t heap_elements = 0;  // elements longer than kInlineStringCapacity
+
+  // A head of `head` (figures computed: O(n)).
+  static ListHead Of(std::deque<std::string> head, uint64_t length);
+  void PushFront(std::string_view element);
+  void PushBack(std::string_view element);
+  void PopFront();  // REQUIRES: !elements.empty()
+  void PopBack();   // REQUIRES: !elements.empty()
 
   friend bool operator==(const ListHead& a, const ListHead& b) {
     return a.length == b.length && a.elements == b.elements;

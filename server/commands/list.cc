@@ -144,12 +144,12 @@ void CachePushed(CommandContext& ctx, std::string_view key, bool left,
     if (head.length + pushed.size() != static_cast<uint64_t>(length)) return false;
     const size_t room = ctx.cache->max_list_elements();
     if (left) {
-      for (auto element : pushed) head.elements.emplace_front(element);
-      while (head.elements.size() > room) head.elements.pop_back();
+      for (auto element : pushed) head.PushFront(element);
+      while (head.elements.size() > room) head.PopBack();
     } else if (head.elements.size() == head.length) {
       for (auto element : pushed) {
         if (head.elements.size() >= room) break;
-        head.elements.emplace_back(element);
+        head.PushBack(element);
       }
     }
     head.length = static_cast<uint64_t>(length);
@@ -170,10 +170,10 @@ void CachePopped(CommandContext& ctx, std::string_view key, bool left,
       for (const auto& element : popped) {
         if (head.elements.empty()) break;
         if (head.elements.front() != element) return false;  // not the list we think it is
-        head.elements.pop_front();
+        head.PopFront();
       }
     }
-    while (head.elements.size() > head.length) head.elements.pop_back();
+    while (head.elements.size() > head.length) head.PopBack();
     return !head.elements.empty();
   });
 }

@@ -405,9 +405,17 @@ TEST_CASE("list heads: charge, copies, size limit, Update keep rule", "[cache][l
                                         Cache::kListHeadOverhead + (Cache::kElementOverhead + 1) +
                                         (Cache::kElementOverhead + 20 + Cache::kHeapBlockOverhead));
   Value copy = head;  // a deep copy: editing it leaves the original alone
-  copy.list->elements.pop_front();
+  copy.list->PopFront();
   CHECK(head.list->elements.size() == 2);
   CHECK(copy != head);
+  // The charge follows edits without walking the head: equal to a head built from scratch.
+  copy.list->PushBack(std::string(30, 'c'));
+  copy.list->PushFront("d");
+  copy.list->PopBack();
+  copy.list->PushBack("e");
+  CHECK(Cache::Charge("l", copy) == Cache::Charge("l", Value::List(copy.list->elements, 5)));
+  CHECK(copy.list->element_bytes == 20 + 1 + 1);
+  CHECK(copy.list->heap_elements == 1);
 
   Options o;
   o.max_list_elements = 3;
@@ -427,14 +435,14 @@ TEST_CASE("list heads: charge, copies, size limit, Update keep rule", "[cache][l
   }
   SECTION("an edited head is kept while it is well formed and within the limit") {
     CHECK(cache.Update("l", kNow, [](Value& v, int64_t&) {
-      v.list->elements.push_front("z");
+      v.list->PushFront("z");
       v.list->length = 11;
       return true;
     }));
     CHECK(Cached(cache, "l"));
     CHECK(cache.GetStats().bytes_used == SumOfCharges(cache));
     CHECK(cache.Update("l", kNow, [](Value& v, int64_t&) {
-      v.list->elements.push_front("y");  // 4 elements: past the limit
+      v.list->PushFront("y");  // 4 elements: past the limit
       return true;
     }));
     CHECK_FALSE(Cached(cache, "l"));
@@ -446,7 +454,7 @@ TEST_CASE("list heads: charge, copies, size limit, Update keep rule", "[cache][l
     CHECK_FALSE(Cached(cache, "l2"));
     REQUIRE(cache.Put("l3", Value::List({"a"}, 1), 0));
     CHECK(cache.Update("l3", kNow, [](Value& v, int64_t&) {
-      v.list->elements.clear();  // an empty head answers nothing: dropped
+      v.list->PopFront();  // an empty head answers nothing: dropped
       return true;
     }));
     CHECK_FALSE(Cached(cache, "l3"));
