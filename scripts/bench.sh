@@ -251,7 +251,7 @@ section_drain() {
 }
 
 # Instructions per request under callgrind (deterministic on a noisy machine): SET, GET hit,
-# GET miss, INCR, LPUSH, HSET, SADD, ZADD (IPR_TESTS) at pipeline 1 and 16, rockcache (and
+# GET miss, INCR, LPUSH, HSET, SADD, ZADD, LRANGE_100, LRANGE_600 (IPR_TESTS) at pipeline 1 and 16, rockcache (and
 # BASELINE_SERVER) beside redis-server with AOF everysec, with the ratios to redis.
 section_instructions() {
   echo

@@ -4,8 +4,9 @@
 # ("before") and redis-server with AOF everysec; prints one table with the ratios to redis.
 #
 # Usage: scripts/instructions-table.sh ROCKCACHE_BINARY [BEFORE_BINARY]
-# Environment: IPR_TESTS (default "set get-hit get-miss incr lpush hset sadd zadd"; get-hit
-# loads 10,000 keys first and reads among them, get-miss reads keys never written),
+# Environment: IPR_TESTS (default "set get-hit get-miss incr lpush hset sadd zadd lrange_100
+# lrange_600"; get-hit loads 10,000 keys first and reads among them, get-miss reads keys never
+# written, lrange_N reads the first N of a list of 1,000 (instructions-per-request.sh)),
 # IPR_PIPELINES (default "1 16"), REDIS_SERVER (default: redis-server on PATH; "none" leaves the
 # redis column out, e.g. to add a rockcache column to an earlier table), IPR_PORT (first
 # port tried, default 7391), N1/N2 as in instructions-per-request.sh.
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 ROCK=${1:?usage: $0 ROCKCACHE_BINARY [BEFORE_BINARY]}
 BEFORE=${2:-}
 REDIS=${REDIS_SERVER:-$(command -v redis-server)}
-TESTS=${IPR_TESTS:-"set get-hit get-miss incr lpush hset sadd zadd"}
+TESTS=${IPR_TESTS:-"set get-hit get-miss incr lpush hset sadd zadd lrange_100 lrange_600"}
 PIPES=${IPR_PIPELINES:-"1 16"}
 PORT=${IPR_PORT:-7391}
 

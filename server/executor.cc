@@ -89,8 +89,8 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
 bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
                          std::string* out, int db, uint64_t max_value_bytes) {
   cache::Cache* cache = server.cache();
-  if (!(spec.flags & kStringRead) || spec.rtc == nullptr || cache == nullptr ||
-      !cache->enabled() || max_value_bytes == 0) {
+  if (!(spec.flags & kStringRead) || spec.rtc == nullptr || cache == nullptr || !cache->enabled() ||
+      max_value_bytes == 0) {
     return false;
   }
   // One key, argv[1] (GET, STRLEN, GETBIT, and MGET of one key).
