@@ -348,10 +348,18 @@ TEST_CASE("ticketed fills stay coherent with writes that commit after their cach
   }
   std::atomic<uint64_t> stale_reads{0};
   std::atomic<uint64_t> ticket_fills{0};
+  std::atomic<int> writers_running{2};
+  // Writers go on past kOpsPerThread until the readers have filled at least kMinFills times (up
+  // to a deadline), so that fills racing writes are what is checked even on a loaded machine,
+  // where the readers may get little CPU while the writers run.
+  constexpr uint64_t kMinFills = 50;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
 
   auto writer = [&](int seed) {
     std::mt19937 rng(seed);
-    for (int i = 0; i < kOpsPerThread; ++i) {
+    for (int i = 0; i < kOpsPerThread || (ticket_fills.load() < kMinFills &&
+                                          std::chrono::steady_clock::now() < deadline);
+         ++i) {
       const int k = static_cast<int>(rng() % kKeys);
       const std::string key = "key" + std::to_string(k);
       uint64_t version;
@@ -377,10 +385,11 @@ TEST_CASE("ticketed fills stay coherent with writes that commit after their cach
       }
       acked[k].store(version);
     }
+    writers_running.fetch_sub(1);
   };
   auto reader = [&](int seed) {
     std::mt19937 rng(seed);
-    for (int i = 0; i < kOpsPerThread; ++i) {
+    while (writers_running.load() > 0) {
       const int k = static_cast<int>(rng() % kKeys);
       const std::string key = "key" + std::to_string(k);
       const uint64_t floor = acked[k].load();
@@ -405,7 +414,7 @@ TEST_CASE("ticketed fills stay coherent with writes that commit after their cach
   r2.join();
 
   CHECK(stale_reads.load() == 0);
-  CHECK(ticket_fills.load() > 0);
+  CHECK(ticket_fills.load() >= kMinFills);
   for (int k = 0; k < kKeys; ++k) {
     const std::string key = "key" + std::to_string(k);
     const std::string cached = Cached(cache, key);
