@@ -213,10 +213,11 @@ class GroupTask : public pool::Task {
     keys.clear();
     AppendCommandKeys(spec, command->argv, &keys);
     if (indexed_ && pending_.size() >= kMaxIndexedWrites) {
-      // A long run on one key (a pipelined drain): commit and start a new overlay, so each
+      // A long run on one key (a pipelined drain): commit and go on in a new overlay, so each
       // read through it stays cheap (it is a skip list of the pending writes, and pops leave
-      // deletes in it that iterations step over).
-      CommitPending();
+      // deletes in it that iterations step over). The segment keeps its locks, so the new
+      // overlay keeps what the old one read ahead of a pop.
+      CommitPending(/*reindex=*/true);
     }
     if (!indexed_) {
       for (auto key : keys) {
@@ -252,13 +253,15 @@ class GroupTask : public pool::Task {
   }
 
   // Makes the writes since the last commit durable (one RocksDB Write). REQUIRES: the locks of
-  // their keys are still held.
-  void CommitPending() {
+  // their keys are still held. `reindex` (an indexed segment going on): the segment stays
+  // indexed, in a new overlay (WriteGroup::CommitAndReindex).
+  void CommitPending(bool reindex = false) {
+    reindex = reindex && indexed_;
     // Also with nothing pending when commands wrote: an earlier early flush's error is reported
     // by this Commit.
     if (write_group_->pending() > 0 || !pending_.empty()) {
       if (charge_) charges_.Mark(ChargeClock());
-      Status s = write_group_->Commit();
+      Status s = reindex ? write_group_->CommitAndReindex() : write_group_->Commit();
       if (charge_) ChargeCommit();
       if (!s.ok()) FailPending(s);
       if (group_timed()) {
@@ -269,7 +272,7 @@ class GroupTask : public pool::Task {
     pending_.clear();
     pending_batches_.clear();
     written_.clear();
-    indexed_ = false;  // Commit ended the indexed overlay
+    indexed_ = reindex;  // Commit ended the indexed overlay; CommitAndReindex opened another
   }
 
   // The commit just made is shared by the commands it made durable (GroupCharges::Shared); a

@@ -101,6 +101,12 @@ class WriteGroup {
   // overlay is written, then that write, and the overlay starts over empty. No-op inside
   // BeginAtomic.
   virtual void BeginIndexed() = 0;
+  // Indexed group only: Commit(), then BeginIndexed() again, keeping what the overlay read that
+  // the commit leaves true (the front of a collection a pop read ahead, so a pipelined drain
+  // does not read it again at each commit). REQUIRES: the caller holds the locks of every key
+  // written since BeginIndexed() and keeps them until the next Commit(). Outside an indexed
+  // group it is Commit() and BeginIndexed().
+  [[nodiscard]] virtual Status CommitAndReindex() = 0;
 };
 
 // Runs `critical` while holding the caller's key lock of `key` (see SweepExpired).

@@ -220,6 +220,19 @@ class TxOverlay {
   // The entries are true now (after the pop's own writes) / no longer known to be.
   void StampFront() { front_stamp_ = count_; }
   void DropFront() { front_stamp_ = kNoStamp; }
+  // Hands the window to the overlay that follows this one after its commit
+  // (WriteGroup::CommitAndReindex): false when it is not true now (FrontOf would not return it).
+  bool TakeFront(FrontWindow* out) {
+    if (front_stamp_ != count_) return false;
+    *out = std::move(front_);
+    front_stamp_ = kNoStamp;
+    return true;
+  }
+  // REQUIRES: `front` is true of the database now (nothing was written since TakeFront).
+  void AdoptFront(FrontWindow front) {
+    front_ = std::move(front);
+    front_stamp_ = count_;
+  }
 
   // The cursor over `collection` (a DataPrefix) in `cf`, kept for the overlay's life
   // (storage/overlay_cursor.h): created on first use; nullptr when kMaxCursors cursors are all

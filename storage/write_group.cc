@@ -86,6 +86,17 @@ class RocksWriteGroup final : public WriteGroup {
     OpenOverlay();
   }
 
+  Status CommitAndReindex() override {
+    TxOverlay::FrontWindow front;
+    const bool keep = indexing_ && overlay_ != nullptr && overlay_->TakeFront(&front);
+    Status s = Commit();
+    BeginIndexed();
+    // Nothing was written between: the window is as true of the database as it was of the
+    // overlay (the caller's locks keep other writers off the collection).
+    if (s.ok() && keep && overlay_ != nullptr) overlay_->AdoptFront(std::move(front));
+    return s;
+  }
+
   // Between BeginIndexed() and Commit().
   bool indexed() const { return indexing_; }
 
