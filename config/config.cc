@@ -147,6 +147,8 @@ const std::vector<OptionSpec> kOptionTable = {
    "RocksDB memtable size; larger absorbs more writes before a flush."},
   {"rocksdb-compression", T::kEnum, "lz4", 0, 0, "none|snappy|lz4|zstd", false,
    "SST block compression; zstd is smallest, lz4 fastest."},
+  {"rocksdb-memtable", T::kEnum, "rockcache", 0, 0, "rockcache|rocksdb", false,
+   "Memtable structure: rockcache's skip list (fewer instructions a write) or RocksDB's own."},
   {"rocksdb-max-background-jobs", T::kInt, "2", 1, 64, nullptr, false,
    "RocksDB flush and compaction threads."},
   {"databases", T::kInt, "16", 1, 256, nullptr, false,

@@ -285,6 +285,7 @@ Status Server::Start() {
   store_options.max_background_jobs =
       static_cast<int>(config_->GetInt("rocksdb-max-background-jobs"));
   store_options.databases = static_cast<int>(config_->GetInt("databases"));
+  store_options.memtable = config_->GetString("rocksdb-memtable");
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "storage/memtable_rep.h"
 #include "storage/perf_counters.h"
 #include "storage/write_group.h"
 
@@ -221,9 +222,19 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   table.cache_index_and_filter_blocks = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
 
+  // Every column family uses the default (bytewise) comparator: rockcache's own skip list
+  // (storage/memtable_rep.h) may serve their memtables.
+  std::shared_ptr<rocksdb::MemTableRepFactory> memtable_factory;
+  if (options.memtable == "rockcache") {
+    memtable_factory = NewSkipListMemTableFactory();
+  } else if (options.memtable != "rocksdb") {
+    return Status::InvalidArgument("unknown memtable '" + options.memtable +
+                                   "' (rockcache, rocksdb)");
+  }
   auto collection_prefix = std::make_shared<CollectionPrefix>();
   auto cf_options = [&](std::shared_ptr<rocksdb::CompactionFilterFactory> filter) {
     rocksdb::ColumnFamilyOptions cf;
+    if (memtable_factory != nullptr) cf.memtable_factory = memtable_factory;
     cf.write_buffer_size = options.write_buffer_bytes;
     cf.compression = compression;
     cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
@@ -292,6 +303,9 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = std::max(1, options.max_background_jobs);
   db_options.keep_log_file_num = 10;
+  // One memtable writer at a time (the write group's leader inserts every batch of the group):
+  // what rockcache's skip list supports.
+  db_options.allow_concurrent_memtable_write = memtable_factory == nullptr;
 
   rocksdb::Status s =
       rocksdb::DB::Open(db_options, options.dir, cfs, &store->handles_, &store->db_);

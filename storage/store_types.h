@@ -23,7 +23,8 @@ struct Options {
   uint64_t write_buffer_bytes = 64ull << 20;
   std::string compression = "lz4";  // none | snappy | lz4 | zstd
   int max_background_jobs = 2;
-  int databases = 16;  // logical databases, 1..kMaxDatabases (config/current_db.h)
+  std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
+  int databases = 16;                  // logical databases, 1..kMaxDatabases (config/current_db.h)
 };
 
 // A database's key figures, for INFO keyspace (as counted by the store; see DbSize).

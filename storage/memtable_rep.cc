@@ -1,0 +1,364 @@
+// SkipListMemTable: see memtable_rep.h for what it is and why.
+#include "storage/memtable_rep.h"
+
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/slice.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+// rocksdb::Arena::AllocateAligned(size_t bytes, size_t huge_page_size, Logger* logger), called as
+// the free function it compiles to (the object first). Not in librocksdb's public headers; see
+// memtable_rep.h.
+char* RocksArenaAllocateAligned(
+    rocksdb::Arena* arena, size_t bytes, size_t huge_page_size,
+    rocksdb::Logger* logger) __asm__("_ZN7rocksdb5Arena15AllocateAlignedEmmPNS_6LoggerE");
+
+namespace rockcache::storage {
+
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "RocksDB's fixed64 is little-endian");
+
+std::atomic<bool> g_check_comparisons{false};
+
+constexpr int kMaxHeight = 12;  // 4^12 entries before the top level grows crowded
+constexpr uint32_t kBranching = 4;
+
+// The internal key of an entry (after its varint32 length).
+inline rocksdb::Slice EntryKey(const char* entry) {
+  const auto* p = reinterpret_cast<const unsigned char*>(entry);
+  uint32_t length = 0;
+  for (int shift = 0; shift <= 28; shift += 7) {
+    const uint32_t byte = *p++;
+    length |= (byte & 127) << shift;
+    if (byte < 128) break;
+  }
+  return rocksdb::Slice(reinterpret_cast<const char*>(p), length);
+}
+
+// MemTable::KeyComparator's order for bytewise user keys: user key, then sequence descending.
+inline int CompareInternalKeys(const rocksdb::Slice& a, const rocksdb::Slice& b) {
+  const size_t user_a = a.size() - 8;
+  const size_t user_b = b.size() - 8;
+  const size_t common = std::min(user_a, user_b);
+  int r = common == 0 ? 0 : std::memcmp(a.data(), b.data(), common);
+  if (r != 0) return r;
+  if (user_a != user_b) return user_a < user_b ? -1 : 1;
+  uint64_t trailer_a = 0;
+  uint64_t trailer_b = 0;
+  std::memcpy(&trailer_a, a.data() + user_a, 8);
+  std::memcpy(&trailer_b, b.data() + user_b, 8);
+  const uint64_t seq_a = trailer_a >> 8;
+  const uint64_t seq_b = trailer_b >> 8;
+  if (seq_a == seq_b) return 0;
+  return seq_a > seq_b ? -1 : 1;
+}
+
+inline int Sign(int r) { return (r > 0) - (r < 0); }
+
+[[noreturn]] void ComparisonMismatch(int ours, int rocks) {
+  std::fprintf(stderr, "memtable_rep: key order disagrees with RocksDB's (%d vs %d)\n", ours,
+               rocks);
+  std::abort();
+}
+
+// A node: its entry and its links, next[0] (every entry) up to next[height - 1]. The links follow
+// the header in the same allocation.
+struct Node {
+  const char* entry;
+  int height;
+
+  std::atomic<Node*>* Links() { return reinterpret_cast<std::atomic<Node*>*>(this + 1); }
+  const std::atomic<Node*>* Links() const {
+    return reinterpret_cast<const std::atomic<Node*>*>(this + 1);
+  }
+  Node* Next(int level) const { return Links()[level].load(std::memory_order_acquire); }
+  void Link(int level, Node* next) { Links()[level].store(next, std::memory_order_release); }
+};
+static_assert(sizeof(Node) % alignof(std::atomic<Node*>) == 0, "links follow the header");
+
+// The search path of one insert: at each level, the nodes the entry went between.
+struct Splice {
+  int height = 0;  // levels of prev/next that are set; 0: none yet
+  Node* prev[kMaxHeight + 1];
+  Node* next[kMaxHeight + 1];
+};
+
+class SkipListMemTable;
+
+class SkipListIterator final : public rocksdb::MemTableRep::Iterator {
+ public:
+  explicit SkipListIterator(const SkipListMemTable* list) : list_(list) {}
+  bool Valid() const override { return node_ != nullptr; }
+  const char* key() const override { return node_->entry; }
+  void Next() override { node_ = node_->Next(0); }
+  void Prev() override;
+  void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override;
+  void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override;
+  void SeekToFirst() override;
+  void SeekToLast() override;
+
+ private:
+  const SkipListMemTable* const list_;
+  Node* node_ = nullptr;
+};
+
+class SkipListMemTable final : public rocksdb::MemTableRep {
+ public:
+  SkipListMemTable(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise)
+      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise) {
+    head_ = NewNode(kMaxHeight, 0, nullptr);
+  }
+
+  rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
+    return NewNode(RandomHeight(), len, buf);
+  }
+  void Insert(rocksdb::KeyHandle handle) override { (void)InsertKey(handle); }
+  bool InsertKey(rocksdb::KeyHandle handle) override {
+    return Insert(static_cast<Node*>(handle), &splice_);
+  }
+  void InsertWithHint(rocksdb::KeyHandle handle, void** hint) override {
+    (void)InsertKeyWithHint(handle, hint);
+  }
+  bool InsertKeyWithHint(rocksdb::KeyHandle handle, void** hint) override {
+    auto* splice = static_cast<Splice*>(*hint);
+    if (splice == nullptr) {
+      char* raw = nullptr;
+      MemTableRep::Allocate(sizeof(Splice) + alignof(Splice) - 1, &raw);
+      splice = new (Align(raw, alignof(Splice))) Splice();
+      *hint = splice;
+    }
+    return Insert(static_cast<Node*>(handle), splice);
+  }
+
+  bool Contains(const char* entry) const override {
+    const rocksdb::Slice key = EntryKey(entry);
+    Node* x = FindGreaterOrEqual(key);
+    return x != nullptr && Compare(x->entry, key) == 0;
+  }
+  size_t ApproximateMemoryUsage() override { return 0; }  // all of it is in the arena
+
+  Iterator* GetIterator(rocksdb::Arena* arena) override {
+    if (arena == nullptr) return new SkipListIterator(this);
+    // Only the destructor is called on an iterator in an arena (as RocksDB's own do).
+    void* memory = RocksArenaAllocateAligned(arena, sizeof(SkipListIterator), 0, nullptr);
+    return new (memory) SkipListIterator(this);
+  }
+
+  // Reads (any thread). Compare(entry, key): the order of an entry and an internal key.
+  int Compare(const char* entry, const rocksdb::Slice& key) const {
+    if (!bytewise_) return compare_(entry, key);
+    const int r = CompareInternalKeys(EntryKey(entry), key);
+    if (g_check_comparisons.load(std::memory_order_relaxed)) {
+      const int rocks = compare_(entry, key);
+      if (Sign(r) != Sign(rocks)) ComparisonMismatch(r, rocks);
+    }
+    return r;
+  }
+  // The first node at or after `key`, or nullptr.
+  Node* FindGreaterOrEqual(const rocksdb::Slice& key) const {
+    Node* x = head_;
+    int level = max_height_.load(std::memory_order_relaxed) - 1;
+    Node* known_after = nullptr;  // a node already compared as >= key at a level above
+    while (true) {
+      Node* next = x->Next(level);
+      const int r = (next == nullptr || next == known_after) ? 1 : Compare(next->entry, key);
+      if (r < 0) {
+        x = next;
+      } else if (r == 0 || level == 0) {
+        return next;
+      } else {
+        known_after = next;
+        --level;
+      }
+    }
+  }
+  // The last node before `key`, or nullptr.
+  Node* FindLessThan(const rocksdb::Slice& key) const {
+    Node* x = head_;
+    int level = max_height_.load(std::memory_order_relaxed) - 1;
+    Node* known_after = nullptr;
+    while (true) {
+      Node* next = x->Next(level);
+      if (next != nullptr && next != known_after && Compare(next->entry, key) < 0) {
+        x = next;
+      } else if (level == 0) {
+        return x == head_ ? nullptr : x;
+      } else {
+        known_after = next;
+        --level;
+      }
+    }
+  }
+  Node* First() const { return head_->Next(0); }
+  Node* Last() const {
+    Node* x = head_;
+    int level = max_height_.load(std::memory_order_relaxed) - 1;
+    while (true) {
+      Node* next = x->Next(level);
+      if (next != nullptr) {
+        x = next;
+      } else if (level == 0) {
+        return x == head_ ? nullptr : x;
+      } else {
+        --level;
+      }
+    }
+  }
+
+ private:
+  static char* Align(char* p, size_t alignment) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    return p + ((alignment - address % alignment) % alignment);
+  }
+
+  // A node of `height` links with room for an entry of `len` bytes (*buf), from the arena.
+  Node* NewNode(int height, size_t len, char** buf) {
+    const size_t header = sizeof(Node) + sizeof(std::atomic<Node*>) * static_cast<size_t>(height);
+    char* raw = nullptr;
+    MemTableRep::Allocate(header + len + alignof(Node) - 1, &raw);
+    char* at = Align(raw, alignof(Node));
+    auto* node = new (at) Node();
+    node->height = height;
+    for (int i = 0; i < height; ++i) new (&node->Links()[i]) std::atomic<Node*>(nullptr);
+    node->entry = at + header;
+    if (buf != nullptr) *buf = at + header;
+    return node;
+  }
+
+  // 1 + the number of times a 1/kBranching chance comes up in a row (the writer's only).
+  int RandomHeight() {
+    int height = 1;
+    while (height < kMaxHeight) {
+      random_ ^= random_ << 13;
+      random_ ^= random_ >> 7;
+      random_ ^= random_ << 17;
+      if (random_ % kBranching != 0) break;
+      ++height;
+    }
+    return height;
+  }
+
+  // The node before which `key` goes at `level`, from `before` on (which is before it): sets
+  // *prev and *next.
+  void FindAtLevel(const rocksdb::Slice& key, Node* before, int level, Node** prev,
+                   Node** next) const {
+    Node* n = before->Next(level);
+    while (n != nullptr && Compare(n->entry, key) < 0) {
+      before = n;
+      n = n->Next(level);
+    }
+    *prev = before;
+    *next = n;
+  }
+
+  // The writer. Makes `splice` the path of `x` at every level up to the list's height, reusing
+  // the levels where it still brackets x, then links x in from the bottom up.
+  bool Insert(Node* x, Splice* splice) {
+    const rocksdb::Slice key = EntryKey(x->entry);
+    int list_height = max_height_.load(std::memory_order_relaxed);
+    if (x->height > list_height) {
+      // Readers that see the new height before the links at it find nullptr there and go down.
+      list_height = x->height;
+      max_height_.store(list_height, std::memory_order_relaxed);
+    }
+    // The lowest level whose pair still brackets x (still adjacent, prev < x < next); the
+    // levels below it are searched again from there. A level's prev is never after the prev of
+    // the level below it, so the levels above stay on x's left.
+    int valid = 0;
+    if (splice->height < list_height) {
+      valid = list_height;
+      splice->height = list_height;
+    } else {
+      while (valid < list_height) {
+        Node* p = splice->prev[valid];
+        Node* n = splice->next[valid];
+        if (p->Next(valid) != n || (p != head_ && Compare(p->entry, key) >= 0) ||
+            (n != nullptr && Compare(n->entry, key) <= 0)) {
+          ++valid;
+        } else {
+          break;
+        }
+      }
+    }
+    if (valid == list_height) {
+      splice->prev[list_height] = head_;
+      splice->next[list_height] = nullptr;
+    }
+    for (int level = valid - 1; level >= 0; --level) {
+      FindAtLevel(key, splice->prev[level + 1], level, &splice->prev[level], &splice->next[level]);
+    }
+    // An equal entry is next to x at level 0 (it cannot be before: prev < x).
+    if (splice->next[0] != nullptr && Compare(splice->next[0]->entry, key) == 0) return false;
+    for (int level = 0; level < x->height; ++level) {
+      if (level >= valid && splice->prev[level]->Next(level) != splice->next[level]) {
+        // Above the levels searched, a pair whose nodes are no longer adjacent: step forward.
+        FindAtLevel(key, splice->prev[level], level, &splice->prev[level], &splice->next[level]);
+      }
+      x->Links()[level].store(splice->next[level], std::memory_order_relaxed);
+      splice->prev[level]->Link(level, x);
+      splice->prev[level] = x;
+    }
+    return true;
+  }
+
+  const KeyComparator& compare_;
+  const bool bytewise_;
+  Node* head_ = nullptr;
+  std::atomic<int> max_height_{1};
+  Splice splice_;  // the path of the last insert without a hint
+  uint64_t random_ = 0x9e3779b97f4a7c15ull;
+};
+
+void SkipListIterator::Prev() { node_ = list_->FindLessThan(EntryKey(node_->entry)); }
+void SkipListIterator::Seek(const rocksdb::Slice& internal_key, const char* /*memtable_key*/) {
+  node_ = list_->FindGreaterOrEqual(internal_key);
+}
+void SkipListIterator::SeekForPrev(const rocksdb::Slice& internal_key,
+                                   const char* /*memtable_key*/) {
+  // The last entry at or before the key.
+  Seek(internal_key, nullptr);
+  if (node_ == nullptr) {
+    SeekToLast();
+  } else if (list_->Compare(node_->entry, internal_key) > 0) {
+    Prev();
+  }
+}
+void SkipListIterator::SeekToFirst() { node_ = list_->First(); }
+void SkipListIterator::SeekToLast() { node_ = list_->Last(); }
+
+class SkipListFactory final : public rocksdb::MemTableRepFactory {
+ public:
+  explicit SkipListFactory(bool bytewise) : bytewise_(bytewise) {}
+  using rocksdb::MemTableRepFactory::CreateMemTableRep;
+  rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
+                                          rocksdb::Allocator* allocator,
+                                          const rocksdb::SliceTransform* /*prefix*/,
+                                          rocksdb::Logger* /*logger*/) override {
+    return new SkipListMemTable(compare, allocator, bytewise_);
+  }
+  const char* Name() const override { return "RockcacheSkipListFactory"; }
+  bool IsInsertConcurrentlySupported() const override { return false; }
+  bool CanHandleDuplicatedKey() const override { return true; }
+
+ private:
+  const bool bytewise_;
+};
+
+}  // namespace
+
+std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys) {
+  return std::make_shared<SkipListFactory>(bytewise_keys);
+}
+
+void SetMemTableComparisonCheck(bool on) {
+  g_check_comparisons.store(on, std::memory_order_relaxed);
+}
+
+}  // namespace rockcache::storage

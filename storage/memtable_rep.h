@@ -1,0 +1,46 @@
+// storage/memtable_rep — rockcache's memtable representation for RocksDB: a skip list.
+//
+// Why: RocksDB keeps each column family's recent writes in a memtable, an ordered structure
+// behind its MemTableRep interface (rocksdb/memtablerep.h); the default is its own skip list.
+// Debian's librocksdb is built with its assertions on, and that skip list checks the order of the
+// nodes around every step of a search: three key comparisons a step instead of one, each two
+// virtual calls deep. In callgrind the memtable insert was ~15k of a spread SET's ~28k
+// instructions at pipeline 16, and the tombstone inserts most of a pop's. This is the same
+// structure compiled with our flags, comparing keys inline for the bytewise order every rockcache
+// column family uses (`rocksdb-memtable`, config/config.cc, chooses it; `rocksdb` is RocksDB's).
+//
+// Contract (RocksDB's SkipListRep's, without concurrent inserts):
+// - One writer at a time: the DB must run with DBOptions::allow_concurrent_memtable_write =
+//   false (RocksDB refuses to open otherwise: the factory says inserts are not concurrent). Any
+//   number of readers and iterators run beside the writer without locks: a node is written
+//   whole before a release store links it, and readers follow links with acquire loads.
+// - Entries are never removed; their memory is the memtable's arena and goes with it.
+// - An entry is RocksDB's memtable record: varint32 length, internal key (user key, then the
+//   8-byte sequence/type trailer), value. Order: user keys bytewise ascending, then sequence
+//   numbers descending, the value type ignored (MemTable::KeyComparator). Inserting an entry
+//   equal to one present is refused (InsertKey returns false), as RocksDB's skip list does.
+// - Insert hints (memtable_insert_with_hint_prefix_extractor, storage/rocks_store.cc): a hint is
+//   the search path of the last insert with the same prefix, so a run of inserts into one
+//   collection starts where the previous one ended; inserts without a hint share one path.
+// - Relies on one symbol of librocksdb outside its public headers, rocksdb::Arena::
+//   AllocateAligned (memtable iterators live in the reading iterator's arena, as RocksDB's own
+//   memtables' do); the build fails to link if a librocksdb lacks it.
+#pragma once
+
+#include <memory>
+
+namespace rocksdb {
+class MemTableRepFactory;
+}
+
+namespace rockcache::storage {
+
+// The factory for column families whose comparator is the default (bytewise) one. With
+// `bytewise_keys` false, keys are compared by RocksDB's comparator (any order), at its cost.
+std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys = true);
+
+// Tests: while on, every key comparison of a bytewise memtable is also made by RocksDB's
+// comparator, and a disagreement aborts the process.
+void SetMemTableComparisonCheck(bool on);
+
+}  // namespace rockcache::storage

@@ -1,0 +1,245 @@
+// storage/memtable_rep: rockcache's skip list behind RocksDB, checked against RocksDB's own
+// memtable. Two databases get the same random writes (puts, deletes, many versions of few keys,
+// with and without insert hints) and must answer every read the same way: point reads at
+// snapshots, full scans both ways, Seek / SeekForPrev with and without bounds. Every key
+// comparison is also checked against RocksDB's comparator (SetMemTableComparisonCheck). A
+// second test reads while one thread writes.
+#include "storage/memtable_rep.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/slice_transform.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/storage/store_fixture.h"
+
+using rockcache::storage::NewSkipListMemTableFactory;
+using rockcache::storage::SetMemTableComparisonCheck;
+using rockcache::storage::testing::TempDir;
+
+namespace {
+
+struct Db {
+  Db(const std::string& path, bool ours, bool hints) {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    options.write_buffer_size = 64 << 20;  // everything stays in the memtable
+    if (ours) {
+      options.memtable_factory = NewSkipListMemTableFactory();
+      options.allow_concurrent_memtable_write = false;
+    }
+    if (hints) {
+      options.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(2));
+    }
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    db.reset(raw);
+  }
+  std::unique_ptr<rocksdb::DB> db;
+};
+
+// Keys of a few prefixes and lengths (one a prefix of another), so order edge cases come up.
+std::string RandomKey(std::mt19937_64& rng) {
+  static const std::string kPrefixes[] = {"a", "aa", "ab", std::string("b\xff", 2),
+                                          std::string("c\0", 2)};
+  std::string key = kPrefixes[rng() % 5];
+  const int n = static_cast<int>(rng() % 4);
+  for (int i = 0; i < n; ++i) key.push_back(static_cast<char>('0' + rng() % 4));
+  return key;
+}
+
+std::vector<std::string> Scan(rocksdb::DB* db, const rocksdb::ReadOptions& ro, bool backward) {
+  std::vector<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+  if (backward) {
+    for (it->SeekToLast(); it->Valid(); it->Prev()) {
+      out.push_back(it->key().ToString() + "=" + it->value().ToString());
+    }
+  } else {
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      out.push_back(it->key().ToString() + "=" + it->value().ToString());
+    }
+  }
+  REQUIRE(it->status().ok());
+  return out;
+}
+
+// Seek (or SeekForPrev) to `target`, then up to 3 steps on (or back, or both ways).
+std::vector<std::string> SeekAndStep(rocksdb::DB* db, const rocksdb::ReadOptions& ro,
+                                     const std::string& target, int mode) {
+  std::vector<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+  if (mode % 2 == 0) {
+    it->Seek(target);
+  } else {
+    it->SeekForPrev(target);
+  }
+  for (int i = 0; i < 4 && it->Valid(); ++i) {
+    out.push_back(it->key().ToString());
+    if (mode < 2) {
+      it->Next();
+    } else {
+      it->Prev();
+    }
+  }
+  REQUIRE(it->status().ok());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("memtable_rep answers every read as RocksDB's memtable does", "[storage][memtable]") {
+  SetMemTableComparisonCheck(true);
+  for (bool hints : {false, true}) {
+    INFO("insert hints: " << hints);
+    TempDir dir_ours;
+    TempDir dir_rocks;
+    Db ours(dir_ours.path(), true, hints);
+    Db rocks(dir_rocks.path(), false, hints);
+    std::mt19937_64 rng(hints ? 7 : 11);
+    std::vector<const rocksdb::Snapshot*> snaps_ours;
+    std::vector<const rocksdb::Snapshot*> snaps_rocks;
+    for (int step = 0; step < 4000; ++step) {
+      const std::string key = RandomKey(rng);
+      const uint64_t op = rng() % 10;
+      if (op < 6) {
+        const std::string value = std::to_string(step);
+        REQUIRE(ours.db->Put(rocksdb::WriteOptions(), key, value).ok());
+        REQUIRE(rocks.db->Put(rocksdb::WriteOptions(), key, value).ok());
+      } else if (op < 8) {
+        REQUIRE(ours.db->Delete(rocksdb::WriteOptions(), key).ok());
+        REQUIRE(rocks.db->Delete(rocksdb::WriteOptions(), key).ok());
+      } else if (op == 8) {  // a batch of several keys, some repeated
+        rocksdb::WriteBatch batch;
+        for (int i = 0; i < 6; ++i) {
+          const std::string k = RandomKey(rng);
+          if (rng() % 3 == 0) {
+            REQUIRE(batch.Delete(k).ok());
+          } else {
+            REQUIRE(batch.Put(k, "b" + std::to_string(step)).ok());
+          }
+        }
+        REQUIRE(ours.db->Write(rocksdb::WriteOptions(), &batch).ok());
+        REQUIRE(rocks.db->Write(rocksdb::WriteOptions(), &batch).ok());
+      } else if (snaps_ours.size() < 8) {
+        snaps_ours.push_back(ours.db->GetSnapshot());
+        snaps_rocks.push_back(rocks.db->GetSnapshot());
+      }
+      if (step % 50 != 0) continue;
+      // Reads: now and at every snapshot.
+      for (size_t s = 0; s <= snaps_ours.size(); ++s) {
+        rocksdb::ReadOptions ro_ours;
+        rocksdb::ReadOptions ro_rocks;
+        if (s < snaps_ours.size()) {
+          ro_ours.snapshot = snaps_ours[s];
+          ro_rocks.snapshot = snaps_rocks[s];
+        }
+        for (int i = 0; i < 10; ++i) {
+          const std::string k = RandomKey(rng);
+          std::string v_ours;
+          std::string v_rocks;
+          rocksdb::Status a = ours.db->Get(ro_ours, k, &v_ours);
+          rocksdb::Status b = rocks.db->Get(ro_rocks, k, &v_rocks);
+          REQUIRE(a.code() == b.code());
+          REQUIRE(v_ours == v_rocks);
+        }
+        REQUIRE(Scan(ours.db.get(), ro_ours, false) == Scan(rocks.db.get(), ro_rocks, false));
+        REQUIRE(Scan(ours.db.get(), ro_ours, true) == Scan(rocks.db.get(), ro_rocks, true));
+        for (int i = 0; i < 8; ++i) {
+          const std::string target = RandomKey(rng);
+          const int mode = static_cast<int>(rng() % 4);
+          std::string lower = RandomKey(rng);
+          std::string upper = RandomKey(rng);
+          if (upper < lower) std::swap(lower, upper);
+          rocksdb::Slice lo(lower);
+          rocksdb::Slice hi(upper);
+          if (i % 2 == 1) {
+            ro_ours.iterate_lower_bound = ro_rocks.iterate_lower_bound = &lo;
+            ro_ours.iterate_upper_bound = ro_rocks.iterate_upper_bound = &hi;
+          }
+          REQUIRE(SeekAndStep(ours.db.get(), ro_ours, target, mode) ==
+                  SeekAndStep(rocks.db.get(), ro_rocks, target, mode));
+          ro_ours.iterate_lower_bound = ro_rocks.iterate_lower_bound = nullptr;
+          ro_ours.iterate_upper_bound = ro_rocks.iterate_upper_bound = nullptr;
+        }
+      }
+    }
+    for (const auto* s : snaps_ours) ours.db->ReleaseSnapshot(s);
+    for (const auto* s : snaps_rocks) rocks.db->ReleaseSnapshot(s);
+    // The same after both memtables are flushed (the skip list's iterator fed the flush).
+    REQUIRE(ours.db->Flush(rocksdb::FlushOptions()).ok());
+    REQUIRE(rocks.db->Flush(rocksdb::FlushOptions()).ok());
+    REQUIRE(Scan(ours.db.get(), rocksdb::ReadOptions(), false) ==
+            Scan(rocks.db.get(), rocksdb::ReadOptions(), false));
+  }
+  SetMemTableComparisonCheck(false);
+}
+
+TEST_CASE("memtable_rep: readers see a consistent list while one thread writes",
+          "[storage][memtable]") {
+  TempDir dir;
+  Db ours(dir.path(), true, true);
+  constexpr int kKeys = 20000;
+  std::atomic<int> written{0};
+  std::atomic<bool> failed{false};
+  auto key_of = [](int i) {
+    // Spread over the key space, not in insert order.
+    const unsigned h = static_cast<unsigned>(i) * 2654435761u;
+    return "k" + std::to_string(h % 1000) + ":" + std::to_string(i);
+  };
+  std::thread writer([&] {
+    for (int i = 0; i < kKeys; ++i) {
+      if (!ours.db->Put(rocksdb::WriteOptions(), key_of(i), std::to_string(i)).ok()) {
+        failed = true;
+      }
+      written.store(i + 1, std::memory_order_release);
+    }
+  });
+  std::vector<std::thread> readers;
+  std::atomic<int> scans{0};
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937 rng(static_cast<unsigned>(r));
+      while (written.load(std::memory_order_acquire) < kKeys && !failed) {
+        const int seen = written.load(std::memory_order_acquire);
+        // Every key written before the read is found, with its value.
+        if (seen > 0) {
+          const int i = static_cast<int>(rng() % static_cast<unsigned>(seen));
+          std::string value;
+          if (!ours.db->Get(rocksdb::ReadOptions(), key_of(i), &value).ok() ||
+              value != std::to_string(i)) {
+            failed = true;
+          }
+        }
+        // A scan is in order and holds at least what was written before it began.
+        std::unique_ptr<rocksdb::Iterator> it(ours.db->NewIterator(rocksdb::ReadOptions()));
+        std::string last;
+        int count = 0;
+        for (it->SeekToFirst(); it->Valid(); it->Next()) {
+          if (count > 0 && !(last < it->key().ToString())) failed = true;
+          last = it->key().ToString();
+          ++count;
+        }
+        if (count < seen) failed = true;
+        scans.fetch_add(1);
+      }
+    });
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  CHECK(scans.load() > 0);
+  REQUIRE_FALSE(failed.load());
+  std::unique_ptr<rocksdb::Iterator> it(ours.db->NewIterator(rocksdb::ReadOptions()));
+  int count = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+  REQUIRE(count == kKeys);
+}
