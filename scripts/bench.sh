@@ -10,7 +10,7 @@
 # BENCH_SECTIONS (default "default drain instructions pool-modes cache pool mlfq"); the mlfq
 # section's sizes: MLFQ_KEYS, MLFQ_ITEMS, MLFQ_N (scripts/mlfq-bench.sh).
 # BENCH_QUICK=1: a reduced run (a few minutes) with the same sections and tables: 5,000 requests
-# per test, drains of 10,000, instructions per request of SET and GET (miss) at pipeline 1 and
+# per test, drains of 10,000 (5,000 under callgrind), instructions per request of SET and GET (miss) at pipeline 1 and
 # 16 only, one small cache round, pool-bench --quick, a small mlfq mix. Any variable set
 # explicitly still wins. The full run takes well over an hour on 2 cores (each instructions cell
 # is two callgrind runs).
@@ -19,11 +19,11 @@ cd "$(dirname "$0")/.."
 SERVER=${ROCKCACHE_SERVER:-build/rockcache-server}
 POOL_BENCH=${POOL_BENCH:-build/pool-bench}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-  : "${BENCH_N:=5000}" "${DRAIN_N:=10000}" "${BENCH_CACHE_KEYS:=50000}"
+  : "${BENCH_N:=5000}" "${DRAIN_N:=10000}" "${DRAIN_IR_N:=5000}" "${BENCH_CACHE_KEYS:=50000}"
   : "${BENCH_CACHE_RANGE:=10000}" "${BENCH_CACHE_N:=50000}" "${BENCH_CACHE_ROUNDS:=1}"
   : "${IPR_TESTS:=set get-miss}" "${N1:=5000}" "${N2:=10000}" "${POOL_BENCH_ARGS:=--quick}"
   : "${MLFQ_KEYS:=100000}" "${MLFQ_ITEMS:=20000}" "${MLFQ_N:=10000}"
-  export DRAIN_N IPR_TESTS N1 N2 MLFQ_KEYS MLFQ_ITEMS MLFQ_N
+  export DRAIN_N DRAIN_IR_N IPR_TESTS N1 N2 MLFQ_KEYS MLFQ_ITEMS MLFQ_N
 fi
 N=${BENCH_N:-50000}
 CLIENTS=${BENCH_CLIENTS:-50}
@@ -238,7 +238,8 @@ section_cache() {
 }
 
 # Fill then drain 100,000 members (ZPOPMIN, SPOP, LPOP): drain speed over fill speed, for
-# rockcache (and BASELINE_SERVER) beside redis-server. The script starts each server itself.
+# rockcache (and BASELINE_SERVER) beside redis-server, then instructions per fill and per pop
+# (DRAIN_IR_N members, default 20,000). The scripts start each server themselves.
 section_drain() {
   local n=${DRAIN_N:-100000} bin
   local spec baseline_bins=()
@@ -247,6 +248,13 @@ section_drain() {
     echo
     echo "== drain: fill then pop $n: scripts/drain-bench.sh $bin PORT $n"
     DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-60} scripts/drain-bench.sh "$bin" "$(free_port)" "$n" || true
+  done
+  # The same in instructions (callgrind; deterministic where the rates above move by +-20%).
+  local ni=${DRAIN_IR_N:-20000}
+  for bin in "$SERVER" "${baseline_bins[@]}" "$(command -v redis-server)"; do
+    echo
+    echo "== drain instructions: fill then pop $ni: scripts/drain-instructions.sh $bin PORT $ni"
+    scripts/drain-instructions.sh "$bin" "$(free_port)" "$ni" || true
   done
 }
 
