@@ -22,22 +22,29 @@
 // - Insert hints (memtable_insert_with_hint_prefix_extractor, storage/rocks_store.cc): a hint is
 //   the search path of the last insert with the same prefix, so a run of inserts into one
 //   collection starts where the previous one ended; inserts without a hint share one path.
-// - Relies on one symbol of librocksdb outside its public headers, rocksdb::Arena::
-//   AllocateAligned (memtable iterators live in the reading iterator's arena, as RocksDB's own
-//   memtables' do); the build fails to link if a librocksdb lacks it.
+// - Relies on two things of librocksdb outside its public headers: the symbol
+//   rocksdb::Arena::AllocateAligned (memtable iterators live in the reading iterator's arena, as
+//   RocksDB's own memtables' do; the build fails to link if a librocksdb lacks it), and the
+//   layout of rocksdb::LookupKey, whose first member points at the memtable key a point read
+//   looks for (MemTableKeyOf; the unit test builds a LookupKey with librocksdb's constructor
+//   and checks it).
 #pragma once
 
 #include <memory>
 
 namespace rocksdb {
+class LookupKey;
 class MemTableRepFactory;
-}
+}  // namespace rocksdb
 
 namespace rockcache::storage {
 
 // The factory for column families whose comparator is the default (bytewise) one. With
 // `bytewise_keys` false, keys are compared by RocksDB's comparator (any order), at its cost.
 std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys = true);
+
+// The memtable key (varint32 length, then the internal key) of a point read's LookupKey.
+const char* MemTableKeyOf(const rocksdb::LookupKey& key);
 
 // Tests: while on, every key comparison of a bytewise memtable is also made by RocksDB's
 // comparator, and a disagreement aborts the process.

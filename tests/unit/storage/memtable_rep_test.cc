@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -20,6 +21,14 @@
 
 #include "tests/unit/storage/store_fixture.h"
 
+// librocksdb's LookupKey constructor and destructor (exported; the class is in a private
+// header), called as the free functions they compile to, to check MemTableKeyOf's layout.
+void RocksLookupKeyConstruct(
+    void* self, const rocksdb::Slice& user_key, uint64_t sequence,
+    const rocksdb::Slice* timestamp) __asm__("_ZN7rocksdb9LookupKeyC1ERKNS_5SliceEmPS2_");
+void RocksLookupKeyDestruct(void* self) __asm__("_ZN7rocksdb9LookupKeyD1Ev");
+
+using rockcache::storage::MemTableKeyOf;
 using rockcache::storage::NewSkipListMemTableFactory;
 using rockcache::storage::SetMemTableComparisonCheck;
 using rockcache::storage::testing::TempDir;
@@ -96,6 +105,31 @@ std::vector<std::string> SeekAndStep(rocksdb::DB* db, const rocksdb::ReadOptions
 }
 
 }  // namespace
+
+TEST_CASE("memtable_rep reads a LookupKey's memtable key where librocksdb puts it",
+          "[storage][memtable]") {
+  for (size_t length : {size_t{1}, size_t{16}, size_t{300}}) {  // 300: past LookupKey's buffer
+    const std::string user_key(length, 'k');
+    alignas(16) unsigned char lookup[1024];  // LookupKey is 3 pointers and 200 bytes
+    const rocksdb::Slice user(user_key);
+    RocksLookupKeyConstruct(lookup, user, 42, nullptr);
+    const auto* p = reinterpret_cast<const unsigned char*>(
+        MemTableKeyOf(*reinterpret_cast<rocksdb::LookupKey*>(lookup)));
+    // varint32 of the internal key's length, the user key, then (42 << 8 | a value type).
+    uint32_t internal_length = p[0] & 127;
+    size_t header = 1;
+    if (p[0] >= 128) {
+      internal_length |= static_cast<uint32_t>(p[1] & 127) << 7;
+      header = 2;
+    }
+    CHECK(internal_length == length + 8);
+    CHECK(std::string(reinterpret_cast<const char*>(p + header), length) == user_key);
+    uint64_t trailer = 0;
+    std::memcpy(&trailer, p + header + length, 8);
+    CHECK((trailer >> 8) == 42);
+    RocksLookupKeyDestruct(lookup);
+  }
+}
 
 TEST_CASE("memtable_rep answers every read as RocksDB's memtable does", "[storage][memtable]") {
   SetMemTableComparisonCheck(true);
