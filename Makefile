@@ -29,6 +29,7 @@ INTEG_TESTS = $(BUILD)/integration-tests
 POOL_BENCH  = $(BUILD)/pool-bench
 # The mlfq bench's heavy load generator (scripts/mlfq-bench.sh): a plain socket client.
 HEAVY_CLIENT = $(BUILD)/heavy-client
+MEMTABLE_BENCH = $(BUILD)/memtable-bench
 
 DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev libfmt-dev \
                libhiredis-dev catch2 redis-tools
@@ -46,7 +47,7 @@ TEST_PACKAGES = redis-server python3-redis python3-rq
         compose-test
 
 all: build
-build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH) $(HEAVY_CLIENT)
+build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH) $(HEAVY_CLIENT) $(MEMTABLE_BENCH)
 
 # Installs the Debian packages that are missing (apt-get update runs once, only when needed).
 deps:
@@ -74,6 +75,9 @@ $(POOL_BENCH): $(BENCH_SRCS:%.cc=$(BUILD)/%.o) $(BUILD)/librockcache.a
 
 $(HEAVY_CLIENT): $(BUILD)/tests/bench/heavy_client/heavy_client.o
 	$(CXX) $(LDFLAGS) $^ -o $@
+
+$(MEMTABLE_BENCH): $(BUILD)/tests/bench/memtable/memtable_bench.o $(BUILD)/librockcache.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 run: deps
 	@$(MAKE) --no-print-directory $(SERVER)
