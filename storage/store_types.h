@@ -20,7 +20,7 @@ struct Options {
   std::string dir = "./data";  // RocksDB directory; created if missing
   bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
   uint64_t block_cache_bytes = 64ull << 20;
-  uint64_t write_buffer_bytes = 64ull << 20;
+  uint64_t write_buffer_bytes = 16ull << 20;
   std::string compression = "lz4";  // none | snappy | lz4 | zstd
   int max_background_jobs = 2;
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
