@@ -11,9 +11,9 @@
 //    stall every other. (Group commit runs a whole network-loop pass as one task, so more
 //    workers than that buys no parallelism, only contention.)
 //  * workers_per_list = threads when threads <= 4 (one list: whichever worker is free takes
-//    the next chain; no chain waits behind a busy worker while another idles), else 2.
+//    the next task; no task waits behind a busy worker while another idles), else 2.
 //  * spin_count 200, max_yield_usec 100 only when a core is spare for an idle worker to spin
-//    on: cores >= net_threads + 3 (the network threads, the worker running the current chain,
+//    on: cores >= net_threads + 3 (the network threads, the worker running the current task,
 //    RocksDB's flush/compaction thread, and then one to spin). Otherwise 0 and 0: an idle worker
 //    blocks at once; a futex wake (~3-10 us) is cheaper than the core a spinner would steal.
 //  * cores is the number of CPUs this process may run on (sched_getaffinity: taskset, cpusets,

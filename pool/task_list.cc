@@ -76,22 +76,47 @@ void TaskList::NotifyRoom() {
   room_cv_.notify_all();
 }
 
-Task* TaskList::TryTakeAll() {
-  // A plain load first: an idle spinner must not keep stealing the line from producers.
-  if (head_.load(std::memory_order_relaxed) == nullptr) return nullptr;
-  Task* newest = head_.exchange(nullptr, std::memory_order_acquire);
-  Task* oldest = nullptr;
-  int64_t n = 0;
-  while (newest != nullptr) {  // reverse: the stack is newest first, we run oldest first
-    Task* next = TaskAccess::Next(newest);
-    TaskAccess::Next(newest) = oldest;
-    oldest = newest;
-    newest = next;
-    ++n;
+Task* TaskList::TryTakeOldest(bool* left_work) {
+  // Plain loads first: an idle spinner must not keep stealing the lines from producers.
+  if (taken_count_.load(std::memory_order_relaxed) == 0 &&
+      head_.load(std::memory_order_relaxed) == nullptr) {
+    return nullptr;
   }
+  Task* task = nullptr;
+  int64_t left = 0;
+  {
+    std::lock_guard<std::mutex> lock(taken_mu_);
+    int64_t count = taken_count_.load(std::memory_order_relaxed);
+    if (taken_front_ == nullptr) {
+      Task* newest = head_.exchange(nullptr, std::memory_order_acquire);
+      Task* oldest = nullptr;
+      Task* back = newest;
+      while (newest != nullptr) {  // reverse: the stack is newest first, we run oldest first
+        Task* next = TaskAccess::Next(newest);
+        TaskAccess::Next(newest) = oldest;
+        oldest = newest;
+        newest = next;
+        ++count;
+      }
+      taken_front_ = oldest;
+      taken_back_ = back;
+    }
+    if (taken_front_ != nullptr) {
+      task = taken_front_;
+      taken_front_ = TaskAccess::Next(task);
+      if (taken_front_ == nullptr) taken_back_ = nullptr;
+      TaskAccess::Next(task) = nullptr;
+      --count;
+    }
+    left = count;
+    // seq_cst: Dekker with BlockForWork (fetch_add(sleepers_) then HasWork's load of it).
+    taken_count_.store(count, std::memory_order_seq_cst);
+  }
+  if (task == nullptr) return nullptr;
   // seq_cst: Dekker with WaitForRoom (fetch_sub(depth_) then load(room_waiters_) in RunWorker).
-  if (n > 0) depth_.fetch_sub(n, std::memory_order_seq_cst);
-  return oldest;
+  depth_.fetch_sub(1, std::memory_order_seq_cst);
+  *left_work = left > 0;
+  return task;
 }
 
 TaskList::Taken TaskList::Take(WorkerState* w, bool drain) {
@@ -99,7 +124,7 @@ TaskList::Taken TaskList::Take(WorkerState* w, bool drain) {
   if (sched_ == nullptr || sched_->HighActive() == 0) {
     w->hold = false;
     Taken t;
-    t.chain = TryTakeAll();
+    t.chain = TryTakeOldest(&t.left_work);
     return t;
   }
   if (!TakesHigh()) {
@@ -107,7 +132,7 @@ TaskList::Taken TaskList::Take(WorkerState* w, bool drain) {
     // level-0 time in the shares.
     w->hold = false;
     Taken t;
-    t.chain = TryTakeAll();
+    t.chain = TryTakeOldest(&t.left_work);
     t.chosen = t.chain != nullptr;
     return t;
   }
@@ -128,7 +153,7 @@ TaskList::Taken TaskList::TakeMixed(WorkerState* w, bool drain) {
     t.chosen = true;
   } else if (c.kind == Choice::kLevel0) {
     w->hold = false;
-    t.chain = TryTakeAll();  // nullptr if a list-mate was faster
+    t.chain = TryTakeOldest(&t.left_work);  // nullptr if a list-mate was faster
     t.chosen = true;
   } else {
     w->hold = sched_->HighQueued() > 0;
@@ -149,6 +174,11 @@ void TaskList::RunWorker(WorkerStats* stats) {
       if (t.chain == nullptr) continue;  // stopped (returns above next time) or a hold timeout
     }
     if (room_waiters_.load(std::memory_order_seq_cst) > 0) NotifyRoom();
+    // Dekker with BlockForWork: taken_count_ (stored seq_cst in TryTakeOldest) then sleepers_.
+    if (t.left_work && spinners_.load(std::memory_order_seq_cst) == 0 &&
+        sleepers_.load(std::memory_order_seq_cst) > 0) {
+      WakeOne();  // a list-mate takes the next task instead of waiting behind this one
+    }
     stats->RunChain(t.chain, t.level,
                     tunables_->mlfq.load(std::memory_order_relaxed) ? clients_ : nullptr, sched_,
                     t.chosen);
@@ -301,6 +331,16 @@ Task* TaskList::Close() {
     TaskAccess::Next(newest) = oldest;
     oldest = newest;
     newest = next;
+  }
+  // Tasks a worker took off the stack but nobody ran (none once every worker returned from
+  // RunWorker; kept for safety) go first: they are older.
+  std::lock_guard<std::mutex> lock(taken_mu_);
+  if (taken_front_ != nullptr) {
+    TaskAccess::Next(taken_back_) = oldest;
+    oldest = taken_front_;
+    taken_front_ = nullptr;
+    taken_back_ = nullptr;
+    taken_count_.store(0, std::memory_order_relaxed);
   }
   depth_.store(0, std::memory_order_relaxed);
   return oldest;

@@ -10,7 +10,8 @@
 //  * Mode::kAdaptive (default). ceil(threads / workers_per_list) lock-free multi-producer lists;
 //    `workers_per_list` workers share each list. A producer links its task at the list head with
 //    one compare-and-swap (seq_cst; release publishes the task's fields). A worker takes the
-//    whole chain at once with one exchange (acquire), reverses it and runs it oldest first. An
+//    whole stack at once with one exchange (acquire), reverses it onto the list's backlog and
+//    runs the backlog's oldest task; list-mates take the next ones (one task at a time). An
 //    idle worker spins, then yields, then blocks on the list's condition variable (the three
 //    phases and their numbers are explained in pool/task_list.cc). A push never gets lost by a
 //    worker about to block: the worker increments the list's sleeper count and re-checks the
@@ -25,13 +26,13 @@
 // Ordering: with one worker per list (workers_per_list == 1, or threads == 1), tasks submitted
 // with the same non-zero hint (or, in classic mode with threads == 1, all tasks) run in the order
 // their Submit calls were linked in: one producer's tasks run in its submission order. When
-// several workers share a list, each takes whole chains, so two chains of one list may run
-// concurrently; a worker holding a long chain keeps it (no stealing back), which can leave its
-// list-mate idle for the length of that chain. Accepted: tasks are short, and the next push goes
-// to whichever list-mate is free.
+// several workers share a list, each takes the oldest waiting task, so tasks of one list run
+// concurrently, started in push order; a task never waits behind another one while a list-mate
+// is free (pool/task_list.h: the backlog). Across lists there is no stealing
+// (pool/work_stealing.md).
 //
 // Backpressure: each list keeps an approximate depth (incremented before the push, decremented
-// when a worker takes a chain). A producer that finds its list deeper than queue_slow_size
+// when a worker takes the task). A producer that finds its list deeper than queue_slow_size
 // yields once; one that finds it at queue_max_size waits until a worker drains it below that.
 // Producers racing past the check may overshoot queue_max_size by one task each (so by at most
 // the number of concurrent producers); Submit calls from the pool's own worker threads and from

@@ -88,6 +88,48 @@ TEST_CASE("adaptive: one list per worker keeps each hint on one worker, in order
   }
 }
 
+// Tasks queued together are taken one at a time: a task stuck at the front of a burst does not
+// hold the tasks behind it while a list-mate is free (a worker used to take and run the whole
+// burst alone).
+TEST_CASE("adaptive: a stuck task does not strand the tasks queued behind it", "[pool]") {
+  Options o;
+  o.threads = 2;
+  o.workers_per_list = 2;
+  o.spin_count = 0;
+  o.max_yield_usec = 0;
+  o.mlfq = false;
+  o.heavy_lane = false;
+  auto pool = WorkerPool::Create(o);
+  // Both workers wait in a gate task while the burst queues up behind them.
+  Signal open_gates;
+  std::atomic<int> in_gates{0};
+  for (int i = 0; i < 2; ++i) {
+    pool->Submit(MakeTask([&] {
+      in_gates.fetch_add(1);
+      open_gates.Wait();
+    }));
+  }
+  REQUIRE(Eventually([&] { return in_gates.load() == 2; }));
+  Signal release_stuck;
+  std::atomic<bool> stuck_running{false};
+  pool->Submit(MakeTask([&] {
+    stuck_running.store(true);
+    release_stuck.Wait();
+  }));
+  constexpr int kBehind = 10;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < kBehind; ++i) pool->Submit(MakeTask([&] { ran.fetch_add(1); }));
+  open_gates.Set();
+  // Whichever worker takes the stuck task, the other runs all ten while it is stuck.
+  REQUIRE(Eventually([&] { return stuck_running.load(); }));
+  const bool all_ran = Eventually([&] { return ran.load() == kBehind; });
+  release_stuck.Set();
+  REQUIRE(all_ran);
+  REQUIRE(stuck_running.load());
+  pool->Shutdown();
+  REQUIRE(ran.load() == kBehind);
+}
+
 TEST_CASE("every task runs exactly once: 8 producers x 125,000 tasks", "[pool]") {
   const Mode mode = GENERATE(Mode::kAdaptive, Mode::kClassic);
   INFO("mode " << ModeName(mode));
