@@ -27,7 +27,7 @@
 //
 // MLFQ (pool/mlfq.h): the list holds level-0 tasks only. While the pool-wide ShareScheduler has
 // high-level (1-2) tasks queued or running, a worker asks it what to take (Take -> TakeMixed);
-// otherwise Take is TryTakeAll, as without the MLFQ. The wait phases treat queued high tasks as
+// otherwise Take is TryTakeOldest, as without the MLFQ. The wait phases treat queued high tasks as
 // work too, unless the scheduler told this worker to keep itself for level 0 ("hold"): then it
 // blocks with a timeout (kHoldPollNs) and asks again. A PushHigh wakes a sleeper with the same
 // Dekker pattern (high count, then sleepers_; see WorkerPool::Submit).
@@ -120,7 +120,7 @@ class TaskList {
   // front, after moving the stack onto its back when it is empty. Sets *left_work when tasks
   // are left behind (the caller wakes a list-mate once it holds no lock: BlockForWork holds mu_).
   Task* TryTakeOldest(bool* left_work);
-  // Level 0 or high work, as the MLFQ decides; TryTakeAll when no high work exists.
+  // Level 0 or high work, as the MLFQ decides; TryTakeOldest when no high work exists.
   Taken Take(WorkerState* w, bool drain);
   Taken TakeMixed(WorkerState* w, bool drain);
   // Something the worker should look at: a level-0 task, or a high one unless holding or
