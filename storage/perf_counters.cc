@@ -35,6 +35,7 @@ PerfCounts PerfScope::Read() const {
   c.next_on_memtable = p->next_on_memtable_count;
   c.prev_on_memtable = p->prev_on_memtable_count;
   c.block_read = p->block_read_count;
+  c.block_read_bytes = p->block_read_byte;
   c.get_from_memtable = p->get_from_memtable_count;
   c.user_key_comparison = p->user_key_comparison_count;
   return c;

@@ -25,7 +25,9 @@ struct PerfCounts {
   uint64_t seek_on_memtable = 0;
   uint64_t next_on_memtable = 0;
   uint64_t prev_on_memtable = 0;
-  uint64_t block_read = 0;  // data blocks read from files (not the block cache)
+  uint64_t block_read = 0;        // blocks read from files (not the block cache): data, index,
+                                  // filter
+  uint64_t block_read_bytes = 0;  // their bytes
   uint64_t get_from_memtable = 0;
   uint64_t user_key_comparison = 0;  // comparator calls: a memtable insert's skiplist search too
 
