@@ -1,12 +1,8 @@
 // RocksStore: open, close, the lifecycle, meta helpers, INFO. See rocks_store.h (write groups and
-// the write path: write_group.cc).
+// the write path: write_group.cc; the RocksDB options it opens with: rocks_options.cc).
 #include "storage/rocks_store.h"
 
 #include <rocksdb/convenience.h>
-#include <rocksdb/filter_policy.h>
-#include <rocksdb/slice_transform.h>
-#include <rocksdb/table.h>
-#include <rocksdb/utilities/table_properties_collectors.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,87 +10,11 @@
 #include <filesystem>
 #include <functional>
 
-#include "storage/memtable_rep.h"
 #include "storage/perf_counters.h"
+#include "storage/rocks_options.h"
 #include "storage/write_group.h"
 
 namespace rockcache::storage {
-
-namespace {
-
-// Data keys start [u32 len][key][u64 version] (encoding.h): one collection's entries share
-// that prefix. The memtable can keep an insert hint per prefix (rocksdb's
-// memtable_insert_with_hint_prefix_extractor), so that a run of inserts into one collection
-// near each other (a pipelined fill, a drain's tombstones) skips most of the skiplist search:
-// ZPOPMIN 81k -> 62k instructions, LPOP 50k -> 42k (callgrind, pipelined drain of one key).
-// A hint costs ~250 bytes of the memtable's arena per prefix, which would make a memtable of
-// many small collections fill (and flush) several times sooner. So a key is in the domain only
-// when the previous data insert on this thread had the same prefix: a single write into a
-// collection never gets a hint, a run of them does. (Stateful on purpose; RocksDB asks only
-// from MemTable::Add, on the writing thread.)
-//
-// RocksDB 7.8 keeps one hint per prefix for a memtable's point entries and its range deletions
-// alike, and a range deletion given a point entry's hint aborts (InlineSkipList::Insert:
-// "recompute_height <= max_height"). So every range deletion in a data column family is written
-// right after a point delete of kHintBreakerKey (RocksStore::DeleteDataRange), whose prefix
-// (an empty key at version 0, which no collection has) is never a collection's: the range
-// deletion is then never a repeat, never in the domain.
-class CollectionPrefix final : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "rockcache.CollectionPrefix"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), PrefixSize(key));
-  }
-  bool InDomain(const rocksdb::Slice& key) const override {
-    if (key.size() < 4 || key.size() < PrefixSize(key)) return false;
-    thread_local std::string last;
-    const std::string_view prefix(key.data(), PrefixSize(key));
-    if (prefix == last) return true;
-    last.assign(prefix);
-    return false;
-  }
-
- private:
-  static size_t PrefixSize(const rocksdb::Slice& key) {
-    return 4 + static_cast<size_t>(GetFixed32BE(key.data())) + 8;
-  }
-};
-// [u32 0][][u64 0]: the prefix of no collection (versions start at 1).
-const std::string kHintBreakerKey(12, '\0');
-
-// Written right before a range deletion of metas (DeleteAllMetas); see MetaRunPrefix. Any key
-// would do: the range deletion deletes every meta of its database anyway, and a user's write of
-// this key only costs the write after it its hint.
-const std::string kMetaHintBreakerKey("\0rockcache:meta-hint-breaker", 28);
-
-// The meta column families' insert hint: one for the whole memtable (every key has the empty
-// prefix). A write group's metas go to RocksDB in key order (batch_records::SortedByKey), so each
-// insert starts from the one before it: a pipelined SET of spread keys makes 96 key comparisons
-// in the skiplist instead of 127 (callgrind, redis-benchmark -t set -r 1000000 -P 16). A range
-// deletion must not be given a point entry's hint (above), so the entry after
-// kMetaHintBreakerKey is outside the domain. (Stateful like CollectionPrefix.)
-class MetaRunPrefix final : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "rockcache.MetaRunPrefix"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), 0);
-  }
-  bool InDomain(const rocksdb::Slice& key) const override {
-    thread_local bool after_breaker = false;
-    if (after_breaker) {
-      after_breaker = false;
-      return false;
-    }
-    if (key.size() == kMetaHintBreakerKey.size() &&
-        memcmp(key.data(), kMetaHintBreakerKey.data(), key.size()) == 0) {
-      after_breaker = true;
-      return false;
-    }
-    return true;
-  }
-};
-
-}  // namespace
 
 void RocksStore::DeleteDataRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                                  const std::string& begin, const std::string& end) {
@@ -112,23 +32,8 @@ namespace {
 
 const char kPropsNextVersion[] = "next-version";
 
-// The meta column family of physical database `db`.
-std::string MetaCfName(int db) {
-  return db == 0 ? rocksdb::kDefaultColumnFamilyName : "db" + std::to_string(db);
-}
 // Versions reserved per synced write to "props": one fsync per 65536 new keys/collections.
 constexpr uint64_t kVersionChunk = 1ull << 16;
-
-struct CompressionName {
-  const char* name;
-  rocksdb::CompressionType type;
-};
-constexpr CompressionName kCompressions[] = {
-    {"none", rocksdb::kNoCompression},
-    {"snappy", rocksdb::kSnappyCompression},
-    {"lz4", rocksdb::kLZ4Compression},
-    {"zstd", rocksdb::kZSTD},
-};
 
 }  // namespace
 
@@ -190,101 +95,15 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   store->options_ = options;
   store->filter_ctx_ = std::make_shared<FilterContext>();
 
-  rocksdb::CompressionType compression = rocksdb::kNoCompression;
-  bool known = false;
-  for (const auto& c : kCompressions) {
-    if (options.compression == c.name) {
-      known = true;
-      compression = c.type;
-    }
-  }
-  if (!known) {
-    return Status::InvalidArgument("unknown compression '" + options.compression +
-                                   "' (none, snappy, lz4, zstd)");
-  }
-  store->compression_note_ = options.compression;
-  if (compression != rocksdb::kNoCompression) {
-    auto supported = rocksdb::GetSupportedCompressions();
-    if (std::find(supported.begin(), supported.end(), compression) == supported.end()) {
-      store->compression_note_ = "none (" + options.compression + " not built into RocksDB)";
-      compression = rocksdb::kNoCompression;
-    }
-  }
+  auto open = MakeRocksOpenOptions(options, store->filter_ctx_);
+  if (!open.ok()) return open.status();
+  store->compression_note_ = open->compression_note;
+  store->block_cache_ = open->block_cache;
 
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec) return Status::IOError("cannot create " + options.dir + ": " + ec.message());
 
-  store->block_cache_ = rocksdb::NewLRUCache(options.block_cache_bytes);
-  rocksdb::BlockBasedTableOptions table;
-  table.block_cache = store->block_cache_;
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10, false));
-  table.cache_index_and_filter_blocks = true;
-  table.pin_l0_filter_and_index_blocks_in_cache = true;
-  // Partitioned index and filters (rocksdb-partitioned-index): a file's index and bloom filter
-  // are cut into 4 KB partitions under a small top-level index (in the block cache at high
-  // priority, pinned), so a point read of a cold key loads one filter partition and one index
-  // partition. Whole, they are ~1-2% of the file (a 64 MB file of 100-byte records: an ~800 KB
-  // filter block): once the data outgrows what the block cache holds of them, every read of a
-  // cold key loads and checksums whole filter and index blocks again (~110 us of CPU per GET
-  // miss with 1M keys and an 8 MB block cache, against ~12 us partitioned). While they all fit,
-  // the extra level costs each file a read probes (callgrind, GET -r 1000000 -P 16 after 300k
-  // SETs, mostly absent keys: 5.4k -> 7.2k instructions a GET). Files keep the layout they were
-  // written with; both read back.
-  if (options.partitioned_index) {
-    table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
-    table.partition_filters = true;
-  }
-
-  // Every column family uses the default (bytewise) comparator: rockcache's own skip list
-  // (storage/memtable_rep.h) may serve their memtables.
-  std::shared_ptr<rocksdb::MemTableRepFactory> memtable_factory;
-  if (options.memtable == "rockcache") {
-    memtable_factory = NewSkipListMemTableFactory();
-  } else if (options.memtable != "rocksdb") {
-    return Status::InvalidArgument("unknown memtable '" + options.memtable +
-                                   "' (rockcache, rocksdb)");
-  }
-  auto collection_prefix = std::make_shared<CollectionPrefix>();
-  // `point_reads`: the column family is read by key (Get/MultiGet), not only iterated.
-  auto cf_options = [&](std::shared_ptr<rocksdb::CompactionFilterFactory> filter,
-                        bool point_reads = true) {
-    rocksdb::ColumnFamilyOptions cf;
-    if (memtable_factory != nullptr) cf.memtable_factory = memtable_factory;
-    cf.write_buffer_size = options.write_buffer_bytes;
-    cf.compression = compression;
-    cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-    cf.compaction_filter_factory = std::move(filter);
-    cf.level_compaction_dynamic_level_bytes = true;
-    // A whole-key bloom filter in each memtable (2% of its size): the meta read before a write of
-    // a new key, a miss and an HSET/SADD/ZADD of a new member then skip the skiplist search
-    // (~40 key comparisons, most of a write's cost in callgrind) when the key is not in it.
-    // Only where something reads by key: every insert sets a bit at a random place of the
-    // filter (a cache miss per insert with spread keys), which an iterated-only family (the
-    // score index of sorted sets) never gets back.
-    if (point_reads) {
-      cf.memtable_prefix_bloom_size_ratio = 0.02;
-      cf.memtable_whole_key_filtering = true;
-    }
-    // Files dense with tombstones (a drained queue, a deleted range of keys) are compacted soon
-    // after they are written, so iterations stop walking them: any 16384 consecutive entries
-    // with 8192 deletions, or a file that is half deletions, marks the file for compaction.
-    cf.table_properties_collector_factories.push_back(
-        rocksdb::NewCompactOnDeletionCollectorFactory(16384, 8192, 0.5));
-    return cf;
-  };
-  auto meta_run_prefix = std::make_shared<MetaRunPrefix>();
-  auto meta_options = [&]() {
-    rocksdb::ColumnFamilyOptions cf = cf_options(std::make_shared<MetaFilterFactory>());
-    cf.memtable_insert_with_hint_prefix_extractor = meta_run_prefix;
-    return cf;
-  };
-  auto data = [&](MetaType t, bool point_reads = true) {
-    rocksdb::ColumnFamilyOptions cf =
-        cf_options(std::make_shared<DataFilterFactory>(store->filter_ctx_, t), point_reads);
-    cf.memtable_insert_with_hint_prefix_extractor = collection_prefix;
-    return cf;
-  };
   if (options.databases < 1 || options.databases > kMaxDatabases) {
     return Status::InvalidArgument("databases must be between 1 and " +
                                    std::to_string(kMaxDatabases));
@@ -305,31 +124,10 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
     }
   }
   store->physical_dbs_ = physical;
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, meta_options()},
-      {"props", cf_options(nullptr)},
-      {"hash", data(MetaType::kHash)},
-      {"set", data(MetaType::kSet)},
-      {"list", data(MetaType::kList)},
-      {"zset", data(MetaType::kZSet)},
-      {"zscore", data(MetaType::kZSet, /*point_reads=*/false)},  // iterated only (Walk)
-      {"stream", data(MetaType::kStream)},
-  };
-  for (int db = 1; db < physical; ++db) {
-    cfs.push_back({MetaCfName(db), meta_options()});
-  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = open->column_families;
+  for (int db = 1; db < physical; ++db) cfs.push_back({MetaCfName(db), open->meta});
 
-  rocksdb::DBOptions db_options;
-  db_options.create_if_missing = true;
-  db_options.create_missing_column_families = true;
-  db_options.max_background_jobs = std::max(1, options.max_background_jobs);
-  db_options.keep_log_file_num = 10;
-  // One memtable writer at a time (the write group's leader inserts every batch of the group):
-  // what rockcache's skip list supports.
-  db_options.allow_concurrent_memtable_write = memtable_factory == nullptr;
-
-  rocksdb::Status s =
-      rocksdb::DB::Open(db_options, options.dir, cfs, &store->handles_, &store->db_);
+  rocksdb::Status s = rocksdb::DB::Open(open->db, options.dir, cfs, &store->handles_, &store->db_);
   if (!s.ok()) return FromRocks(s);
   store->meta_cfs_.push_back(store->handles_[0]);
   for (int db = 1; db < physical; ++db) store->meta_cfs_.push_back(store->handles_[7 + db]);

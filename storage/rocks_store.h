@@ -375,13 +375,13 @@ class RocksStore final : public Store {
   // Writes `batch` now, whatever group is open. REQUIRES: the lifecycle hold.
   Status WriteNow(rocksdb::WriteBatch* batch);
   // Every range deletion in a data column family goes through here: it adds a point delete of
-  // kHintBreakerKey before it (see CollectionPrefix in rocks_store.cc: RocksDB 7.8 would hand a
+  // kHintBreakerKey before it (see CollectionPrefix in rocks_options.cc: RocksDB 7.8 would hand a
   // range deletion the insert hint of its collection's point entries, which belongs to another
   // skiplist, and abort).
   static void DeleteDataRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                               const std::string& begin, const std::string& end);
   // Every range deletion in a meta column family goes through here: it adds a point delete of
-  // kMetaHintBreakerKey before it (see MetaRunPrefix in rocks_store.cc), for the same reason.
+  // kMetaHintBreakerKey before it (see MetaRunPrefix in rocks_options.cc), for the same reason.
   static void DeleteMetaRange(Records* batch, rocksdb::ColumnFamilyHandle* cf,
                               const std::string& begin, const std::string& end);
   // A write group's batch: WriteNow under its own lifecycle hold (Shutdown after Close).
