@@ -172,7 +172,7 @@ inline bool OnlyPointRecords(std::string_view rep) {
 // is already in that order (write `rep` itself) or holds a record ForEachRecord cannot read (a
 // range deletion: write `rep` as it is).
 // Why: a memtable insert searches its skiplist from the insert hint of the column family
-// (memtable_insert_with_hint_prefix_extractor, storage/rocks_store.cc), which is where the insert
+// (memtable_insert_with_hint_prefix_extractor, storage/rocks_options.cc), which is where the insert
 // before it went; a key that follows it closely is found in a few steps, a key anywhere is a
 // search from the top.
 bool SortedByKey(std::string_view rep, std::string* out);

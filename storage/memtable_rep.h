@@ -19,7 +19,7 @@
 //   8-byte sequence/type trailer), value. Order: user keys bytewise ascending, then sequence
 //   numbers descending, the value type ignored (MemTable::KeyComparator). Inserting an entry
 //   equal to one present is refused (InsertKey returns false), as RocksDB's skip list does.
-// - Insert hints (memtable_insert_with_hint_prefix_extractor, storage/rocks_store.cc): a hint is
+// - Insert hints (memtable_insert_with_hint_prefix_extractor, storage/rocks_options.cc): a hint is
 //   the search path of the last insert with the same prefix, so a run of inserts into one
 //   collection starts where the previous one ended; inserts without a hint share one path.
 // - Relies on two things of librocksdb outside its public headers: the symbol

@@ -1,8 +1,8 @@
 // storage/rocks_store — the RocksDB implementation of storage::Store (store.h is the contract).
 //
 // Internal to storage/: includes RocksDB, so only storage/*.cc may include it. The methods are
-// split over several .cc files by type (rocks_store.cc: open/close/helpers, store_strings.cc,
-// store_keyspace.cc, ...).
+// split over several .cc files by type (rocks_store.cc: open/close/helpers, with its RocksDB
+// options in rocks_options.cc; store_strings.cc, store_keyspace.cc, ...).
 //
 // Concurrency
 // - lifecycle_ (shared_mutex): every public method holds it shared; Close holds it exclusive.

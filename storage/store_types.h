@@ -22,7 +22,7 @@ struct Options {
   uint64_t block_cache_bytes = 64ull << 20;
   uint64_t write_buffer_bytes = 16ull << 20;
   std::string compression = "lz4";  // none | snappy | lz4 | zstd
-  bool partitioned_index = true;    // rocksdb-partitioned-index (rocks_store.cc)
+  bool partitioned_index = true;    // rocksdb-partitioned-index (rocks_options.cc)
   int max_background_jobs = 2;
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
   int databases = 16;                  // logical databases, 1..kMaxDatabases (config/current_db.h)

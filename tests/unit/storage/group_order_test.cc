@@ -1,6 +1,6 @@
 // A write group writes its records in key order (batch_records::SortedByKey, and
 // TxOverlay::LastWritesInKeyOrder for an indexed group), and the meta column families give
-// memtable inserts a hint (MetaRunPrefix in storage/rocks_store.cc): each insert of a group then
+// memtable inserts a hint (MetaRunPrefix in storage/rocks_options.cc): each insert of a group then
 // starts its skiplist search from the one before it. Measured with RocksDB's count of key
 // comparisons (PerfContext user_key_comparison_count, several per skiplist step) on the
 // committing thread, which does the memtable inserts.

@@ -113,7 +113,7 @@ TEST_CASE_METHOD(IndexedFixture, "a range deletion in an indexed group stays a r
   CHECK(Ok(store->LRange("big", 0, 1)) == Strings({"e200", "e201"}));
 }
 
-// Memtable insert hints (rocks_store.cc, CollectionPrefix): a run of writes into one list, then
+// Memtable insert hints (rocks_options.cc, CollectionPrefix): a run of writes into one list, then
 // a range deletion of it in the next RocksDB write on the same thread. RocksDB 7.8 aborts if the
 // range deletion is handed the run's hint; every range deletion is preceded by a hint breaker.
 // (The test above aborted the same way before the breaker.)
