@@ -287,6 +287,7 @@ Status Server::Start() {
       static_cast<int>(config_->GetInt("rocksdb-max-background-jobs"));
   store_options.databases = static_cast<int>(config_->GetInt("databases"));
   store_options.memtable = config_->GetString("rocksdb-memtable");
+  store_options.memtable_huge_pages = config_->GetBool("rocksdb-memtable-huge-pages");
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();

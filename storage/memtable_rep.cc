@@ -13,6 +13,8 @@
 #include <mutex>
 #include <new>
 
+#include "storage/huge_page_chunks.h"
+
 // rocksdb::Arena::AllocateAligned(size_t bytes, size_t huge_page_size, Logger* logger), called as
 // the free function it compiles to (the object first). Not in librocksdb's public headers; see
 // memtable_rep.h.
@@ -138,8 +140,9 @@ class SkipListIterator final : public rocksdb::MemTableRep::Iterator {
 
 class SkipListMemTable final : public rocksdb::MemTableRep {
  public:
-  SkipListMemTable(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise)
-      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise) {
+  SkipListMemTable(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise,
+                   bool huge_pages)
+      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise), huge_pages_(huge_pages) {
     // Published with release: a reader's first acquire load of head_ sees everything the
     // constructor wrote (RocksDB's own hand-over of the memtable is invisible to TSan).
     head_.store(NewNode(kMaxHeight, 0, nullptr), std::memory_order_release);
@@ -185,7 +188,8 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
     Node* x = FindGreaterOrEqual(key);
     return x != nullptr && Compare(x->Entry(), key) == 0;
   }
-  size_t ApproximateMemoryUsage() override { return 0; }  // all of it is in the arena
+  // The chunks' bytes; the rest of the list is in the arena, which RocksDB counts itself.
+  size_t ApproximateMemoryUsage() override { return chunks_.MappedBytes(); }
 
   Iterator* GetIterator(rocksdb::Arena* arena) override {
     if (arena == nullptr) return new SkipListIterator(this);
@@ -270,13 +274,30 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
     return p + ((alignment - address % alignment) % alignment);
   }
 
-  // A node of `height` links with room for an entry of `len` bytes (*buf), from the arena.
+  // `bytes` for a node, aligned for its links: from the chunks once the arena has given the list
+  // kArenaNodeBytes (a memtable that stays small, as most column families' do, maps no 2 MB
+  // chunk), from the arena before that, for a large entry, or if no chunk can be mapped.
+  char* NodeMemory(size_t bytes) {
+    constexpr size_t kLinkAlign = alignof(std::atomic<Node*>);
+    constexpr size_t kArenaNodeBytes = size_t{1} << 20;
+    constexpr size_t kMaxChunkNodeBytes = HugePageChunks::kChunkBytes / 8;
+    if (huge_pages_ && bytes <= kMaxChunkNodeBytes) {
+      std::lock_guard<std::mutex> lock(allocator_lock_);
+      if (arena_node_bytes_ >= kArenaNodeBytes) {
+        if (char* at = chunks_.Allocate(bytes, kLinkAlign)) return at;
+      } else {
+        arena_node_bytes_ += bytes;
+      }
+    }
+    char* raw = nullptr;
+    MemTableRep::Allocate(bytes + kLinkAlign - 1, &raw);
+    return Align(raw, kLinkAlign);
+  }
+
+  // A node of `height` links with room for an entry of `len` bytes (*buf).
   Node* NewNode(int height, size_t len, char** buf) {
     const size_t links = sizeof(std::atomic<Node*>) * static_cast<size_t>(height);
-    char* raw = nullptr;
-    constexpr size_t kLinkAlign = alignof(std::atomic<Node*>);
-    MemTableRep::Allocate(links + sizeof(Node) + len + kLinkAlign - 1, &raw);
-    char* at = Align(raw, kLinkAlign) + links;
+    char* at = NodeMemory(links + sizeof(Node) + len) + links;
     auto* node = new (at) Node();
     node->height = height;
     for (int i = 0; i < height; ++i) new (node->Link(i)) std::atomic<Node*>(nullptr);
@@ -366,6 +387,11 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
 
   const KeyComparator& compare_;
   const bool bytewise_;
+  const bool huge_pages_;
+  // Taken by NewNode (RocksDB allocates an entry's node before inserting it, outside writer_).
+  std::mutex allocator_lock_;
+  size_t arena_node_bytes_ = 0;       // guarded by allocator_lock_
+  HugePageChunks chunks_;             // guarded by allocator_lock_ (but MappedBytes)
   std::atomic<Node*> head_{nullptr};  // a node of kMaxHeight links before every entry
   std::atomic<int> max_height_{1};
   // Held by the writer: RocksDB already runs one memtable insert at a time, but on whichever
@@ -394,13 +420,13 @@ void SkipListIterator::SeekToLast() { node_ = list_->Last(); }
 
 class SkipListFactory final : public rocksdb::MemTableRepFactory {
  public:
-  explicit SkipListFactory(bool bytewise) : bytewise_(bytewise) {}
+  SkipListFactory(bool bytewise, bool huge_pages) : bytewise_(bytewise), huge_pages_(huge_pages) {}
   using rocksdb::MemTableRepFactory::CreateMemTableRep;
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
                                           rocksdb::Allocator* allocator,
                                           const rocksdb::SliceTransform* /*prefix*/,
                                           rocksdb::Logger* /*logger*/) override {
-    return new SkipListMemTable(compare, allocator, bytewise_);
+    return new SkipListMemTable(compare, allocator, bytewise_, huge_pages_);
   }
   const char* Name() const override { return "RockcacheSkipListFactory"; }
   bool IsInsertConcurrentlySupported() const override { return false; }
@@ -408,12 +434,14 @@ class SkipListFactory final : public rocksdb::MemTableRepFactory {
 
  private:
   const bool bytewise_;
+  const bool huge_pages_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys) {
-  return std::make_shared<SkipListFactory>(bytewise_keys);
+std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys,
+                                                                        bool huge_pages) {
+  return std::make_shared<SkipListFactory>(bytewise_keys, huge_pages);
 }
 
 void SetMemTableComparisonCheck(bool on) {

@@ -14,7 +14,10 @@
 //   false (RocksDB refuses to open otherwise: the factory says inserts are not concurrent). Any
 //   number of readers and iterators run beside the writer without locks: a node is written
 //   whole before a release store links it, and readers follow links with acquire loads.
-// - Entries are never removed; their memory is the memtable's arena and goes with it.
+// - Entries are never removed; their memory goes with the memtable. The first ~1 MB of nodes
+//   (entries included) come from the memtable's arena; with `huge_pages`, the rest come from 2 MB
+//   chunks of the list's own (storage/huge_page_chunks.h), counted in ApproximateMemoryUsage so
+//   RocksDB's flush trigger sees them, and unmapped when the memtable is destroyed.
 // - An entry is RocksDB's memtable record: varint32 length, internal key (user key, then the
 //   8-byte sequence/type trailer), value. Order: user keys bytewise ascending, then sequence
 //   numbers descending, the value type ignored (MemTable::KeyComparator). Inserting an entry
@@ -41,7 +44,10 @@ namespace rockcache::storage {
 
 // The factory for column families whose comparator is the default (bytewise) one. With
 // `bytewise_keys` false, keys are compared by RocksDB's comparator (any order), at its cost.
-std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys = true);
+// `huge_pages`: nodes past a memtable's first ~1 MB come from 2 MB transparent huge pages
+// (rocksdb-memtable-huge-pages).
+std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys = true,
+                                                                        bool huge_pages = true);
 
 // The memtable key (varint32 length, then the internal key) of a point read's LookupKey.
 const char* MemTableKeyOf(const rocksdb::LookupKey& key);

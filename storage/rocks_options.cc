@@ -157,7 +157,8 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   // (storage/memtable_rep.h) may serve their memtables.
   std::shared_ptr<rocksdb::MemTableRepFactory> memtable_factory;
   if (options.memtable == "rockcache") {
-    memtable_factory = NewSkipListMemTableFactory();
+    memtable_factory =
+        NewSkipListMemTableFactory(/*bytewise_keys=*/true, options.memtable_huge_pages);
   } else if (options.memtable != "rocksdb") {
     return Status::InvalidArgument("unknown memtable '" + options.memtable +
                                    "' (rockcache, rocksdb)");

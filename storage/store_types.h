@@ -25,6 +25,7 @@ struct Options {
   bool partitioned_index = true;    // rocksdb-partitioned-index (rocks_options.cc)
   int max_background_jobs = 2;
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
+  bool memtable_huge_pages = true;     // rocksdb-memtable-huge-pages (storage/huge_page_chunks.h)
   int databases = 16;                  // logical databases, 1..kMaxDatabases (config/current_db.h)
 };
 

@@ -1,8 +1,9 @@
 // memtable-bench: the cost of a memtable insert and point read with spread keys, through
 // RocksDB's own write and read paths (no WAL, no flush), for rockcache's skip list
-// (storage/memtable_rep.h) or RocksDB's.
+// (storage/memtable_rep.h; rockcache-4k: without huge pages) or RocksDB's.
 //
-//   build/memtable-bench [rockcache|rocksdb] [N=300000] [ROUNDS=5] [DIR=/tmp/memtable-bench-PID]
+//   build/memtable-bench [rockcache|rockcache-4k|rocksdb] [N=300000] [ROUNDS=5]
+//                        [DIR=/tmp/memtable-bench-PID]
 //
 // Each round opens a fresh database in DIR, puts N keys drawn from a million ("key:%012d", the
 // shape of redis-benchmark -r 1000000, 3-byte values), then reads N of them, and prints the
@@ -44,8 +45,10 @@ int main(int argc, char** argv) {
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
   const std::string dir =
       argc > 4 ? argv[4] : "/tmp/memtable-bench-" + std::to_string(static_cast<long>(getpid()));
-  if ((memtable != "rockcache" && memtable != "rocksdb") || n <= 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: %s [rockcache|rocksdb] [N] [ROUNDS] [DIR]\n", argv[0]);
+  if ((memtable != "rockcache" && memtable != "rockcache-4k" && memtable != "rocksdb") || n <= 0 ||
+      rounds <= 0) {
+    std::fprintf(stderr, "usage: %s [rockcache|rockcache-4k|rocksdb] [N] [ROUNDS] [DIR]\n",
+                 argv[0]);
     return 2;
   }
   double best_put = 1e30;
@@ -57,8 +60,9 @@ int main(int argc, char** argv) {
     options.write_buffer_size = 1ull << 30;           // no flush: the memtable alone
     options.memtable_prefix_bloom_size_ratio = 0.02;  // as rockcache's column families
     options.memtable_whole_key_filtering = true;
-    if (memtable == "rockcache") {
-      options.memtable_factory = rockcache::storage::NewSkipListMemTableFactory();
+    if (memtable != "rocksdb") {
+      options.memtable_factory = rockcache::storage::NewSkipListMemTableFactory(
+          /*bytewise_keys=*/true, /*huge_pages=*/memtable == "rockcache");
       options.allow_concurrent_memtable_write = false;
     }
     rocksdb::DB* db = nullptr;
