@@ -1,6 +1,8 @@
 #include "cache/shard.h"
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -48,40 +50,61 @@ EntryTable::~EntryTable() { delete[] buckets_; }
 
 void EntryTable::Reset() {
   delete[] buckets_;
-  buckets_ = new Entry*[kInitialBuckets]();
+  buckets_ = new uintptr_t[kInitialBuckets]();
   mask_ = kInitialBuckets - 1;
   size_ = 0;
 }
 
+uintptr_t EntryTable::Head(Entry* first) {
+  if (first == nullptr) return 0;
+  const auto address = reinterpret_cast<uintptr_t>(first);
+  if ((address & ~kAddressMask) != 0) {
+    // Not a 48-bit user-space address (a 5-level page table handing out addresses above 2^47
+    // only to mmap calls that ask for them): the bucket word cannot hold it.
+    std::fprintf(stderr, "cache: entry address %p above 48 bits\n", static_cast<void*>(first));
+    std::abort();
+  }
+  return address | Tag(first->hash) | (first->next_hash != nullptr ? kMoreBit : 0);
+}
+
+void EntryTable::Link(uintptr_t* buckets, size_t mask, Entry* e) {
+  uintptr_t& head = buckets[static_cast<size_t>(e->hash >> 32) & mask];
+  e->next_hash = First(head);
+  head = Head(e);
+}
+
 void EntryTable::Insert(Entry* e) {
-  Entry** head = &buckets_[Bucket(e->hash)];
-  e->next_hash = *head;
-  *head = e;
+  Link(buckets_, mask_, e);
   if (++size_ > mask_ + 1) Grow();
 }
 
 void EntryTable::Remove(Entry* e) {
-  Entry** p = &buckets_[Bucket(e->hash)];
-  while (*p != e) {
-    assert(*p != nullptr);
-    p = &(*p)->next_hash;
+  uintptr_t& head = buckets_[Bucket(e->hash)];
+  Entry* first = First(head);
+  if (first == e) {
+    first = e->next_hash;
+  } else {
+    Entry* p = first;
+    while (p->next_hash != e) {
+      assert(p->next_hash != nullptr);
+      p = p->next_hash;
+    }
+    p->next_hash = e->next_hash;
   }
-  *p = e->next_hash;
+  head = Head(first);  // its tag, and whether more follow it now
   e->next_hash = nullptr;
   --size_;
 }
 
 void EntryTable::Grow() {
   const size_t new_count = (mask_ + 1) * 2;
-  auto** fresh = new Entry*[new_count]();
+  auto* fresh = new uintptr_t[new_count]();
   const size_t new_mask = new_count - 1;
   for (size_t i = 0; i <= mask_; ++i) {
-    Entry* e = buckets_[i];
+    Entry* e = First(buckets_[i]);
     while (e != nullptr) {
       Entry* next = e->next_hash;
-      Entry** head = &fresh[static_cast<size_t>(e->hash >> 32) & new_mask];
-      e->next_hash = *head;
-      *head = e;
+      Link(fresh, new_mask, e);
       e = next;
     }
   }
