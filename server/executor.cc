@@ -173,7 +173,7 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
     const WriteKeys write_keys(spec, argv, locks);
     const std::vector<uint32_t>& stripes = write_keys.stripes();
     if (!in_write_window) locks.BeginWrite(stripes);
-    if (!(spec.flags & kCacheAware) || write_keys.keys().size() > 1) {
+    if (!(spec.flags & kCacheAware)) {
       for (auto key : write_keys.keys()) cache->Erase(key);
     }
     ctx.cache = cache;

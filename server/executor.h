@@ -6,7 +6,7 @@
 //   them once per group of commands (server/group_commit.h), for all keys of the group, in
 //   ascending stripe order.
 // - A write holds the key-stripe locks of all its keys across its RocksDB write and its cache
-//   update. A kCacheAware single-key write updates the cache itself after writing
+//   update. A kCacheAware write updates the cache itself after writing, for each of its keys
 //   (write-through); every other write erases its keys from the cache *before* writing, so while
 //   it runs a reader misses and waits for the lock. Inside a group the RocksDB write is deferred
 //   to the group's commit, which happens before the locks are released and before any reply is

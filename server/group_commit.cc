@@ -1,7 +1,6 @@
 #include "server/group_commit.h"
 
 #include <string_view>
-#include <unordered_set>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
@@ -9,6 +8,7 @@
 #include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
+#include "server/flat_key_set.h"
 #include "server/group_charges.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
@@ -221,7 +221,7 @@ class GroupTask : public pool::Task {
     }
     if (!indexed_) {
       for (auto key : keys) {
-        if (written_.count(key) != 0) {
+        if (written_.Contains(key)) {
           // Read-your-writes: storage reads must see the earlier write. Rather than one RocksDB
           // write per command on a hot key, the rest of the segment reads through the indexed
           // overlay of its pending writes (storage::WriteGroup::BeginIndexed).
@@ -246,7 +246,7 @@ class GroupTask : public pool::Task {
     });
     NoteSliced(command, batch);
     if (spec.flags & kWrite) {
-      if (!indexed_) written_.insert(keys.begin(), keys.end());
+      if (!indexed_) written_.Insert(keys.begin(), keys.end());
       pending_.push_back(command);
       pending_batches_.push_back(static_cast<size_t>(batch - budgets_.data()));
     }
@@ -271,7 +271,7 @@ class GroupTask : public pool::Task {
     }
     pending_.clear();
     pending_batches_.clear();
-    written_.clear();
+    written_.Clear();
     indexed_ = reindex;  // Commit ended the indexed overlay; CommitAndReindex opened another
   }
 
@@ -396,9 +396,9 @@ class GroupTask : public pool::Task {
   std::vector<BatchBudget> budgets_;     // one per batch of group_
   std::vector<BatchBudget*> budget_of_;  // the budget of each command of order_
   std::unique_ptr<storage::WriteGroup> write_group_;
-  std::vector<PreparedCommand*> pending_;         // write commands since the last commit
-  std::vector<size_t> pending_batches_;           // the batch (index in group_) of each
-  std::unordered_set<std::string_view> written_;  // their keys (views into their argv)
+  std::vector<PreparedCommand*> pending_;  // write commands since the last commit
+  std::vector<size_t> pending_batches_;    // the batch (index in group_) of each
+  FlatKeySet written_;                     // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
   static constexpr size_t kMaxIndexedWrites = 128;  // write commands per indexed overlay
   std::vector<std::string_view> command_keys_;      // RunInSegment's, reused

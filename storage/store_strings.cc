@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <map>
 
 #include "storage/numbers.h"
 #include "storage/perf_counters.h"
@@ -164,14 +163,24 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
 
 namespace {
 
-// The last value of each distinct key (in key order).
+// The last value of each distinct key (in key order). Sorts indexes rather than filling a
+// node-based map: no allocation per key.
 std::vector<std::pair<std::string_view, std::string_view>> LastWins(
     const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
-  std::map<std::string_view, size_t> last;
-  for (size_t i = 0; i < kvs.size(); ++i) last[kvs[i].first] = i;
+  std::vector<uint32_t> order(kvs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&kvs](uint32_t a, uint32_t b) {
+    const int c = kvs[a].first.compare(kvs[b].first);
+    return c < 0 || (c == 0 && a < b);
+  });
   std::vector<std::pair<std::string_view, std::string_view>> out;
-  out.reserve(last.size());
-  for (const auto& [key, i] : last) out.push_back(kvs[i]);
+  out.reserve(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    // The last of a run of equal keys is the one given last.
+    if (i + 1 == order.size() || kvs[order[i + 1]].first != kvs[order[i]].first) {
+      out.push_back(kvs[order[i]]);
+    }
+  }
   return out;
 }
 
