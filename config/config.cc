@@ -147,6 +147,9 @@ const std::vector<OptionSpec> kOptionTable = {
    "RocksDB memtable size per column family; larger flushes less, each insert searches deeper."},
   {"rocksdb-compression", T::kEnum, "lz4", 0, 0, "none|snappy|lz4|zstd", false,
    "SST block compression; zstd is smallest, lz4 fastest."},
+  {"rocksdb-compress-level0", T::kBool, "no", 0, 0, nullptr, false,
+   "Also compress the files memtable flushes write (level 0): smaller, but every write pays the "
+   "compression at flush time for files compaction soon rewrites."},
   {"rocksdb-partitioned-index", T::kBool, "yes", 0, 0, nullptr, false,
    "Cut each file's index and bloom filter into 4 KB partitions: a read of a cold key loads one "
    "of each, so reads stay fast once the data outgrows the block cache."},

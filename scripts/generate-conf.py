@@ -10,7 +10,7 @@ import pathlib
 import re
 
 root = pathlib.Path(__file__).resolve().parent.parent
-row = re.compile(r'\{"([a-z_-]+)",\s*T::(\w+),\s*"([^"]*)",\s*[^,]+,\s*[^,]+,\s*'
+row = re.compile(r'\{"([a-z0-9_-]+)",\s*T::(\w+),\s*"([^"]*)",\s*[^,]+,\s*[^,]+,\s*'
                  r'(?:nullptr|((?:"[^"]*"\s*)+)),\s*(true|false),\s*((?:"(?:[^"\\]|\\.)*"\s*)+)'
                  r'(?:,\s*(kMapped|kReported|kNoEffect)(?:,\s*"([^"]*)")?)?\s*\}')
 literal = re.compile(r'"((?:[^"\\]|\\.)*)"')

@@ -282,6 +282,7 @@ Status Server::Start() {
   store_options.write_buffer_bytes =
       static_cast<uint64_t>(config_->GetInt("rocksdb-write-buffer-size"));
   store_options.compression = config_->GetString("rocksdb-compression");
+  store_options.compress_level0 = config_->GetBool("rocksdb-compress-level0");
   store_options.partitioned_index = config_->GetBool("rocksdb-partitioned-index");
   store_options.max_background_jobs =
       static_cast<int>(config_->GetInt("rocksdb-max-background-jobs"));

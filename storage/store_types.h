@@ -22,6 +22,7 @@ struct Options {
   uint64_t block_cache_bytes = 64ull << 20;
   uint64_t write_buffer_bytes = 16ull << 20;
   std::string compression = "lz4";  // none | snappy | lz4 | zstd
+  bool compress_level0 = false;     // rocksdb-compress-level0: flushes' files compressed too
   bool partitioned_index = true;    // rocksdb-partitioned-index (rocks_options.cc)
   int max_background_jobs = 2;
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
