@@ -16,8 +16,7 @@ namespace {
 
 bool Lz4Built() {
   auto supported = rocksdb::GetSupportedCompressions();
-  return std::find(supported.begin(), supported.end(), rocksdb::kLZ4Compression) !=
-         supported.end();
+  return std::find(supported.begin(), supported.end(), rocksdb::kLZ4Compression) != supported.end();
 }
 
 }  // namespace
