@@ -13,10 +13,9 @@
 // holding the key-stripe locks of its keys; a command flagged kCacheAware keeps the cache right
 // itself (write-through) for every key it writes, multi-key ones (MSET) included, and leaves the
 // cache as it was when it writes nothing; any other write has its keys erased from the cache
-// first. A kCacheRead
-// command has an `rtc` function that answers from the cache alone; the network thread tries it
-// first (run to completion), and a worker tries it again under the key lock before reading
-// storage and filling the cache.
+// first. A kCacheRead command has an `rtc` function that answers from the cache alone; the
+// network thread tries it first (run to completion), and a worker tries it again under the key
+// lock before reading storage and filling the cache.
 #pragma once
 
 #include <cstdint>
