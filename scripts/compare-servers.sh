@@ -4,7 +4,8 @@
 #
 # Usage: scripts/compare-servers.sh BEFORE_BINARY AFTER_BINARY [PIPELINES] [TESTS] [BASE_PORT]
 #   PIPELINES default "1 16"; TESTS default "set,get,incr,lpush,sadd,hset,zadd,mset";
-#   N (requests, default 100000), CLIENTS (default 50), EXTRA_ARGS (to both rockcache builds),
+#   N (requests, default 100000), CLIENTS (default 50), RANGE (redis-benchmark -r, default
+#   1000000; RANGE= for one hot key), EXTRA_ARGS (to both rockcache builds),
 #   BEFORE_ARGS / AFTER_ARGS (to one of them: the same binary twice with a feature off and on).
 # Prints, per pipeline and test: requests/s of before, after, redis-aof, and after/redis-aof,
 # after/before.
@@ -17,6 +18,7 @@ TESTS=${4:-set,get,incr,lpush,sadd,hset,zadd,mset}
 BASE=${5:-7400}
 N=${N:-100000}
 CLIENTS=${CLIENTS:-50}
+RANGE=${RANGE-1000000}
 EXTRA_ARGS=${EXTRA_ARGS:-}
 BEFORE_ARGS=${BEFORE_ARGS:-}
 AFTER_ARGS=${AFTER_ARGS:-}
@@ -54,7 +56,8 @@ PIDS+=($!)
 for p in "$P_BEFORE" "$P_AFTER" "$P_REDIS"; do wait_port "$p"; done
 
 rps() {  # port test pipeline -> requests per second
-  redis-benchmark -p "$1" -t "$2" -r 1000000 -n "$N" -c "$CLIENTS" -P "$3" --csv 2>/dev/null |
+  # shellcheck disable=SC2046
+  redis-benchmark -p "$1" -t "$2" $([ -n "$RANGE" ] && echo -r "$RANGE") -n "$N" -c "$CLIENTS" -P "$3" --csv 2>/dev/null |
     awk -F'","' 'NR > 1 {print int($2); exit}'
 }
 

@@ -6,36 +6,6 @@
 
 namespace rockcache::storage {
 
-void PutFixed32BE(std::string* dst, uint32_t v) {
-  char buf[4];
-  for (int i = 3; i >= 0; --i) {
-    buf[i] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
-  dst->append(buf, 4);
-}
-
-void PutFixed64BE(std::string* dst, uint64_t v) {
-  char buf[8];
-  for (int i = 7; i >= 0; --i) {
-    buf[i] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
-  dst->append(buf, 8);
-}
-
-uint32_t GetFixed32BE(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-
-uint64_t GetFixed64BE(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-
 std::string EncodeMeta(const Meta& meta) {
   std::string out;
   EncodeMetaInto(meta, &out);
@@ -44,22 +14,26 @@ std::string EncodeMeta(const Meta& meta) {
 
 void EncodeMetaInto(const Meta& meta, std::string* out_ptr) {
   std::string& out = *out_ptr;
-  out.clear();
+  // The fixed part (header, and a list's head and tail) is built on the stack and copied once.
+  char fixed[kMetaHeaderSize + 16];
+  char* p = fixed;
+  *p++ = static_cast<char>(meta.type);
+  p = StoreFixed64BE(p, meta.version);
+  p = StoreFixed64BE(p, static_cast<uint64_t>(meta.expire_at_ms));
+  p = StoreFixed64BE(p, meta.count);
+  if (meta.type == MetaType::kList) {
+    p = StoreFixed64BE(p, meta.head);
+    p = StoreFixed64BE(p, meta.tail);
+  }
   out.reserve(kMetaHeaderSize + (meta.type == MetaType::kList ? 16 : meta.value.size()));
-  out.push_back(static_cast<char>(meta.type));
-  PutFixed64BE(&out, meta.version);
-  PutFixed64BE(&out, static_cast<uint64_t>(meta.expire_at_ms));
-  PutFixed64BE(&out, meta.count);
+  out.assign(fixed, static_cast<size_t>(p - fixed));
   if (meta.type == MetaType::kString) {
     out.append(meta.value);
-  } else if (meta.type == MetaType::kList) {
-    PutFixed64BE(&out, meta.head);
-    PutFixed64BE(&out, meta.tail);
   } else if (meta.type == MetaType::kStream) {
     out.append(EncodeStreamId(meta.last_id));
     out.append(EncodeStreamId(meta.first_id));
     out.append(EncodeStreamId(meta.top_id));
-  } else if (!meta.lo.empty() || meta.hi || meta.gap) {
+  } else if (meta.type != MetaType::kList && (!meta.lo.empty() || meta.hi || meta.gap)) {
     PutFixed32BE(&out, static_cast<uint32_t>(meta.lo.size()));
     out.append(meta.lo);
     out.push_back(static_cast<char>((meta.hi ? 1 : 0) | (meta.gap ? 2 : 0)));

@@ -57,6 +57,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,11 +117,35 @@ bool DecodeMeta(std::string_view bytes, Meta* meta);
 // Reads only the fixed header (type, version, expire-at, count), cheap for filters and SCAN.
 bool DecodeMetaHeader(std::string_view bytes, Meta* meta);
 
-// Fixed-width big-endian integers.
-void PutFixed32BE(std::string* dst, uint32_t v);
-void PutFixed64BE(std::string* dst, uint64_t v);
-uint32_t GetFixed32BE(const char* p);
-uint64_t GetFixed64BE(const char* p);
+// Fixed-width big-endian integers. Store* write at `p` and return the byte after them.
+inline char* StoreFixed32BE(char* p, uint32_t v) {
+  v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+  return p + 4;
+}
+inline char* StoreFixed64BE(char* p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+  return p + 8;
+}
+inline void PutFixed32BE(std::string* dst, uint32_t v) {
+  char buf[4];
+  dst->append(buf, static_cast<size_t>(StoreFixed32BE(buf, v) - buf));
+}
+inline void PutFixed64BE(std::string* dst, uint64_t v) {
+  char buf[8];
+  dst->append(buf, static_cast<size_t>(StoreFixed64BE(buf, v) - buf));
+}
+inline uint32_t GetFixed32BE(const char* p) {
+  uint32_t v = 0;
+  std::memcpy(&v, p, 4);
+  return __builtin_bswap32(v);
+}
+inline uint64_t GetFixed64BE(const char* p) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
 
 // [u32 len][key][u64 version]: every data entry of one (key, version) starts with this.
 std::string DataPrefix(std::string_view key, uint64_t version);
