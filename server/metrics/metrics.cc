@@ -76,12 +76,9 @@ CommandMetrics& LoopMetrics::For(int command_id) {
 }
 
 void LoopMetrics::Record(const CommandSample& sample) {
-  RecordInto(overall_, sample);
+  RecordInto(KnownCommand(sample.command_id) ? For(sample.command_id) : unknown_, sample);
   if (sample.keyspace > 0) Bump(keyspace_hits_);
   if (sample.keyspace < 0) Bump(keyspace_misses_);
-  if (sample.command_id >= 0 && static_cast<size_t>(sample.command_id) < owned_.size()) {
-    RecordInto(For(sample.command_id), sample);
-  }
   if (monitor_ != nullptr && monitor_->ShouldRecord(sample.stage_ns[kTotal])) RecordSpike(sample);
 }
 
@@ -96,10 +93,7 @@ void LoopMetrics::RecordSpike(const CommandSample& sample) {
 }
 
 void LoopMetrics::RecordRejected(int command_id) {
-  Bump(overall_.rejected);
-  if (command_id >= 0 && static_cast<size_t>(command_id) < owned_.size()) {
-    Bump(For(command_id).rejected);
-  }
+  Bump((KnownCommand(command_id) ? For(command_id) : unknown_).rejected);
 }
 
 void LoopMetrics::RecordError(const std::string& code) {
@@ -110,12 +104,16 @@ void LoopMetrics::RecordError(const std::string& code) {
 void LoopMetrics::AddTo(std::vector<CommandSnapshot>* per_command, CommandSnapshot* overall,
                         std::map<std::string, uint64_t>* errors, uint64_t* keyspace_hits,
                         uint64_t* keyspace_misses) const {
-  AddCommand(overall_, overall);
+  // The overall figures are the sum of every command's and the unknown commands': a command's
+  // sample is recorded once, in its own metrics.
+  AddCommand(unknown_, overall);
   *keyspace_hits += keyspace_hits_.load(std::memory_order_relaxed);
   *keyspace_misses += keyspace_misses_.load(std::memory_order_relaxed);
   for (size_t i = 0; i < commands_.size(); ++i) {
     const CommandMetrics* m = commands_[i].load(std::memory_order_acquire);
-    if (m != nullptr) AddCommand(*m, &(*per_command)[i]);
+    if (m == nullptr) continue;
+    AddCommand(*m, &(*per_command)[i]);
+    AddCommand(*m, overall);
   }
   std::lock_guard<std::mutex> lock(errors_mu_);
   for (const auto& [code, count] : errors_) (*errors)[code] += count;

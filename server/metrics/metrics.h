@@ -79,12 +79,15 @@ class LoopMetrics {
              uint64_t* keyspace_misses) const;
 
  private:
+  bool KnownCommand(int command_id) const {
+    return command_id >= 0 && static_cast<size_t>(command_id) < owned_.size();
+  }
   CommandMetrics& For(int command_id);
   void RecordSpike(const CommandSample& sample);  // rare: the command passed the monitor's bar
   std::vector<std::atomic<CommandMetrics*>> commands_;  // allocated on first use by the writer
   std::vector<std::unique_ptr<CommandMetrics>> owned_;  // writer thread only
   LatencyMonitor* const monitor_;
-  CommandMetrics overall_;
+  CommandMetrics unknown_;  // samples of no known command (the overall figures add the rest)
   std::atomic<uint64_t> keyspace_hits_{0};
   std::atomic<uint64_t> keyspace_misses_{0};
   mutable std::mutex errors_mu_;
