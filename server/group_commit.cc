@@ -78,6 +78,14 @@ class GroupTask : public pool::Task {
     }
     write_group_ = server_->store()->OpenWriteGroup();
     budgets_.resize(group_.size());
+    // Sized once for the whole group (a group of a few batches otherwise grows each vector
+    // 1, 2, 4: ~3% of a SET's instructions at pipeline 1).
+    size_t commands = 0;
+    for (const auto& batch : group_) commands += batch.commands.size();
+    order_.reserve(commands);
+    budget_of_.reserve(commands);
+    pending_.reserve(commands);
+    pending_batches_.reserve(commands);
     for (size_t b = 0; b < group_.size(); ++b) {
       budgets_[b].left = group_[b].reply_budget;
       budgets_[b].owner = &group_[b];
@@ -89,6 +97,8 @@ class GroupTask : public pool::Task {
     size_t i = 0;
     std::vector<std::string_view> keys;
     std::vector<std::string_view> written_keys;  // the keys of the segment's writes
+    keys.reserve(commands);
+    written_keys.reserve(commands);
     while (i < order_.size()) {
       size_t j = i;
       keys.clear();

@@ -91,6 +91,8 @@ void NetLoop::OnSubmitGroup(int, short, void* arg) {
   auto* loop = static_cast<NetLoop*>(arg);
   std::vector<ConnBatch> group;
   group.swap(loop->pending_group_);
+  // The next pass is likely as big: room for it at once rather than growing 1, 2, 4...
+  loop->pending_group_.reserve(group.size());
   loop->server_->SubmitGroup(loop->index_, std::move(group));
 }
 
