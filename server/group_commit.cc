@@ -79,7 +79,7 @@ class GroupTask : public pool::Task {
     write_group_ = server_->store()->OpenWriteGroup();
     budgets_.resize(group_.size());
     // Sized once for the whole group (a group of a few batches otherwise grows each vector
-    // 1, 2, 4: ~3% of a SET's instructions at pipeline 1).
+    // 1, 2, 4: ~2% of a SET's instructions at pipeline 1).
     size_t commands = 0;
     for (const auto& batch : group_) commands += batch.commands.size();
     order_.reserve(commands);

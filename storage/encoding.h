@@ -118,6 +118,7 @@ bool DecodeMeta(std::string_view bytes, Meta* meta);
 bool DecodeMetaHeader(std::string_view bytes, Meta* meta);
 
 // Fixed-width big-endian integers. Store* write at `p` and return the byte after them.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the byte swaps below assume it");
 inline char* StoreFixed32BE(char* p, uint32_t v) {
   v = __builtin_bswap32(v);
   std::memcpy(p, &v, 4);
