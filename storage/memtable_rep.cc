@@ -198,8 +198,10 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
     return new (memory) SkipListIterator(this);
   }
 
-  // Reads (any thread). Compare(entry, key): the order of an entry and an internal key.
-  int Compare(const char* entry, const rocksdb::Slice& key) const {
+  // Reads (any thread). Compare(entry, key): the order of an entry and an internal key. Inlined
+  // into every search loop (an insert makes ~30 comparisons; GCC otherwise calls out of line
+  // for all but the !bytewise_ test).
+  [[gnu::always_inline]] int Compare(const char* entry, const rocksdb::Slice& key) const {
     if (!bytewise_) return compare_(entry, key);
     const int r = CompareInternalKeys(EntryKey(entry), key);
     if (g_check_comparisons.load(std::memory_order_relaxed)) {
@@ -347,21 +349,26 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
     }
     // The lowest level whose pair still brackets x (still adjacent, prev < x < next); the
     // levels below it are searched again from there. A level's prev is never after the prev of
-    // the level below it, so the levels above stay on x's left.
+    // the level below it, so the levels above stay on x's left; a level's next is never before
+    // the next of the level below it, so once a next is after x, every next above it is too.
+    // Hence two passes: up the nexts to the first one after x, then up from there to the first
+    // adjacent pair whose prev is before x. A run of ascending inserts (a write group's sorted
+    // metas) always has its prev before x: one comparison a level climbed instead of two.
     int valid = 0;
     if (splice->height < list_height) {
       valid = list_height;
       splice->height = list_height;
     } else {
+      while (valid < list_height && splice->next[valid] != nullptr &&
+             Compare(splice->next[valid]->Entry(), key) <= 0) {
+        ++valid;
+      }
       while (valid < list_height) {
         Node* p = splice->prev[valid];
-        Node* n = splice->next[valid];
-        if (p->Next(valid) != n || (p != head && Compare(p->Entry(), key) >= 0) ||
-            (n != nullptr && Compare(n->Entry(), key) <= 0)) {
-          ++valid;
-        } else {
+        if (p->Next(valid) == splice->next[valid] && (p == head || Compare(p->Entry(), key) < 0)) {
           break;
         }
+        ++valid;
       }
     }
     if (valid == list_height) {

@@ -154,10 +154,12 @@ TEST_CASE("memtable_rep answers every read as RocksDB's memtable does", "[storag
       } else if (op < 8) {
         REQUIRE(ours.db->Delete(rocksdb::WriteOptions(), key).ok());
         REQUIRE(rocks.db->Delete(rocksdb::WriteOptions(), key).ok());
-      } else if (op == 8) {  // a batch of several keys, some repeated
+      } else if (op == 8) {  // a batch of several keys, some repeated, half of them ascending
         rocksdb::WriteBatch batch;
-        for (int i = 0; i < 6; ++i) {
-          const std::string k = RandomKey(rng);
+        std::vector<std::string> keys;
+        for (int i = 0; i < 6; ++i) keys.push_back(RandomKey(rng));
+        if (rng() % 2 == 0) std::sort(keys.begin(), keys.end());
+        for (const std::string& k : keys) {
           if (rng() % 3 == 0) {
             REQUIRE(batch.Delete(k).ok());
           } else {
