@@ -26,7 +26,10 @@ class HugePageChunks {
  public:
   static constexpr size_t kChunkBytes = size_t{2} << 20;  // one x86-64 huge page
 
-  HugePageChunks() = default;
+  // The count is published with release and read with acquire: RocksDB hands a new memtable to
+  // its background threads through its own atomics, invisible to TSan, so a reader's first load
+  // is ordered after the construction by this pair (as SkipListMemTable's head_).
+  HugePageChunks() { mapped_bytes_.store(0, std::memory_order_release); }
   ~HugePageChunks();
   HugePageChunks(const HugePageChunks&) = delete;
   HugePageChunks& operator=(const HugePageChunks&) = delete;
@@ -36,7 +39,7 @@ class HugePageChunks {
   char* Allocate(size_t bytes, size_t alignment);
 
   // The bytes of every chunk mapped so far (whole chunks, used or not).
-  size_t MappedBytes() const { return mapped_bytes_.load(std::memory_order_relaxed); }
+  size_t MappedBytes() const { return mapped_bytes_.load(std::memory_order_acquire); }
 
  private:
   std::vector<char*> chunks_;

@@ -149,6 +149,10 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
   }
 
   rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
+    // On whichever thread leads RocksDB's write group, maybe not the one that built the list:
+    // the acquire load of head_ orders what NewNode reads (huge_pages_, the chunks) after the
+    // constructor for TSan, as every read path's first load of head_ does.
+    (void)head_.load(std::memory_order_acquire);
     return NewNode(RandomHeight(), len, buf);
   }
   void Insert(rocksdb::KeyHandle handle) override { (void)InsertKey(handle); }
