@@ -315,10 +315,11 @@ TEST_CASE("memtable_rep: nodes from huge page chunks are read back and count tow
     }
   }
   REQUIRE(db->Flush(rocksdb::FlushOptions()).ok());
-  // Flushed along the way, each memtable at most its buffer and a chunk of slack.
+  // Flushed along the way, each memtable at most its buffer and a chunk of slack. (At least two
+  // files: a flush slower than the writes (TSan) writes the memtables queued behind it as one.)
   std::vector<rocksdb::LiveFileMetaData> files;
   db->GetLiveFilesMetaData(&files);
-  CHECK(files.size() >= 3);
+  CHECK(files.size() >= 2);
   CHECK(largest_active >= (2u << 20));
   CHECK(largest_active <= (7u << 20));
   std::string value;
