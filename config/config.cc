@@ -79,7 +79,7 @@ const std::vector<OptionSpec> kOptionTable = {
    "Port of the Prometheus /metrics endpoint on the bind addresses (0 turns it off)."},
   // ---- worker pool ----
   {"pool-threads", T::kInt, "0", 0, 256, nullptr, false,
-   "Worker threads for storage commands; 0 = auto (the cores net-threads leave, at least 2)."},
+   "Worker threads for storage commands; 0 = auto (the cores net-threads leave, >= 1; >= 2 if storage-sync always)."},
   {"pool-mode", T::kEnum, "adaptive", 0, 0, "adaptive|classic", false,
    "adaptive = lock-free lists with spin/yield/block waits; classic = one mutex+condvar queue."},
   {"workers-per-list", T::kInt, "0", 0, 256, nullptr, false,

@@ -19,12 +19,14 @@ int UsableCores() {
 
 int AutoNetThreads(int cores) { return std::max(1, cores / 4); }
 
-AutoTune DerivePoolDefaults(int cores, int net_threads) {
+int AutoWorkersPerList(int threads) { return threads <= 4 ? std::max(1, threads) : 2; }
+
+AutoTune DerivePoolDefaults(int cores, int net_threads, bool sync_writes) {
   cores = std::max(1, cores);
   net_threads = std::max(1, net_threads);
   AutoTune t;
-  t.threads = std::max(2, cores - net_threads);
-  t.workers_per_list = t.threads <= 4 ? t.threads : 2;
+  t.threads = std::max(sync_writes ? 2 : 1, cores - net_threads);
+  t.workers_per_list = AutoWorkersPerList(t.threads);
   const bool spare_core = cores >= net_threads + 3;
   t.spin_count = spare_core ? 200 : 0;
   t.max_yield_usec = spare_core ? 100 : 0;

@@ -6,10 +6,15 @@
 // that spins or yields while idle, or a worker too many, competes with it for a core, and every
 // microsecond a network thread waits for a core is a microsecond every one of its clients waits.
 // So:
-//  * threads = max(2, cores - net_threads): the cores the network threads leave; at least two
-//    so one command blocked on disk (fsync with storage-sync always, a cold read) does not
-//    stall every other. (Group commit runs a whole network-loop pass as one task, so more
-//    workers than that buys no parallelism, only contention.)
+//  * threads = cores - net_threads: the cores the network threads leave, at least one. Group
+//    commit runs a whole network-loop pass as one task, so a worker more than the free cores
+//    buys no parallelism, only contention: on 2 cores (one network thread), two workers ran
+//    SET/INCR/HSET -P 16 -r 1000000 at 0.7-0.9x the speed of one (lock and RocksDB write-thread
+//    hand-offs, three runnable threads on two cores). Big commands do not need a second worker
+//    to keep small ones moving: the heavy lane runs them (worker_pool.h).
+//    With storage-sync always, at least two: a worker spends most of a group waiting for its
+//    fsync, off the CPU, and a second one runs the next group meanwhile (RocksDB joins its WAL
+//    write to the next sync); one worker alone ran SET -P 16 at 0.9x and -P 1 at 0.6-0.85x.
 //  * workers_per_list = threads when threads <= 4 (one list: whichever worker is free takes
 //    the next task; no task waits behind a busy worker while another idles), else 2.
 //  * spin_count 200, max_yield_usec 100 only when a core is spare for an idle worker to spin
@@ -37,8 +42,13 @@ int UsableCores();
 // The network threads' default: one per 4 cores, at least 1.
 int AutoNetThreads(int cores);
 
-// The pool defaults for `cores` usable CPUs and `net_threads` network threads (see top).
+// workers_per_list for `threads` workers, whether the thread count is auto or set: all of them
+// in one list up to 4, else lists of 2.
+int AutoWorkersPerList(int threads);
+
+// The pool defaults for `cores` usable CPUs, `net_threads` network threads and whether every
+// write fsyncs (storage-sync always), as explained at the top.
 // REQUIRES: cores >= 1, net_threads >= 1.
-AutoTune DerivePoolDefaults(int cores, int net_threads);
+AutoTune DerivePoolDefaults(int cores, int net_threads, bool sync_writes);
 
 }  // namespace rockcache::pool

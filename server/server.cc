@@ -257,9 +257,12 @@ int Server::AutoPoolSetting(const std::string& name) const {
     return value;
   }
   const int cores = pool::UsableCores();
-  const pool::AutoTune tune = pool::DerivePoolDefaults(cores, NetThreads());
+  const pool::AutoTune tune = pool::DerivePoolDefaults(
+      cores, NetThreads(), config_->GetString("storage-sync") == "always");
   if (name == "pool-threads") return tune.threads;
-  if (name == "workers-per-list") return tune.workers_per_list;
+  // From the thread count in effect: pool-threads 2 on a machine whose auto count is 1 still
+  // gets one list of two.
+  if (name == "workers-per-list") return pool::AutoWorkersPerList(AutoPoolSetting("pool-threads"));
   if (name == "pool-spin-count") return tune.spin_count;
   return tune.max_yield_usec;  // pool-max-yield-usec
 }
