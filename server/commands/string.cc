@@ -124,7 +124,7 @@ bool RtcStrLen(RtcContext& ctx, const Args& argv, std::string* out) {
 
 // Write-through after a string write with the given expiry rule.
 void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::string& value,
-                        const Expiry& expiry) {
+                        const Expiry& expiry, bool cached = false) {
   if (expiry.mode == Expiry::Mode::kKeep) {
     // The TTL stays what it was: known only if the key is cached.
     CacheUpdate(ctx, key, [&value](cache::Value& cached, int64_t&) {
@@ -133,7 +133,9 @@ void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::st
     });
     return;
   }
-  CachePutString(ctx, key, value, expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0);
+  const int64_t expire_at_ms = expiry.mode == Expiry::Mode::kAt ? expiry.at_ms : 0;
+  if (cached) return CacheOverwriteString(ctx, key, value, expire_at_ms);
+  CachePutString(ctx, key, value, expire_at_ms);
 }
 
 // SET's events: "set", and "expire" when it gave the key a TTL (Redis's setGenericCommand).
@@ -188,7 +190,7 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
-  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry);
+  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry, options.known_present);
   if (result->written) NotifySet(ctx, argv[1], options.expiry);
   if (options.return_old) return AppendOptionalBulk(out, result->old_value);
   out->append(result->written ? kReplyOk : kReplyNullBulk);

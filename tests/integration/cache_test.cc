@@ -979,6 +979,48 @@ TEST_CASE(
   CHECK(InfoNumber(p.admin, "cache", "cache_negative_keys") > 0);
 }
 
+// SET over a key the cache holds rewrites the entry in place (server/commands/cache_access.h,
+// CacheOverwriteString): counted as an update, not a fill, and what readers see (value, type,
+// TTL) and what the entry is charged are those of a fresh entry.
+TEST_CASE("a SET over a cached key rewrites its entry in place", "[cache]") {
+  TestServer server;
+  Client c(server.port()), admin(server.port());
+  const std::string big(1000, 'b');
+  REQUIRE(Run(c, {"SET", "k1", big}) == "status:OK");
+  REQUIRE(RunRtc(admin, c, {"GET", "k1"}) == "bulk:" + big);
+
+  // Big value -> small one: the charge is the small value's, as a new entry of it would be.
+  const uint64_t fills = InfoNumber(admin, "cache", "cache_fills");
+  const uint64_t updates = InfoNumber(admin, "cache", "cache_updates");
+  REQUIRE(Run(c, {"SET", "k1", "v2"}) == "status:OK");
+  CHECK(InfoNumber(admin, "cache", "cache_fills") == fills);
+  CHECK(InfoNumber(admin, "cache", "cache_updates") == updates + 1);
+  CHECK(RunRtc(admin, c, {"GET", "k1"}) == "bulk:v2");
+  const uint64_t in_place = InfoNumber(admin, "cache", "cache_used_bytes");
+  REQUIRE(Run(c, {"DEL", "k1"}) == "int:1");
+  REQUIRE(Run(c, {"SET", "k1", "v2"}) == "status:OK");  // not cached now: a new entry
+  CHECK(InfoNumber(admin, "cache", "cache_used_bytes") == in_place);
+
+  // TTLs: SET ... EX gives the cached entry one, a plain SET clears it.
+  REQUIRE(Run(c, {"SET", "k1", "v3", "EX", "1000"}) == "status:OK");
+  std::string ttl = RunRtc(admin, c, {"TTL", "k1"});
+  REQUIRE(ttl.rfind("int:", 0) == 0);
+  CHECK(std::stoll(ttl.substr(4)) > 900);
+  REQUIRE(Run(c, {"SET", "k1", "v4"}) == "status:OK");
+  CHECK(RunRtc(admin, c, {"TTL", "k1"}) == "int:-1");
+  CHECK(RunRtc(admin, c, {"GET", "k1"}) == "bulk:v4");
+
+  // Another type cached under the key: the entry becomes a string.
+  REQUIRE(Run(c, {"HSET", "h", "f", "v"}) == "int:1");
+  Run(c, {"HGET", "h", "f"});
+  REQUIRE(RunRtc(admin, c, {"HGET", "h", "f"}) == "bulk:v");
+  REQUIRE(Run(c, {"SET", "h", "s"}) == "status:OK");
+  CHECK(RunRtc(admin, c, {"GET", "h"}) == "bulk:s");
+  CHECK(Run(c, {"TYPE", "h"}) == "status:string");
+  CHECK(Run(c, {"HGET", "h", "f"}).rfind("err:WRONGTYPE", 0) == 0);
+  CHECK(CacheVerify(admin).mismatches == 0);
+}
+
 TEST_CASE("an expired cached entry is never served", "[cache]") {
   TestServer server;
   Client w(server.port()), r(server.port()), admin(server.port());
