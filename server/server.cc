@@ -257,8 +257,8 @@ int Server::AutoPoolSetting(const std::string& name) const {
     return value;
   }
   const int cores = pool::UsableCores();
-  const pool::AutoTune tune = pool::DerivePoolDefaults(
-      cores, NetThreads(), config_->GetString("storage-sync") == "always");
+  const pool::AutoTune tune =
+      pool::DerivePoolDefaults(cores, NetThreads(), config_->GetString("storage-sync") == "always");
   if (name == "pool-threads") return tune.threads;
   // From the thread count in effect: pool-threads 2 on a machine whose auto count is 1 still
   // gets one list of two.

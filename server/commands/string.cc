@@ -122,7 +122,8 @@ bool RtcStrLen(RtcContext& ctx, const Args& argv, std::string* out) {
       [out] { AppendInteger(out, 0); });
 }
 
-// Write-through after a string write with the given expiry rule.
+// Write-through after a string write with the given expiry rule. `cached`: the handler found
+// the key cached under this same key lock (SET's Peek), so the entry is rewritten in place.
 void CacheWrittenString(CommandContext& ctx, std::string_view key, const std::string& value,
                         const Expiry& expiry, bool cached = false) {
   if (expiry.mode == Expiry::Mode::kKeep) {
@@ -190,7 +191,8 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto result = ctx.store->Set(argv[1], argv[2], options);
   if (!result.ok()) return AppendStatusError(out, result.status());
-  if (result->written) CacheWrittenString(ctx, argv[1], argv[2], options.expiry, options.known_present);
+  if (result->written)
+    CacheWrittenString(ctx, argv[1], argv[2], options.expiry, options.known_present);
   if (result->written) NotifySet(ctx, argv[1], options.expiry);
   if (options.return_old) return AppendOptionalBulk(out, result->old_value);
   out->append(result->written ? kReplyOk : kReplyNullBulk);
