@@ -19,7 +19,8 @@ using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
 TEST_CASE("200 concurrent clients: shared counter and own keys", "[concurrency]") {
-  TestServer server;
+  // Two workers (a 2-core machine's default is one): groups of different loops run at once.
+  TestServer server({"--pool-threads", "2"});
   const int kClients = 200;
   const int kIncrs = 200;
   const int kOwnKeys = 20;
@@ -92,7 +93,8 @@ TEST_CASE("200 concurrent clients: shared counter and own keys", "[concurrency]"
 }
 
 TEST_CASE("readers never see a value older than the last acknowledged write", "[concurrency]") {
-  TestServer server;
+  // Two workers (a 2-core machine's default is one): groups of different loops run at once.
+  TestServer server({"--pool-threads", "2"});
   const int kKeys = 4;
   const int kReadersPerKey = 3;
   // acked[k] = the highest value whose SET on key k was acknowledged.
