@@ -160,6 +160,12 @@ const std::vector<OptionSpec> kOptionTable = {
    "TLB entry per 2 MB); a memtable past 1 MB then holds whole 2 MB chunks."},
   {"rocksdb-max-background-jobs", T::kInt, "2", 1, 64, nullptr, false,
    "RocksDB flush and compaction threads."},
+  {"key-filter-bits-per-key", T::kInt, "10", 0, 32, nullptr, false,
+   "Bloom filter over every key, so writes and reads of keys never written skip their RocksDB "
+   "read (~1% false positives at 10); 0 = off."},
+  {"key-filter-max-memory", T::kMemory, "64mb", 0, LLONG_MAX, nullptr, false,
+   "The key filter grows with every distinct key written; past this it turns off until a "
+   "restart rebuilds it from the live keys."},
   {"databases", T::kInt, "16", 1, 256, nullptr, false,
    "Databases clients may SELECT (0..N-1); each is a RocksDB column family. At most 256."},
 };

@@ -292,6 +292,10 @@ Status Server::Start() {
   store_options.databases = static_cast<int>(config_->GetInt("databases"));
   store_options.memtable = config_->GetString("rocksdb-memtable");
   store_options.memtable_huge_pages = config_->GetBool("rocksdb-memtable-huge-pages");
+  store_options.key_filter_bits_per_key =
+      static_cast<uint32_t>(config_->GetInt("key-filter-bits-per-key"));
+  store_options.key_filter_max_bytes =
+      static_cast<uint64_t>(config_->GetInt("key-filter-max-memory"));
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();

@@ -175,7 +175,16 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
     return FromRocks(s);
   }
 
-  // Key counters: one pass over every meta column family.
+  // Key counters and the key filter: one pass over every meta column family.
+  uint64_t estimated_keys = 0;
+  for (auto* cf : store->meta_cfs_) {
+    uint64_t v = 0;
+    if (store->db_->GetIntProperty(cf, rocksdb::DB::Properties::kEstimateNumKeys, &v)) {
+      estimated_keys += v;
+    }
+  }
+  store->key_filter_ = std::make_unique<KeyFilter>(options.key_filter_bits_per_key,
+                                                   options.key_filter_max_bytes, estimated_keys);
   store->ttl_base_ms_ = NowMs();
   store->counters_.reset(new DbCounters[physical]);
   for (int db = 0; db < physical; ++db) {
@@ -186,6 +195,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
     uint64_t sum = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       ++n;
+      store->key_filter_->Add(db, std::string_view(it->key().data(), it->key().size()));
       Meta meta;
       if (DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) &&
           meta.expire_at_ms != 0) {
@@ -269,6 +279,9 @@ Status RocksStore::ReadMetaIn(int db, std::string_view key, MetaLookup* out) {
 Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key, MetaLookup* out,
                             bool full) {
   *out = MetaLookup();
+  // A key never written has no meta: no RocksDB read. Not for a snapshot's older view (a key
+  // deleted since, before this filter was built, may be in it).
+  if (ro.snapshot == nullptr && !key_filter_->MayContain(CurrentDb(), key)) return Status::OK();
   rocksdb::PinnableSlice value;
   rocksdb::Status s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &value);
   if (s.IsNotFound()) return Status::OK();
@@ -291,6 +304,7 @@ void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup&
                          const Meta& meta, int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, &meta);
+  key_filter_->Add(db, key);  // before the record can reach RocksDB (key_filter.h)
   // One buffer per thread (the batch copies the record): no allocation per collection write.
   thread_local std::string encoded;
   EncodeMetaInto(meta, &encoded);
@@ -394,6 +408,13 @@ std::string RocksStore::InfoRocksDb() {
   line("rocksdb_num_running_flushes", db_wide(rocksdb::DB::Properties::kNumRunningFlushes));
   out += "rocksdb_compression:" + compression_note_ + "\r\n";
   out += std::string("rocksdb_sync_writes:") + (options_.sync_writes ? "yes" : "no") + "\r\n";
+  // The key filter (key_filter.h): on, off (key-filter-bits-per-key 0) or full (turned off at
+  // key-filter-max-memory until a restart).
+  const KeyFilter::Stats kf = key_filter_->GetStats();
+  out += std::string("key_filter_state:") + (kf.on ? "on" : kf.full ? "full" : "off") + "\r\n";
+  line("key_filter_bytes", kf.bytes);
+  line("key_filter_layers", static_cast<uint64_t>(kf.layers));
+  line("key_filter_keys_added", kf.keys_added);
   return out;
 }
 

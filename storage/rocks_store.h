@@ -47,6 +47,7 @@
 #include "config/current_db.h"
 #include "storage/compaction_filter.h"
 #include "storage/encoding.h"
+#include "storage/key_filter.h"
 #include "storage/records.h"
 #include "storage/rocks_support.h"
 #include "storage/scan_cursor.h"
@@ -299,6 +300,10 @@ class RocksStore final : public Store {
   }
   // Reads the meta of `key` in physical database `db` (stripe held).
   Status ReadMetaIn(int db, std::string_view key, MetaLookup* out);
+  // The meta records of `keys` in the current database (values[i], statuses[i]: NotFound when
+  // absent), with one DbMultiGet of the keys the key filter does not rule out.
+  void MultiGetMetas(const std::vector<std::string_view>& keys, rocksdb::PinnableSlice* values,
+                     rocksdb::Status* statuses);
   // Reads of the calling thread's view of the database: plain RocksDB reads, or, inside a
   // transaction, the transaction's pending writes merged over them (see top). Every read of a
   // key or data entry in storage/ goes through these (tx_overlay.cc holds the Tx* slow paths).
@@ -576,6 +581,9 @@ class RocksStore final : public Store {
   std::shared_ptr<rocksdb::Cache> block_cache_;
   std::shared_ptr<FilterContext> filter_ctx_;
   rocksdb::WriteOptions write_options_;
+  // Which keys may have a meta record, by physical database (key_filter.h): ReadMeta,
+  // TryGetString, MGet and MSet skip RocksDB for keys it rules out; every meta Put adds its key.
+  std::unique_ptr<KeyFilter> key_filter_;
 
   std::shared_mutex lifecycle_;
   bool closed_ = false;  // GUARDED_BY(lifecycle_)

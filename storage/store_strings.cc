@@ -35,6 +35,10 @@ MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes
   Hold hold(lifecycle_, std::try_to_lock);
   if (!hold.owns_lock() || closed_) return read;
   assert(tls_tx_overlay == nullptr);
+  if (!key_filter_->MayContain(CurrentDb(), key)) {  // never written: no RocksDB read
+    read.outcome = MemoryRead::Outcome::kAbsent;
+    return read;
+  }
   rocksdb::ReadOptions ro;
   ro.read_tier = rocksdb::kBlockCacheTier;  // Incomplete instead of a file read
   rocksdb::PinnableSlice bytes;
@@ -135,19 +139,43 @@ StatusOr<SetResult> RocksStore::BlindSet(std::string_view key, std::string_view 
   return result;
 }
 
+void RocksStore::MultiGetMetas(const std::vector<std::string_view>& keys,
+                               rocksdb::PinnableSlice* values, rocksdb::Status* statuses) {
+  const int db = CurrentDb();
+  std::vector<rocksdb::Slice> slices;
+  std::vector<size_t> probed;  // the keys the filter does not rule out
+  slices.reserve(keys.size());
+  probed.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    statuses[i] = rocksdb::Status::NotFound();
+    if (!key_filter_->MayContain(db, keys[i])) continue;
+    slices.emplace_back(keys[i].data(), keys[i].size());
+    probed.push_back(i);
+  }
+  if (probed.empty()) return;
+  if (probed.size() == keys.size()) {
+    DbMultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values, statuses);
+    return;
+  }
+  std::vector<rocksdb::PinnableSlice> found(probed.size());
+  std::vector<rocksdb::Status> found_statuses(probed.size());
+  DbMultiGet(rocksdb::ReadOptions(), MetaCf(), probed.size(), slices.data(), found.data(),
+             found_statuses.data());
+  for (size_t j = 0; j < probed.size(); ++j) {
+    values[probed[j]] = std::move(found[j]);
+    statuses[probed[j]] = found_statuses[j];
+  }
+}
+
 StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
     const std::vector<std::string_view>& keys) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::vector<std::optional<std::string>> out(keys.size());
   if (keys.empty()) return out;
-  std::vector<rocksdb::Slice> slices;
-  slices.reserve(keys.size());
-  for (auto k : keys) slices.emplace_back(k.data(), k.size());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  DbMultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
-             statuses.data());
+  MultiGetMetas(keys, values.data(), statuses.data());
   int64_t now = NowMs();
   for (size_t i = 0; i < keys.size(); ++i) {
     if (statuses[i].IsNotFound()) continue;
@@ -193,15 +221,12 @@ Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::strin
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
   for (const auto& kv : unique) keys.push_back(kv.first);
-  // One MultiGet for every old meta (one memtable/SST lookup setup for the whole command instead
-  // of one Get per key); only the header is decoded: an old string value is never copied.
-  std::vector<rocksdb::Slice> slices;
-  slices.reserve(keys.size());
-  for (auto k : keys) slices.emplace_back(k.data(), k.size());
+  // One MultiGet for every old meta the key filter does not rule out (one memtable/SST lookup
+  // setup for the whole command instead of one Get per key); only the header is decoded: an old
+  // string value is never copied.
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  DbMultiGet(rocksdb::ReadOptions(), MetaCf(), keys.size(), slices.data(), values.data(),
-             statuses.data());
+  MultiGetMetas(keys, values.data(), statuses.data());
   const int64_t now = NowMs();
   Records batch;
   int64_t created = 0;

@@ -28,6 +28,8 @@ struct Options {
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
   bool memtable_huge_pages = true;     // rocksdb-memtable-huge-pages (storage/huge_page_chunks.h)
   int databases = 16;                  // logical databases, 1..kMaxDatabases (config/current_db.h)
+  uint32_t key_filter_bits_per_key = 10;        // key-filter-bits-per-key (storage/key_filter.h)
+  uint64_t key_filter_max_bytes = 64ull << 20;  // key-filter-max-memory
 };
 
 // A database's key figures, for INFO keyspace (as counted by the store; see DbSize).

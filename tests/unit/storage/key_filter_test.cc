@@ -1,0 +1,139 @@
+// storage/key_filter: no key it was given is ever ruled out (across layers and databases), few
+// keys it was not given get through, it turns itself off at its memory bound; and the store
+// built on it answers keys never written without a RocksDB read, yet sees every key it opened
+// with.
+#include "storage/key_filter.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "storage/perf_counters.h"
+#include "tests/unit/storage/store_fixture.h"
+
+namespace rockcache::storage {
+namespace {
+
+using testing::Ok;
+using testing::StoreFixture;
+
+std::string Key(uint64_t i) { return "key:" + std::to_string(i); }
+
+// Never-added keys that get through, out of `n`.
+uint64_t FalsePositives(const KeyFilter& filter, uint64_t n) {
+  uint64_t hits = 0;
+  for (uint64_t i = 0; i < n; ++i) hits += filter.MayContain(0, "absent:" + std::to_string(i));
+  return hits;
+}
+
+TEST_CASE("key_filter: every key added is kept, across layers, with ~1% false positives",
+          "[storage][key-filter]") {
+  KeyFilter filter(10, 64 << 20, 0);
+  REQUIRE(filter.GetStats().on);
+  CHECK(filter.GetStats().layers == 1);
+  CHECK(FalsePositives(filter, 100000) == 0);  // empty
+
+  // Past the first layer's capacity (kMinLayerKeys), so a second layer takes the rest.
+  const uint64_t n = KeyFilter::kMinLayerKeys + KeyFilter::kMinLayerKeys / 2;
+  for (uint64_t i = 0; i < n; ++i) filter.Add(0, Key(i));
+  const KeyFilter::Stats stats = filter.GetStats();
+  CHECK(stats.on);
+  CHECK(stats.layers == 2);
+  // The 1-in-64 estimate of the keys added.
+  CHECK(stats.keys_added > n * 95 / 100);
+  CHECK(stats.keys_added < n * 105 / 100);
+  uint64_t lost = 0;
+  for (uint64_t i = 0; i < n; ++i) lost += !filter.MayContain(0, Key(i));
+  CHECK(lost == 0);
+  // Two layers, each ~0.9% at 10 bits a key (the second is less full).
+  const uint64_t fp = FalsePositives(filter, 100000);
+  INFO("false positives in 100000: " << fp);
+  CHECK(fp < 2500);
+  CHECK(fp > 0);  // it is a Bloom filter: a test of 100,000 absent keys that none pass is suspect
+}
+
+TEST_CASE("key_filter: databases are distinct, and 0 bits a key is off", "[storage][key-filter]") {
+  KeyFilter filter(10, 64 << 20, 0);
+  for (uint64_t i = 0; i < 1000; ++i) filter.Add(3, Key(i));
+  uint64_t in_db3 = 0, in_db0 = 0;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    in_db3 += filter.MayContain(3, Key(i));
+    in_db0 += filter.MayContain(0, Key(i));
+  }
+  CHECK(in_db3 == 1000);
+  CHECK(in_db0 < 30);
+
+  KeyFilter off(0, 64 << 20, 0);
+  CHECK_FALSE(off.GetStats().on);
+  CHECK(off.GetStats().bytes == 0);
+  CHECK(off.MayContain(0, "anything"));
+}
+
+TEST_CASE("key_filter: past its memory bound it turns off instead of growing",
+          "[storage][key-filter]") {
+  // 2 MB holds the first layer (a million keys at 10 bits: 1.25 MB) but not the second (2.5 MB).
+  KeyFilter filter(10, 2 << 20, 0);
+  REQUIRE(filter.GetStats().on);
+  const uint64_t n = KeyFilter::kMinLayerKeys + KeyFilter::kMinLayerKeys / 10;
+  for (uint64_t i = 0; i < n; ++i) filter.Add(0, Key(i));
+  const KeyFilter::Stats stats = filter.GetStats();
+  CHECK_FALSE(stats.on);
+  CHECK(stats.full);
+  CHECK(stats.layers == 1);
+  CHECK(stats.bytes <= (2u << 20));
+  // Off: nothing is ruled out any more.
+  CHECK(FalsePositives(filter, 1000) == 1000);
+  CHECK(filter.MayContain(0, Key(n - 1)));
+
+  // A bound below one layer of the minimum size: the first layer is what fits.
+  KeyFilter small(10, 64 << 10, 0);
+  CHECK(small.GetStats().on);
+  CHECK(small.GetStats().bytes <= (64u << 10));
+}
+
+TEST_CASE_METHOD(StoreFixture,
+                 "key_filter: the store reads nothing for keys never written, and sees every key "
+                 "it opened with",
+                 "[storage][key-filter]") {
+  REQUIRE(Ok(store->Set("present", "v", SetOptions())).written);
+  REQUIRE(Ok(store->HSet("hash", {{"f", "v"}})) == 1);
+  PerfScope perf;
+
+  perf.Reset();
+  CHECK(Ok(store->Exists({"present"})) == 1);
+  CHECK(perf.Read().get_from_memtable > 0);  // a key written: read from RocksDB
+
+  perf.Reset();
+  CHECK(Ok(store->Exists({"never"})) == 0);
+  CHECK(Ok(store->Get("never")) == std::nullopt);
+  CHECK(store->TryGetString("never", 1024).outcome == MemoryRead::Outcome::kAbsent);
+  CHECK(Ok(store->MGet({"never", "nor-this"})) ==
+        std::vector<std::optional<std::string>>{std::nullopt, std::nullopt});
+  REQUIRE(Ok(store->Set("new", "v", SetOptions())).written);
+  REQUIRE(Ok(store->LPush("new-list", {"a"})) == 1);
+  CHECK(perf.Read().get_from_memtable == 0);  // none of them asked RocksDB
+
+  // Reopened, the filter is rebuilt from the keys on disk: a write over them sees them.
+  REQUIRE(store->Close().ok());
+  Options o;
+  o.dir = dir.path();
+  store = Ok(Store::Open(o));
+  CHECK(Ok(store->DbSize()) == 4);
+  REQUIRE(Ok(store->Set("hash", "now a string", SetOptions())).written);
+  REQUIRE(Ok(store->Set("present", "w", SetOptions())).written);
+  CHECK(Ok(store->DbSize()) == 4);
+  CHECK(Ok(store->Get("hash")) == std::optional<std::string>("now a string"));
+  CHECK(Ok(store->LLen("new-list")) == 1);
+
+  // The same reads with the filter off do ask RocksDB (what the count above would catch).
+  REQUIRE(store->Close().ok());
+  o.key_filter_bits_per_key = 0;
+  store = Ok(Store::Open(o));
+  REQUIRE(Ok(store->Set("in-the-memtable", "v", SetOptions())).written);
+  perf.Reset();
+  CHECK(Ok(store->Exists({"never"})) == 0);
+  CHECK(perf.Read().get_from_memtable > 0);
+}
+
+}  // namespace
+}  // namespace rockcache::storage
