@@ -13,10 +13,10 @@ constexpr uint64_t kWordsPerBlock = 8;  // 64 bytes: one cache line
 constexpr uint64_t kBitsPerBlock = kWordsPerBlock * 64;
 constexpr uint64_t kSampleMask = 63;  // 1 in 64 new keys is counted
 
-// One 64-bit hash of (column family, key). The low 48 bits pick a bit in each of the block's
+// One 64-bit hash of (database, key). The low 48 bits pick a bit in each of the block's
 // eight words (6 bits each); the high bits pick the block (RangeOf) and the 1-in-64 sample.
-uint64_t HashOf(uint32_t cf_id, std::string_view key) {
-  uint64_t h = std::hash<std::string_view>{}(key) ^ (uint64_t{cf_id} * 0x9e3779b97f4a7c15ull);
+uint64_t HashOf(uint32_t db, std::string_view key) {
+  uint64_t h = std::hash<std::string_view>{}(key) ^ (uint64_t{db} * 0x9e3779b97f4a7c15ull);
   h ^= h >> 31;  // splitmix64's finalizer: every input bit reaches every output bit
   h *= 0xbf58476d1ce4e5b9ull;
   h ^= h >> 27;
@@ -68,9 +68,12 @@ bool KeyFilter::MakeLayer(uint64_t capacity) {
   return true;
 }
 
-bool KeyFilter::MayContain(uint32_t cf_id, std::string_view key) const {
+bool KeyFilter::MayContain(uint32_t db, std::string_view key) const {
   if (!on_.load(std::memory_order_acquire)) return true;
-  const uint64_t h = HashOf(cf_id, key);
+  return Holds(HashOf(db, key));
+}
+
+bool KeyFilter::Holds(uint64_t h) const {
   const int n = layer_count_.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
@@ -84,11 +87,12 @@ bool KeyFilter::MayContain(uint32_t cf_id, std::string_view key) const {
   return false;
 }
 
-void KeyFilter::Add(uint32_t cf_id, std::string_view key) {
+void KeyFilter::Add(uint32_t db, std::string_view key) {
   // A key some layer already answers for (an overwrite, or a false positive) adds nothing:
   // writes of existing keys stay read-only here.
-  if (MayContain(cf_id, key)) return;
-  const uint64_t h = HashOf(cf_id, key);
+  if (!on_.load(std::memory_order_acquire)) return;
+  const uint64_t h = HashOf(db, key);
+  if (Holds(h)) return;
   const int n = layer_count_.load(std::memory_order_acquire);
   Layer& layer = layers_[static_cast<size_t>(n - 1)];
   std::atomic<uint64_t>* block = &layer.words[RangeOf(h, layer.blocks) * kWordsPerBlock];

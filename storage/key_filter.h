@@ -8,7 +8,7 @@
 // SET's ~17,900 instructions at pipeline 16, callgrind): RocksDB answers "absent" only after
 // asking every level. This filter answers it with one cache line per layer.
 //
-// Contract: MayContain(cf, key) is false only if Add(cf, key) was never called (while the filter
+// Contract: MayContain(db, key) is false only if Add(db, key) was never called (while the filter
 // is on). RocksStore makes that "only if the key has no meta record": OpenRocks adds every meta
 // its counting pass sees, and every meta Put adds its key before the record enters a batch
 // (PutMeta, WriteStringToThreadGroup). A delete does not remove a key (a Bloom filter cannot):
@@ -48,10 +48,11 @@ class KeyFilter {
   KeyFilter(const KeyFilter&) = delete;
   KeyFilter& operator=(const KeyFilter&) = delete;
 
-  // Notes that `key` of meta column family `cf_id` has (or may have) a meta record.
-  void Add(uint32_t cf_id, std::string_view key);
-  // False only when `key` of `cf_id` was never Added (and the filter is on).
-  bool MayContain(uint32_t cf_id, std::string_view key) const;
+  // Notes that `key` of physical database `db` has (or may have) a meta record. A key that
+  // already has one was added when it got it: callers may skip those.
+  void Add(uint32_t db, std::string_view key);
+  // False only when `key` of `db` was never Added (and the filter is on).
+  bool MayContain(uint32_t db, std::string_view key) const;
 
   struct Stats {
     bool on = false;     // answering (false: never built, or full)
@@ -77,6 +78,8 @@ class KeyFilter {
   };
   static constexpr int kMaxLayers = 32;
 
+  // Whether some layer has every bit of hash `h` set.
+  bool Holds(uint64_t h) const;
   // Makes the layer after the newest one (or turns the filter off when it would not fit).
   void Grow(int seen_count);
   bool MakeLayer(uint64_t capacity);  // REQUIRES: grow_mu_ held (or the constructor)

@@ -304,7 +304,9 @@ void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup&
                          const Meta& meta, int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, &meta);
-  key_filter_->Add(db, key);  // before the record can reach RocksDB (key_filter.h)
+  // Before the record can reach RocksDB (key_filter.h); a key that has a meta was added when
+  // it got it.
+  if (!old.present) key_filter_->Add(db, key);
   // One buffer per thread (the batch copies the record): no allocation per collection write.
   thread_local std::string encoded;
   EncodeMetaInto(meta, &encoded);

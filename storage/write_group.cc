@@ -350,7 +350,7 @@ bool RocksStore::WriteStringToThreadGroup(std::string_view key, const MetaLookup
   // over.
   const int db = CurrentDb();
   NoteTtlChange(db, old, meta);
-  key_filter_->Add(db, key);  // as PutMeta does
+  if (!old.present) key_filter_->Add(db, key);  // as PutMeta does
   group->AppendStringPut(meta_cfs_[static_cast<size_t>(db)]->GetID(), key, meta->version,
                          meta->expire_at_ms, value);
   for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);
