@@ -161,11 +161,12 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rocksdb-max-background-jobs", T::kInt, "2", 1, 64, nullptr, false,
    "RocksDB flush and compaction threads."},
   {"key-filter-bits-per-key", T::kInt, "10", 0, 32, nullptr, false,
-   "Bloom filter over every key, so writes and reads of keys never written skip their RocksDB "
-   "read (~1% false positives at 10); 0 = off."},
+   "Bloom filters over every key and over the members of collections made since start, so "
+   "writes and reads of keys or members never written skip their RocksDB read (~1% false "
+   "positives at 10); 0 = off."},
   {"key-filter-max-memory", T::kMemory, "64mb", 0, LLONG_MAX, nullptr, false,
-   "The key filter grows with every distinct key written; past this it turns off until a "
-   "restart rebuilds it from the live keys."},
+   "Bound of each filter: they grow with every distinct key (member) written; past this one "
+   "turns off until a restart rebuilds it."},
   {"databases", T::kInt, "16", 1, 256, nullptr, false,
    "Databases clients may SELECT (0..N-1); each is a RocksDB column family. At most 256."},
 };

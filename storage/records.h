@@ -48,7 +48,8 @@ class Records {
     Counted();
   }
   // A Put of the entry DataKey(key, version, sub_key) of a collection, its key written straight
-  // into the bytes (no DataKey string of its own).
+  // into the bytes (no DataKey string of its own). RocksStore writes entries through
+  // RocksStore::PutEntry, which notes them in its entry filter before calling this.
   void PutEntry(rocksdb::ColumnFamilyHandle* cf, std::string_view key, uint64_t version,
                 std::string_view sub_key, std::string_view value) {
     batch_records::PutTag(&rep_, cf->GetID(), '\x01', '\x05');

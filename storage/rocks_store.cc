@@ -149,6 +149,9 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
     return FromRocks(s);
   }
   store->reserved_version_ = store->next_version_;
+  store->first_run_version_ = store->next_version_;
+  store->entry_filter_ =
+      std::make_unique<KeyFilter>(options.key_filter_bits_per_key, options.key_filter_max_bytes, 0);
 
   // Database mapping: identity unless SWAPDB changed it.
   store->db_map_.reset(new std::atomic<int>[physical]);
@@ -417,6 +420,10 @@ std::string RocksStore::InfoRocksDb() {
   line("key_filter_bytes", kf.bytes);
   line("key_filter_layers", static_cast<uint64_t>(kf.layers));
   line("key_filter_keys_added", kf.keys_added);
+  const KeyFilter::Stats ef = entry_filter_->GetStats();
+  out += std::string("entry_filter_state:") + (ef.on ? "on" : ef.full ? "full" : "off") + "\r\n";
+  line("entry_filter_bytes", ef.bytes);
+  line("entry_filter_entries_added", ef.keys_added);
   return out;
 }
 

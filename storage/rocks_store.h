@@ -300,6 +300,16 @@ class RocksStore final : public Store {
   }
   // Reads the meta of `key` in physical database `db` (stripe held).
   Status ReadMetaIn(int db, std::string_view key, MetaLookup* out);
+  // Appends a Put of the entry DataKey(key, version, sub_key) of collection column family `cf`
+  // to `batch`, noting it in the entry filter first (hash, set and zset entries). Every entry
+  // Put goes through here, not Records::PutEntry: an entry missing from the filter would read
+  // as absent (see entry_filter_).
+  void PutEntry(Records* batch, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                uint64_t version, std::string_view sub_key, std::string_view value);
+  // The entry filter's tag of `cf` (hash, set, zset: the families read by key), 0 for others.
+  uint32_t EntryFilterTag(const rocksdb::ColumnFamilyHandle* cf) const {
+    return cf == hash_cf_ ? 1 : cf == set_cf_ ? 2 : cf == zset_cf_ ? 3 : 0;
+  }
   // The meta records of `keys` in the current database (values[i], statuses[i]: NotFound when
   // absent), with one DbMultiGet of the keys the key filter does not rule out.
   void MultiGetMetas(const std::vector<std::string_view>& keys, rocksdb::PinnableSlice* values,
@@ -584,6 +594,13 @@ class RocksStore final : public Store {
   // Which keys may have a meta record, by physical database (key_filter.h): ReadMeta,
   // TryGetString, MGet and MSet skip RocksDB for keys it rules out; every meta Put adds its key.
   std::unique_ptr<KeyFilter> key_filter_;
+  // Which entries of hashes, sets and sorted sets (their data keys, by EntryFilterTag) may
+  // exist, for the collections created since the store opened (version >= first_run_version_):
+  // every entry of those was Put by this process, through PutEntry, which adds it. GetEntry
+  // skips RocksDB for an entry it rules out (HSET / SADD / ZADD of a new member). Collections
+  // from an earlier run are not in it and are always read.
+  std::unique_ptr<KeyFilter> entry_filter_;
+  uint64_t first_run_version_ = 0;  // next_version_ at open
 
   std::shared_mutex lifecycle_;
   bool closed_ = false;  // GUARDED_BY(lifecycle_)

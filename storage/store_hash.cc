@@ -37,7 +37,7 @@ StatusOr<int64_t> RocksStore::HSet(
     }
     if (!found) ++created;
     meta.CoverInHint(field);
-    batch.PutEntry(hash_cf_, key, meta.version, field, value);
+    PutEntry(&batch, hash_cf_, key, meta.version, field, value);
     return Status::OK();
   };
   if (field_values.size() == 1) {
@@ -67,7 +67,7 @@ StatusOr<bool> RocksStore::HSetNx(std::string_view key, std::string_view field,
   }
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.PutEntry(hash_cf_, key, meta.version, field, value);
+  PutEntry(&batch, hash_cf_, key, meta.version, field, value);
   meta.CoverInHint(field);
   meta.count += 1;
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -235,7 +235,7 @@ StatusOr<int64_t> RocksStore::HIncrBy(std::string_view key, std::string_view fie
   value += delta;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.PutEntry(hash_cf_, key, meta.version, field, FormatInt64(value));
+  PutEntry(&batch, hash_cf_, key, meta.version, field, FormatInt64(value));
   if (!found) meta.count += 1;
   meta.CoverInHint(field);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -266,7 +266,7 @@ StatusOr<std::string> RocksStore::HIncrByFloat(std::string_view key, std::string
   std::string formatted = FormatLongDouble(value);
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.PutEntry(hash_cf_, key, meta.version, field, formatted);
+  PutEntry(&batch, hash_cf_, key, meta.version, field, formatted);
   if (!found) meta.count += 1;
   meta.CoverInHint(field);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;

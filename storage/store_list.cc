@@ -53,7 +53,7 @@ StatusOr<int64_t> RocksStore::PushElements(std::string_view key,
   Records batch;
   for (auto e : elements) {
     uint64_t index = left ? --meta.head : meta.tail++;
-    batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(index), e);
+    PutEntry(&batch, list_cf_, key, meta.version, EncodeListIndex(index), e);
   }
   meta.count = meta.tail - meta.head;
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
@@ -240,7 +240,7 @@ Status RocksStore::LSet(std::string_view key, int64_t index, std::string_view el
   auto offset = IndexOffset(index, meta.count);
   if (!offset) return Status::InvalidArgument("index out of range");
   Records batch;
-  batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(meta.head + *offset), element);
+  PutEntry(&batch, list_cf_, key, meta.version, EncodeListIndex(meta.head + *offset), element);
   return Write(&batch);
 }
 
@@ -274,7 +274,7 @@ StatusOr<int64_t> RocksStore::LRem(std::string_view key, int64_t count, std::str
   uint64_t next = meta.head + first;
   for (size_t i = first; i < all.size(); ++i) {
     if (remove[i]) continue;
-    batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(next++), all[i]);
+    PutEntry(&batch, list_cf_, key, meta.version, EncodeListIndex(next++), all[i]);
   }
   DeleteEntries(&batch, list_cf_, key, meta.version, next, meta.tail);
   meta.tail = next;
@@ -318,9 +318,9 @@ StatusOr<int64_t> RocksStore::LInsert(std::string_view key, bool before, std::st
   size_t at = static_cast<size_t>(it - all.begin()) + (before ? 0 : 1);
   // Shift [at, end) one slot towards the tail and put the element at `at`.
   Records batch;
-  batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(meta.head + at), element);
+  PutEntry(&batch, list_cf_, key, meta.version, EncodeListIndex(meta.head + at), element);
   for (size_t i = at; i < all.size(); ++i) {
-    batch.PutEntry(list_cf_, key, meta.version, EncodeListIndex(meta.head + i + 1), all[i]);
+    PutEntry(&batch, list_cf_, key, meta.version, EncodeListIndex(meta.head + i + 1), all[i]);
   }
   meta.tail += 1;
   meta.count += 1;
@@ -406,7 +406,7 @@ StatusOr<std::optional<std::string>> RocksStore::LMove(std::string_view src, std
   Meta& target = same ? src_meta : dst_meta;
   if (Status s = EnsureVersion(&target); !s.ok()) return s;
   uint64_t at = to == ListEnd::kLeft ? --target.head : target.tail++;
-  batch.PutEntry(list_cf_, dst, target.version, EncodeListIndex(at), element);
+  PutEntry(&batch, list_cf_, dst, target.version, EncodeListIndex(at), element);
   target.count += 1;
   if (same) {
     if (Status s = Commit(&batch, src, src_old, src_meta); !s.ok()) return s;

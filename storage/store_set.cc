@@ -27,7 +27,7 @@ StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
       if (!s.ok()) return s;
     }
     if (found) continue;
-    batch.PutEntry(set_cf_, key, meta.version, m, "");
+    PutEntry(&batch, set_cf_, key, meta.version, m, "");
     meta.CoverInHint(m);
     ++added;
   }
@@ -313,7 +313,7 @@ StatusOr<bool> RocksStore::SMove(std::string_view src, std::string_view dst,
     PutMeta(&batch, src, src_old, src_meta);
   }
   if (!in_dst) {
-    batch.PutEntry(set_cf_, dst, dst_meta.version, member, "");
+    PutEntry(&batch, set_cf_, dst, dst_meta.version, member, "");
     dst_meta.CoverInHint(member);
     dst_meta.count += 1;
     PutMeta(&batch, dst, dst_old, dst_meta);

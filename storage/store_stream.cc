@@ -123,7 +123,7 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
   if (id <= meta.last_id) return too_small;
   if (Status s = EnsureVersion(&meta); !s.ok()) return s;
   Records batch;
-  batch.PutEntry(stream_cf_, key, meta.version, EncodeStreamId(id), EncodeStreamFields(fields));
+  PutEntry(&batch, stream_cf_, key, meta.version, EncodeStreamId(id), EncodeStreamFields(fields));
   if (meta.count == 0) meta.first_id = id;
   meta.count += 1;
   meta.last_id = meta.top_id = id;

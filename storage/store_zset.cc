@@ -77,8 +77,8 @@ Status ParseLexRange(std::string_view min, std::string_view max, LexRange* out) 
 void RocksStore::PutZMember(Records* batch, std::string_view key, uint64_t version,
                             std::string_view member, double score) {
   score = Normalize(score);  // -0 is stored as 0 (an aggregate's -0 included), as Redis's listpack
-  batch->PutEntry(zset_cf_, key, version, member, EncodeScore(score));
-  batch->PutEntry(zscore_cf_, key, version, ScoreIndexSubKey(score, member), "");
+  PutEntry(batch, zset_cf_, key, version, member, EncodeScore(score));
+  PutEntry(batch, zscore_cf_, key, version, ScoreIndexSubKey(score, member), "");
 }
 
 void RocksStore::DeleteZMember(Records* batch, std::string_view key, uint64_t version,

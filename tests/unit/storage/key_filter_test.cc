@@ -135,5 +135,45 @@ TEST_CASE_METHOD(StoreFixture,
   CHECK(perf.Read().get_from_memtable > 0);
 }
 
+TEST_CASE_METHOD(StoreFixture,
+                 "key_filter: a new member of a collection made in this run is not read; members "
+                 "of a collection from before a reopen always are",
+                 "[storage][key-filter]") {
+  REQUIRE(Ok(store->SAdd("set", {"a"})) == 1);
+  REQUIRE(Ok(store->HSet("hash", {{"f", "v"}})) == 1);
+  REQUIRE(Ok(store->ZAdd("zset", {{1.0, "m"}}, ZAddOptions())).count == 1);
+  PerfScope perf;
+  // Each write reads the collection's meta; an old member is read too, a new one is not.
+  perf.Reset();
+  CHECK(Ok(store->SAdd("set", {"a"})) == 0);
+  const uint64_t old_member = perf.Read().get_from_memtable;
+  perf.Reset();
+  CHECK(Ok(store->SAdd("set", {"b"})) == 1);
+  const uint64_t new_member = perf.Read().get_from_memtable;
+  CHECK(new_member < old_member);
+  perf.Reset();
+  CHECK(Ok(store->HSet("hash", {{"g", "v"}})) == 1);
+  CHECK(Ok(store->ZAdd("zset", {{2.0, "n"}}, ZAddOptions())).count == 1);
+  CHECK(Ok(store->SIsMember("set", "c")) == false);
+  CHECK(perf.Read().get_from_memtable == 4);  // the four metas only
+  // Updates of members the filter holds read them (a zset's old score entry is replaced).
+  CHECK(Ok(store->ZAdd("zset", {{5.0, "m"}}, ZAddOptions())).count == 0);
+  CHECK(Ok(store->ZScore("zset", "m")) == std::optional<double>(5.0));
+  CHECK(Ok(store->ZCount("zset", ScoreRange())) == 2);
+
+  // Reopened: the collections are from an earlier run, so every member is read again.
+  REQUIRE(store->Close().ok());
+  Options o;
+  o.dir = dir.path();
+  store = Ok(Store::Open(o));
+  CHECK(Ok(store->SAdd("set", {"a", "b", "c"})) == 1);
+  CHECK(Ok(store->SCard("set")) == 3);
+  CHECK(Ok(store->HSet("hash", {{"f", "w"}, {"g", "w"}})) == 0);
+  CHECK(Ok(store->HGet("hash", "f")) == std::optional<std::string>("w"));
+  CHECK(Ok(store->ZAdd("zset", {{7.0, "n"}}, ZAddOptions())).count == 0);
+  CHECK(Ok(store->ZCount("zset", ScoreRange())) == 2);
+  CHECK(Ok(store->ZScore("zset", "n")) == std::optional<double>(7.0));
+}
+
 }  // namespace
 }  // namespace rockcache::storage
