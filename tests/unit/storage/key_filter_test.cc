@@ -4,9 +4,12 @@
 // with.
 #include "storage/key_filter.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
@@ -50,6 +53,52 @@ TEST_CASE("key_filter: every key added is kept, across layers, with ~1% false po
   INFO("false positives in 100000: " << fp);
   CHECK(fp < 2500);
   CHECK(fp > 0);  // it is a Bloom filter: a test of 100,000 absent keys that none pass is suspect
+}
+
+TEST_CASE("key_filter: adds from several threads while it grows are never lost to readers",
+          "[storage][key-filter][concurrency]") {
+  // Writers add their own keys and publish how far they got (release); a reader checks every
+  // key below what it saw (acquire), as a command reads a key after the write it follows. The
+  // writers add 2.5M keys in all: a second layer is made while they run.
+  constexpr int kWriters = 3;
+  constexpr uint64_t kPerWriter = 850000;
+  KeyFilter filter(10, 64 << 20, 0);
+  std::atomic<uint64_t> done[kWriters] = {};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (uint64_t i = 0; i < kPerWriter; ++i) {
+        filter.Add(0, std::to_string(w) + ":" + std::to_string(i));
+        done[w].store(i + 1, std::memory_order_release);
+      }
+    });
+  }
+  uint64_t checked = 0, lost = 0;
+  std::thread reader([&] {
+    while (!stop.load(std::memory_order_acquire)) {
+      for (int w = 0; w < kWriters; ++w) {
+        const uint64_t upto = done[w].load(std::memory_order_acquire);
+        for (uint64_t i = upto > 64 ? upto - 64 : 0; i < upto; ++i) {  // the newest ones
+          lost += !filter.MayContain(0, std::to_string(w) + ":" + std::to_string(i));
+          ++checked;
+        }
+      }
+    }
+  });
+  for (auto& t : writers) t.join();
+  stop.store(true, std::memory_order_release);
+  reader.join();
+  CHECK(lost == 0);
+  CHECK(checked > 0);
+  CHECK(filter.GetStats().layers == 2);
+  uint64_t missing = 0;
+  for (int w = 0; w < kWriters; ++w) {
+    for (uint64_t i = 0; i < kPerWriter; ++i) {
+      missing += !filter.MayContain(0, std::to_string(w) + ":" + std::to_string(i));
+    }
+  }
+  CHECK(missing == 0);
 }
 
 TEST_CASE("key_filter: databases are distinct, and 0 bits a key is off", "[storage][key-filter]") {
