@@ -1,6 +1,8 @@
 // storage/key_filter — which keys may exist: a Bloom filter over every key of every meta column
 // family, so that a read of a key never written is answered without asking RocksDB (internal to
-// storage/; RocksStore owns one).
+// storage/). RocksStore owns two: one over keys, and one over the entries (data keys) of the
+// hashes, sets and sorted sets created since it opened (rocks_store.h: entry_filter_, added to
+// by RocksStore::PutEntry).
 //
 // Why: every write of a key the cache does not know first reads the key's meta record (is it
 // new? what type, TTL, version does it have?), and every miss reads it too. For a key that is
