@@ -15,10 +15,8 @@
 //   AddKeyCount() defers the counter change to the group's successful Commit().
 // - Transactions (WriteGroup::BeginAtomic) and indexed groups: the group's writes go to a
 //   TxOverlay (a WriteBatch plus an ordered index of its keys, tx_overlay.h) installed in
-//   tls_tx_overlay; every read of the store goes through DbGet / DbMultiGet / NewIter, which
-//   merge the overlay over the database when one is installed (one thread-local load
-//   otherwise), so a transaction reads its own writes while none of them is in RocksDB until
-//   its Commit writes them as one batch.
+//   tls_tx_overlay; every read of the store goes through its DbView (db_view.h), which merges
+//   the overlay over the database, so a transaction reads its own writes.
 // - counters_[physical db]: atomics, adjusted after each successful write that creates or removes
 //   a meta (keys) or changes whether a key has a TTL (expires, expire_sum): PutMeta/DeleteMeta
 //   note the TTL change on a thread-local list that the next successful Write applies (or hands
@@ -46,6 +44,7 @@
 
 #include "config/current_db.h"
 #include "storage/compaction_filter.h"
+#include "storage/db_view.h"
 #include "storage/encoding.h"
 #include "storage/key_filter.h"
 #include "storage/records.h"
@@ -55,11 +54,7 @@
 
 namespace rockcache::storage {
 
-class TxOverlay;  // tx_overlay.h
-// The transaction overlay open on the calling thread, or nullptr (see the top of this file).
-inline thread_local TxOverlay* tls_tx_overlay = nullptr;
-
-class RocksStore final : public Store {
+class RocksStore final : public Store, public DbView {
  public:
   static StatusOr<std::unique_ptr<Store>> OpenRocks(const Options& options);
   ~RocksStore() override;
@@ -314,67 +309,6 @@ class RocksStore final : public Store {
   // absent), with one DbMultiGet of the keys the key filter does not rule out.
   void MultiGetMetas(const std::vector<std::string_view>& keys, rocksdb::PinnableSlice* values,
                      rocksdb::Status* statuses);
-  // Reads of the calling thread's view of the database: plain RocksDB reads, or, inside a
-  // transaction, the transaction's pending writes merged over them (see top). Every read of a
-  // key or data entry in storage/ goes through these (tx_overlay.cc holds the Tx* slow paths).
-  rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                        const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
-    if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);
-    return db_->Get(ro, cf, key, value);
-  }
-  rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                        const rocksdb::Slice& key, std::string* value) {
-    if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);
-    return db_->Get(ro, cf, key, value);
-  }
-  void DbMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
-                  const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
-                  rocksdb::Status* statuses) {
-    if (tls_tx_overlay != nullptr) return TxMultiGet(ro, cf, n, keys, values, statuses);
-    db_->MultiGet(ro, cf, n, keys, values, statuses);
-  }
-  // An iterator over `cf` (within ro's iterate bounds, which the caller's Slices must outlive).
-  // `collection`: the DataPrefix every key read lies under, when there is one; inside a
-  // transaction or indexed group the overlay then serves the read from a cursor it keeps across
-  // reads (storage/overlay_cursor.h).
-  std::unique_ptr<rocksdb::Iterator> NewIter(const rocksdb::ReadOptions& ro,
-                                             rocksdb::ColumnFamilyHandle* cf,
-                                             std::string_view collection = {}) {
-    if (tls_tx_overlay != nullptr) return TxIter(ro, cf, collection);
-    return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro, cf));
-  }
-  // DbGet of a data key whose first `collection_size` bytes are its DataPrefix, for reads that
-  // walk a collection in key order (a run of pops): inside a transaction or indexed group, read
-  // with the overlay's cursor over that collection (one Next() from the previous read).
-  rocksdb::Status DbGetInOrder(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                               const rocksdb::Slice& key, size_t collection_size, ReadOrder order,
-                               std::string* value) {
-    if (tls_tx_overlay != nullptr) {
-      return TxGetInOrder(ro, cf, key, collection_size, order, value);
-    }
-    return db_->Get(ro, cf, key, value);
-  }
-  // Inside a transaction or indexed group, before a run of backward point reads (DbGetInOrder,
-  // ReadOrder::kBackward) ending at `last`: reads the database's entries in [lo, last] with
-  // one forward iteration and remembers them in the overlay (TxOverlay::Remember), unless `last`
-  // is remembered already. A memtable iterator has no back links, so each backward step is a
-  // new search from the top; a pipeline of RPOPs then costs what one of LPOPs does. No-op
-  // outside an overlay.
-  void ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std::string& lo,
-                            const std::string& last);
-  rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                        const rocksdb::Slice& key, rocksdb::PinnableSlice* value);
-  rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                        const rocksdb::Slice& key, std::string* value);
-  void TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
-                  const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
-                  rocksdb::Status* statuses);
-  std::unique_ptr<rocksdb::Iterator> TxIter(const rocksdb::ReadOptions& ro,
-                                            rocksdb::ColumnFamilyHandle* cf,
-                                            std::string_view collection);
-  rocksdb::Status TxGetInOrder(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                               const rocksdb::Slice& key, size_t collection_size, ReadOrder order,
-                               std::string* value);
   // The key-count change of physical database `db` held by the transaction open on this thread
   // (0 outside one): DBSIZE inside EXEC counts the transaction's own creations and deletions.
   int64_t PendingKeyDelta(int db) const;
@@ -578,7 +512,6 @@ class RocksStore final : public Store {
 
   Options options_;
   std::string compression_note_;
-  rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::vector<rocksdb::ColumnFamilyHandle*> meta_cfs_;  // by physical database
   rocksdb::ColumnFamilyHandle* props_cf_ = nullptr;

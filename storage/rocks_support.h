@@ -66,7 +66,7 @@ class SnapshotRead {
   const rocksdb::Snapshot* snap_;
 };
 
-// How a point read relates to the reads before it (RocksStore::DbGetInOrder): one of a run
+// How a point read relates to the reads before it (DbView::DbGetInOrder): one of a run
 // walking a collection forward (LPOP), backward (RPOP), or neither.
 enum class ReadOrder { kAny, kForward, kBackward };
 

@@ -19,7 +19,7 @@ std::optional<uint64_t> IndexOffset(int64_t index, uint64_t len) {
 
 // Pops of up to this many elements read them with point lookups instead of an iterator.
 constexpr uint64_t kPointReadsUpTo = 8;
-// Elements RPOP reads ahead inside a group (RocksStore::ReadAheadForBackward).
+// Elements RPOP reads ahead inside a group (DbView::ReadAheadForBackward).
 constexpr uint64_t kReadAheadBackward = 32;
 
 }  // namespace

@@ -1,6 +1,6 @@
-// RocksStore: the reads of a transaction or indexed write group through its TxOverlay (TxGet,
+// DbView: the reads of a transaction or indexed write group through its TxOverlay (TxGet,
 // TxMultiGet, TxIter: the slow paths of DbGet / DbMultiGet / NewIter) and the iterators that
-// merge the overlay over the database's. See tx_overlay.h, rocks_store.h.
+// merge the overlay over the database's. See tx_overlay.h, db_view.h.
 #include "storage/tx_overlay.h"
 
 #include <algorithm>
@@ -304,23 +304,23 @@ rocksdb::Status OverlayGet(TxOverlay* tx, rocksdb::DB* db, const rocksdb::ReadOp
 
 }  // namespace
 
-rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                                  const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
+rocksdb::Status DbView::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                              const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
   TxOverlay* tx = tls_tx_overlay;
   if (tx->store() != this) return db_->Get(ro, cf, key, value);
   return OverlayGet(tx, db_, ro, cf, key, value);
 }
 
-rocksdb::Status RocksStore::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                                  const rocksdb::Slice& key, std::string* value) {
+rocksdb::Status DbView::TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
+                              const rocksdb::Slice& key, std::string* value) {
   TxOverlay* tx = tls_tx_overlay;
   if (tx->store() != this) return db_->Get(ro, cf, key, value);
   return OverlayGet(tx, db_, ro, cf, key, value);
 }
 
-void RocksStore::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
-                            size_t n, const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
-                            rocksdb::Status* statuses) {
+void DbView::TxMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
+                        const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
+                        rocksdb::Status* statuses) {
   TxOverlay* tx = tls_tx_overlay;
   if (tx->store() != this) return db_->MultiGet(ro, cf, n, keys, values, statuses);
   // The keys the overlay does not decide go to the database in one MultiGet.
@@ -379,10 +379,9 @@ bool TxOverlay::LastWritesInKeyOrder(rocksdb::WriteBatch* out) const {
   return true;
 }
 
-rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
-                                         rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
-                                         size_t collection_size, ReadOrder order,
-                                         std::string* value) {
+rocksdb::Status DbView::TxGetInOrder(const rocksdb::ReadOptions& ro,
+                                     rocksdb::ColumnFamilyHandle* cf, const rocksdb::Slice& key,
+                                     size_t collection_size, ReadOrder order, std::string* value) {
   TxOverlay* tx = tls_tx_overlay;
   rocksdb::Status s;
   if (tx->store() != this || ro.snapshot != nullptr) return db_->Get(ro, cf, key, value);
@@ -406,8 +405,8 @@ rocksdb::Status RocksStore::TxGetInOrder(const rocksdb::ReadOptions& ro,
   return rocksdb::Status::OK();
 }
 
-void RocksStore::ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std::string& lo,
-                                      const std::string& last) {
+void DbView::ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std::string& lo,
+                                  const std::string& last) {
   TxOverlay* tx = tls_tx_overlay;
   if (tx == nullptr || tx->store() != this || lo > last) return;
   const uint32_t cf_id = cf->GetID();
@@ -424,9 +423,9 @@ void RocksStore::ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std
   }
 }
 
-std::unique_ptr<rocksdb::Iterator> RocksStore::TxIter(const rocksdb::ReadOptions& ro,
-                                                      rocksdb::ColumnFamilyHandle* cf,
-                                                      std::string_view collection) {
+std::unique_ptr<rocksdb::Iterator> DbView::TxIter(const rocksdb::ReadOptions& ro,
+                                                  rocksdb::ColumnFamilyHandle* cf,
+                                                  std::string_view collection) {
   TxOverlay* tx = tls_tx_overlay;
   if (tx->store() != this) return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro, cf));
   rocksdb::Iterator* base = nullptr;

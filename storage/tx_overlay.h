@@ -3,8 +3,8 @@
 //
 // Internal: includes RocksDB, so only storage/*.cc may include it. A TxOverlay is owned by the
 // write group open on the thread (write_group.{h,cc}), which installs it in tls_tx_overlay
-// (rocks_store.h) while it is open; RocksStore's reads (DbGet / DbMultiGet / NewIter) then merge it
-// over the database (tx_overlay.cc: TxGet / TxMultiGet / TxIter and the merged iterators).
+// (db_view.h) while it is open; RocksStore's reads (its DbView: DbGet / DbMultiGet / NewIter) then
+// merge it over the database (tx_overlay.cc: TxGet / TxMultiGet / TxIter and the merged iterators).
 //
 // Threads: thread-local to the thread that opened the group; nothing is shared.
 #pragma once
@@ -30,12 +30,12 @@ namespace rockcache::storage {
 
 // The pending writes of one transaction (WriteGroup::BeginAtomic .. Commit) or indexed group
 // (WriteGroup::BeginIndexed), readable before they are written. Installed in tls_tx_overlay
-// (rocks_store.h) while open. Owned by the write group.
+// (db_view.h) while open. Owned by the write group.
 //
 // It holds the bytes of the WriteBatch that Commit writes as one RocksDB write (a Store method's
 // records are appended as they are: storage/batch_records.h), and beside it an ordered index
 // of the keys written, per column family: each key's last write (a value, or a delete). Reads of
-// the store see the index over the database (RocksStore::TxGet / TxMultiGet / TxIter):
+// the store see the index over the database (DbView::TxGet / TxMultiGet / TxIter):
 // - a point read of a key not written reads the database, once: the overlay remembers what it
 //   read (Recall), as the group holds the key for the overlay's life;
 // - an iteration with no pending write in its bounds uses the database's iterator alone, one
@@ -63,12 +63,13 @@ class TxOverlay {
   // Keys and nodes live in the overlay's arena (nothing is erased before the overlay goes).
   using KeyIndex = std::pmr::map<std::string_view, Write, std::less<>>;
 
-  explicit TxOverlay(const RocksStore* store) : store_(store) {}
+  explicit TxOverlay(const DbView* store) : store_(store) {}
   ~TxOverlay();  // destroys the cursors (storage/overlay_cursor.cc)
   TxOverlay(const TxOverlay&) = delete;
   TxOverlay& operator=(const TxOverlay&) = delete;
 
-  const RocksStore* store() const { return store_; }
+  // The view whose reads merge this overlay (its RocksStore).
+  const DbView* store() const { return store_; }
   // The pending records, in order, as WriteBatch bytes (storage/batch_records.h): what Commit
   // writes, as rocksdb::WriteBatch(rep()).
   const std::string& rep() const { return rep_; }
@@ -243,7 +244,7 @@ class TxOverlay {
  private:
   static constexpr size_t kMaxCursors = 4;
   // Point reads remembered per overlay (Remember): enough for a group's reads of one hot key and
-  // a run of list elements read ahead for backward pops (RocksStore::ReadAheadForBackward).
+  // a run of list elements read ahead for backward pops (DbView::ReadAheadForBackward).
   static constexpr size_t kMaxRemembered = 256;
   static constexpr size_t kMaxRememberedBytes = 64 * 1024;
   using RememberedIndex = std::pmr::map<std::string_view, Remembered, std::less<>>;
@@ -268,7 +269,7 @@ class TxOverlay {
     return std::string_view(copy, bytes.size());
   }
 
-  const RocksStore* const store_;
+  const DbView* const store_;
   std::string rep_ = batch_records::EmptyRep();
   uint32_t count_ = 0;
   // The indexes' keys and nodes: one allocation per few KiB instead of two per key written.

@@ -7,8 +7,8 @@
 //   batch (RocksStore::PutMeta/DeleteMeta), applied by its successful Write, or handed to the
 //   group open on the thread.
 // - The group's TxOverlay (tx_overlay.h): a transaction's (or indexed group's) pending writes,
-//   indexed, so its reads (RocksStore::DbGet / NewIter) see them merged over the database while
-//   none of them is in RocksDB. Commit() writes the overlay's batch as ONE WriteBatch.
+//   indexed, so its reads (DbView::DbGet / NewIter, db_view.h) see them merged over the database
+//   while none of them is in RocksDB. Commit() writes the overlay's batch as ONE WriteBatch.
 //
 // Threads: everything here is thread-local to the thread that opened the group; nothing is shared.
 #pragma once
