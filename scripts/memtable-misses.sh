@@ -6,6 +6,8 @@
 # the whole run divided by 2N (open/close included, a few percent at the default N).
 #
 # Usage: scripts/memtable-misses.sh [MEMTABLE_BENCH=build/memtable-bench] [N=200000]
+# Environment: MEMTABLES (default "rockcache rocksdb"; also rockcache-skip, rockcache-4k),
+# MEMTABLE_BENCH_KEYS=member for a collection's data keys (see memtable_bench.cc).
 set -euo pipefail
 BENCH=${1:-build/memtable-bench}
 N=${2:-200000}
@@ -13,7 +15,7 @@ WORK=$(mktemp -d /tmp/memtable-misses-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 command -v valgrind >/dev/null || { echo "valgrind not installed" >&2; exit 1; }
 printf '%-10s %12s %14s %14s\n' memtable "instr/op" "D1 misses/op" "LL misses/op"
-for memtable in rockcache rocksdb; do
+for memtable in ${MEMTABLES:-rockcache rocksdb}; do
   valgrind --tool=cachegrind --cache-sim=yes --D1=49152,12,64 --LL=1048576,8,64 \
     --cachegrind-out-file="$WORK/cg.$memtable" "$BENCH" "$memtable" "$N" 1 "$WORK/db" \
     >"$WORK/$memtable.log" 2>&1

@@ -52,27 +52,39 @@ inline rocksdb::Slice EntryKey(const char* entry) {
 }
 
 // memcmp's order of two n-byte strings, inline: 8 bytes at a time (most keys differ within the
-// first 16 or 24 bytes; a call to libc's memcmp was ~10% of an insert).
-inline int CompareBytes(const char* a, const char* b, size_t n) {
-  for (; n >= 8; a += 8, b += 8, n -= 8) {
+// first 16 or 24 bytes; a call to libc's memcmp was ~10% of an insert). Starts at byte `from`:
+// REQUIRES the first `from` bytes equal (from <= n). Sets *same to a count of leading bytes
+// known equal: the start of the word that differs, or n.
+inline int CompareBytes(const char* a, const char* b, size_t n, size_t from, size_t* same) {
+  size_t i = from;
+  for (; i + 8 <= n; i += 8) {
     uint64_t x = 0;
     uint64_t y = 0;
-    std::memcpy(&x, a, 8);
-    std::memcpy(&y, b, 8);
-    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) {
+      *same = i;
+      return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
   }
-  for (; n > 0; ++a, ++b, --n) {
-    if (*a != *b) return static_cast<unsigned char>(*a) < static_cast<unsigned char>(*b) ? -1 : 1;
+  for (; i < n; ++i) {
+    if (a[i] != b[i]) {
+      *same = i;
+      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+    }
   }
+  *same = n;
   return 0;
 }
 
 // MemTable::KeyComparator's order for bytewise user keys: user key, then sequence descending.
-inline int CompareInternalKeys(const rocksdb::Slice& a, const rocksdb::Slice& b) {
+// `from` and *same as in CompareBytes, over the user keys (REQUIRES: from <= both sizes).
+inline int CompareInternalKeys(const rocksdb::Slice& a, const rocksdb::Slice& b, size_t from,
+                               size_t* same) {
   const size_t user_a = a.size() - 8;
   const size_t user_b = b.size() - 8;
   const size_t common = std::min(user_a, user_b);
-  int r = CompareBytes(a.data(), b.data(), common);
+  int r = CompareBytes(a.data(), b.data(), common, from, same);
   if (r != 0) return r;
   if (user_a != user_b) return user_a < user_b ? -1 : 1;
   uint64_t trailer_a = 0;
@@ -141,8 +153,12 @@ class SkipListIterator final : public rocksdb::MemTableRep::Iterator {
 class SkipListMemTable final : public rocksdb::MemTableRep {
  public:
   SkipListMemTable(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise,
-                   bool huge_pages)
-      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise), huge_pages_(huge_pages) {
+                   bool huge_pages, bool prefix_skip)
+      : MemTableRep(allocator),
+        compare_(compare),
+        bytewise_(bytewise),
+        prefix_skip_(bytewise && prefix_skip),
+        huge_pages_(huge_pages) {
     // Published with release: a reader's first acquire load of head_ sees everything the
     // constructor wrote (RocksDB's own hand-over of the memtable is invisible to TSan).
     head_.store(NewNode(kMaxHeight, 0, nullptr), std::memory_order_release);
@@ -205,9 +221,24 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
   // Reads (any thread). Compare(entry, key): the order of an entry and an internal key. Inlined
   // into every search loop (an insert makes ~30 comparisons; GCC otherwise calls out of line
   // for all but the !bytewise_ test).
+  //
+  // Prefix skipping: keys between two nodes share every byte the two share, so a search that
+  // knows how many leading bytes of `key` equal those of the nodes on either side of the range
+  // it walks compares from the smaller count on (`from`); *same returns the count for `entry`
+  // (a lower bound; 0 with a custom comparator). The entries of one collection share a prefix
+  // [u32 len][key][u64 version] (storage/encoding.h) that a plain comparison reads again at
+  // every step.
   [[gnu::always_inline]] int Compare(const char* entry, const rocksdb::Slice& key) const {
-    if (!bytewise_) return compare_(entry, key);
-    const int r = CompareInternalKeys(EntryKey(entry), key);
+    size_t same = 0;
+    return Compare(entry, key, 0, &same);
+  }
+  [[gnu::always_inline]] int Compare(const char* entry, const rocksdb::Slice& key, size_t from,
+                                     size_t* same) const {
+    if (!bytewise_) {
+      *same = 0;
+      return compare_(entry, key);
+    }
+    const int r = CompareInternalKeys(EntryKey(entry), key, from, same);
     if (g_check_comparisons.load(std::memory_order_relaxed)) {
       const int rocks = compare_(entry, key);
       if (Sign(r) != Sign(rocks)) ComparisonMismatch(r, rocks);
@@ -221,18 +252,32 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
   }
   // The first node at or after `key`, or nullptr.
   Node* FindGreaterOrEqual(const rocksdb::Slice& key) const {
+    return prefix_skip_ ? FindGreaterOrEqual<true>(key) : FindGreaterOrEqual<false>(key);
+  }
+  template <bool kPrefixSkip>
+  Node* FindGreaterOrEqual(const rocksdb::Slice& key) const {
     Node* x = head_.load(std::memory_order_acquire);
     int level = max_height_.load(std::memory_order_relaxed) - 1;
     Node* known_after = nullptr;  // a node already compared as >= key at a level above
+    size_t x_same = 0;            // leading bytes of key known equal to x's (prefix skipping)
+    size_t after_same = 0;        // ... and to known_after's (0: none)
     while (true) {
       Node* next = x->Next(level);
       PrefetchBelow(x, level);
-      const int r = (next == nullptr || next == known_after) ? 1 : Compare(next->Entry(), key);
+      size_t same = 0;
+      const int r =
+          (next == nullptr || next == known_after)
+              ? 1
+              : Compare(next->Entry(), key, kPrefixSkip ? std::min(x_same, after_same) : 0, &same);
       if (r < 0) {
         x = next;
+        if constexpr (kPrefixSkip) x_same = same;
       } else if (r == 0 || level == 0) {
         return next;
       } else {
+        if constexpr (kPrefixSkip) {
+          if (next != known_after) after_same = next == nullptr ? 0 : same;
+        }
         known_after = next;
         --level;
       }
@@ -326,18 +371,39 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
   }
 
   // The node before which `key` goes at `level`, from `before` on (which is before it): sets
-  // *prev and *next.
-  void FindAtLevel(const rocksdb::Slice& key, Node* before, int level, Node** prev,
-                   Node** next) const {
+  // *prev and *next. *before_same / *after_same: on entry, leading bytes of key known equal to
+  // `before`'s and to those of a node after it at or past where the walk stops (0 when unknown:
+  // the head, no such node); on return, the same for *prev and *next (prefix skipping, Compare).
+  // Without kPrefixSkip, the counts are neither read nor set.
+  template <bool kPrefixSkip>
+  void FindAtLevel(const rocksdb::Slice& key, Node* before, int level, Node** prev, Node** next,
+                   size_t* before_same, size_t* after_same) const {
+    size_t lo = kPrefixSkip ? *before_same : 0;
+    const size_t hi = kPrefixSkip ? *after_same : 0;
+    size_t same = 0;
     Node* n = before->Next(level);
     PrefetchBelow(before, level);
-    while (n != nullptr && Compare(n->Entry(), key) < 0) {
+    while (n != nullptr) {
+      if (Compare(n->Entry(), key, kPrefixSkip ? std::min(lo, hi) : 0, &same) >= 0) break;
       before = n;
+      if constexpr (kPrefixSkip) lo = same;
       n = n->Next(level);
       PrefetchBelow(before, level);
     }
     *prev = before;
     *next = n;
+    if constexpr (kPrefixSkip) {
+      *before_same = lo;
+      *after_same = n == nullptr ? 0 : same;
+    }
+  }
+  void FindAtLevel(const rocksdb::Slice& key, Node* before, int level, Node** prev, Node** next,
+                   size_t* before_same, size_t* after_same) const {
+    if (prefix_skip_) {
+      FindAtLevel<true>(key, before, level, prev, next, before_same, after_same);
+    } else {
+      FindAtLevel<false>(key, before, level, prev, next, before_same, after_same);
+    }
   }
 
   // The writer (holding writer_). Makes `splice` the path of `x` at every level up to the list's
@@ -379,15 +445,23 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
       splice->prev[list_height] = head;
       splice->next[list_height] = nullptr;
     }
+    // The pair at `valid` brackets x, but how many leading bytes they share with it is not
+    // kept: the descent starts from 0 and learns them.
+    size_t prev_same = 0;
+    size_t next_same = 0;
     for (int level = valid - 1; level >= 0; --level) {
-      FindAtLevel(key, splice->prev[level + 1], level, &splice->prev[level], &splice->next[level]);
+      FindAtLevel(key, splice->prev[level + 1], level, &splice->prev[level], &splice->next[level],
+                  &prev_same, &next_same);
     }
     // An equal entry is next to x at level 0 (it cannot be before: prev < x).
     if (splice->next[0] != nullptr && Compare(splice->next[0]->Entry(), key) == 0) return false;
     for (int level = 0; level < x->height; ++level) {
       if (level >= valid && splice->prev[level]->Next(level) != splice->next[level]) {
         // Above the levels searched, a pair whose nodes are no longer adjacent: step forward.
-        FindAtLevel(key, splice->prev[level], level, &splice->prev[level], &splice->next[level]);
+        size_t unknown_before = 0;
+        size_t unknown_after = 0;
+        FindAtLevel(key, splice->prev[level], level, &splice->prev[level], &splice->next[level],
+                    &unknown_before, &unknown_after);
       }
       x->Link(level)->store(splice->next[level], std::memory_order_relaxed);
       splice->prev[level]->SetNext(level, x);
@@ -398,6 +472,7 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
 
   const KeyComparator& compare_;
   const bool bytewise_;
+  const bool prefix_skip_;  // searches compare from the bytes their bounds share (Compare)
   const bool huge_pages_;
   // Taken by NewNode (RocksDB allocates an entry's node before inserting it, outside writer_).
   std::mutex allocator_lock_;
@@ -431,13 +506,14 @@ void SkipListIterator::SeekToLast() { node_ = list_->Last(); }
 
 class SkipListFactory final : public rocksdb::MemTableRepFactory {
  public:
-  SkipListFactory(bool bytewise, bool huge_pages) : bytewise_(bytewise), huge_pages_(huge_pages) {}
+  SkipListFactory(bool bytewise, bool huge_pages, bool prefix_skip)
+      : bytewise_(bytewise), huge_pages_(huge_pages), prefix_skip_(prefix_skip) {}
   using rocksdb::MemTableRepFactory::CreateMemTableRep;
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
                                           rocksdb::Allocator* allocator,
                                           const rocksdb::SliceTransform* /*prefix*/,
                                           rocksdb::Logger* /*logger*/) override {
-    return new SkipListMemTable(compare, allocator, bytewise_, huge_pages_);
+    return new SkipListMemTable(compare, allocator, bytewise_, huge_pages_, prefix_skip_);
   }
   const char* Name() const override { return "RockcacheSkipListFactory"; }
   bool IsInsertConcurrentlySupported() const override { return false; }
@@ -446,13 +522,15 @@ class SkipListFactory final : public rocksdb::MemTableRepFactory {
  private:
   const bool bytewise_;
   const bool huge_pages_;
+  const bool prefix_skip_;
 };
 
 }  // namespace
 
 std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys,
-                                                                        bool huge_pages) {
-  return std::make_shared<SkipListFactory>(bytewise_keys, huge_pages);
+                                                                        bool huge_pages,
+                                                                        bool prefix_skip) {
+  return std::make_shared<SkipListFactory>(bytewise_keys, huge_pages, prefix_skip);
 }
 
 void SetMemTableComparisonCheck(bool on) {

@@ -155,10 +155,14 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
 
   // Every column family uses the default (bytewise) comparator: rockcache's own skip list
   // (storage/memtable_rep.h) may serve their memtables.
+  // The data families' keys share their collection's prefix (DataKey): their searches skip it.
   std::shared_ptr<rocksdb::MemTableRepFactory> memtable_factory;
+  std::shared_ptr<rocksdb::MemTableRepFactory> data_memtable_factory;
   if (options.memtable == "rockcache") {
     memtable_factory =
         NewSkipListMemTableFactory(/*bytewise_keys=*/true, options.memtable_huge_pages);
+    data_memtable_factory = NewSkipListMemTableFactory(
+        /*bytewise_keys=*/true, options.memtable_huge_pages, /*prefix_skip=*/true);
   } else if (options.memtable != "rocksdb") {
     return Status::InvalidArgument("unknown memtable '" + options.memtable +
                                    "' (rockcache, rocksdb)");
@@ -209,6 +213,7 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
     rocksdb::ColumnFamilyOptions cf =
         cf_options(std::make_shared<DataFilterFactory>(filter_ctx, t), point_reads);
     cf.memtable_insert_with_hint_prefix_extractor = collection_prefix;
+    if (data_memtable_factory != nullptr) cf.memtable_factory = data_memtable_factory;
     return cf;
   };
   out.meta = meta_options();

@@ -2,11 +2,14 @@
 // RocksDB's own write and read paths (no WAL, no flush), for rockcache's skip list
 // (storage/memtable_rep.h; rockcache-4k: without huge pages) or RocksDB's.
 //
-//   build/memtable-bench [rockcache|rockcache-4k|rocksdb] [N=300000] [ROUNDS=5]
+//   build/memtable-bench [rockcache|rockcache-4k|rockcache-skip|rocksdb] [N=300000] [ROUNDS=5]
 //                        [DIR=/tmp/memtable-bench-PID]
 //
+// rockcache-skip: rockcache's skip list with prefix skipping (as the data column families).
 // Each round opens a fresh database in DIR, puts N keys drawn from a million ("key:%012d", the
-// shape of redis-benchmark -r 1000000, 3-byte values), then reads N of them, and prints the
+// shape of redis-benchmark -r 1000000, 3-byte values; with MEMTABLE_BENCH_KEYS=member, the
+// data keys of one collection's members instead: [u32 6]["myzset"][u64 1]["element:%012d"],
+// as ZADD myzset ... element:__rand_int__ writes), then reads N of them, and prints the
 // fastest round's thread CPU time per put and per get. Timing is noisy on a shared machine;
 // scripts/memtable-misses.sh runs one round under cachegrind for deterministic instruction and
 // cache-miss counts.
@@ -31,10 +34,16 @@ double ThreadCpuNs() {
   return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
 }
 
+bool g_member_keys = false;
+
 std::string KeyOf(uint64_t n) {
   char key[32];
-  std::snprintf(key, sizeof key, "key:%012llu", static_cast<unsigned long long>(n % 1000000));
-  return key;
+  if (!g_member_keys) {
+    std::snprintf(key, sizeof key, "key:%012llu", static_cast<unsigned long long>(n % 1000000));
+    return key;
+  }
+  std::snprintf(key, sizeof key, "element:%012llu", static_cast<unsigned long long>(n % 1000000));
+  return std::string("\0\0\0\6myzset\0\0\0\0\0\0\0\1", 18) + key;
 }
 
 }  // namespace
@@ -45,12 +54,16 @@ int main(int argc, char** argv) {
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
   const std::string dir =
       argc > 4 ? argv[4] : "/tmp/memtable-bench-" + std::to_string(static_cast<long>(getpid()));
-  if ((memtable != "rockcache" && memtable != "rockcache-4k" && memtable != "rocksdb") || n <= 0 ||
-      rounds <= 0) {
-    std::fprintf(stderr, "usage: %s [rockcache|rockcache-4k|rocksdb] [N] [ROUNDS] [DIR]\n",
+  if ((memtable != "rockcache" && memtable != "rockcache-4k" && memtable != "rockcache-skip" &&
+       memtable != "rocksdb") ||
+      n <= 0 || rounds <= 0) {
+    std::fprintf(stderr,
+                 "usage: %s [rockcache|rockcache-4k|rockcache-skip|rocksdb] [N] [ROUNDS] [DIR]\n",
                  argv[0]);
     return 2;
   }
+  const char* keys = std::getenv("MEMTABLE_BENCH_KEYS");
+  g_member_keys = keys != nullptr && std::string(keys) == "member";
   double best_put = 1e30;
   double best_get = 1e30;
   for (int round = 0; round < rounds; ++round) {
@@ -62,7 +75,8 @@ int main(int argc, char** argv) {
     options.memtable_whole_key_filtering = true;
     if (memtable != "rocksdb") {
       options.memtable_factory = rockcache::storage::NewSkipListMemTableFactory(
-          /*bytewise_keys=*/true, /*huge_pages=*/memtable == "rockcache");
+          /*bytewise_keys=*/true, /*huge_pages=*/memtable != "rockcache-4k",
+          /*prefix_skip=*/memtable == "rockcache-skip");
       options.allow_concurrent_memtable_write = false;
     }
     rocksdb::DB* db = nullptr;

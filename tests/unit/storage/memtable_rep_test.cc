@@ -38,12 +38,12 @@ using rockcache::storage::testing::TempDir;
 namespace {
 
 struct Db {
-  Db(const std::string& path, bool ours, bool hints) {
+  Db(const std::string& path, bool ours, bool hints, bool prefix_skip = false) {
     rocksdb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = 64 << 20;  // everything stays in the memtable
     if (ours) {
-      options.memtable_factory = NewSkipListMemTableFactory();
+      options.memtable_factory = NewSkipListMemTableFactory(true, true, prefix_skip);
       options.allow_concurrent_memtable_write = false;
     }
     if (hints) {
@@ -59,11 +59,21 @@ struct Db {
 };
 
 // Keys of a few prefixes and lengths (one a prefix of another), so order edge cases come up.
+// Short keys, and long ones sharing prefixes of 8 to 20 bytes (as a collection's entries do:
+// the skip list's prefix skipping compares them from the bytes its neighbours share).
 std::string RandomKey(std::mt19937_64& rng) {
-  static const std::string kPrefixes[] = {"a", "aa", "ab", std::string("b\xff", 2),
-                                          std::string("c\0", 2)};
-  std::string key = kPrefixes[rng() % 5];
-  const int n = static_cast<int>(rng() % 4);
+  static const std::string kPrefixes[] = {"a",
+                                          "aa",
+                                          "ab",
+                                          std::string("b\xff", 2),
+                                          std::string("c\0", 2),
+                                          "collection:0001:v",
+                                          "collection:0001:version:",
+                                          "collection:0002",
+                                          std::string("collect\0on", 11)};
+  const size_t which = rng() % 9;
+  std::string key = kPrefixes[which];
+  const int n = static_cast<int>(rng() % (which < 5 ? 4 : 14));
   for (int i = 0; i < n; ++i) key.push_back(static_cast<char>('0' + rng() % 4));
   return key;
 }
@@ -135,13 +145,15 @@ TEST_CASE("memtable_rep reads a LookupKey's memtable key where librocksdb puts i
 
 TEST_CASE("memtable_rep answers every read as RocksDB's memtable does", "[storage][memtable]") {
   SetMemTableComparisonCheck(true);
-  for (bool hints : {false, true}) {
-    INFO("insert hints: " << hints);
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool hints = variant % 2 == 1;
+    const bool prefix_skip = variant >= 2;
+    INFO("insert hints: " << hints << ", prefix skipping: " << prefix_skip);
     TempDir dir_ours;
     TempDir dir_rocks;
-    Db ours(dir_ours.path(), true, hints);
+    Db ours(dir_ours.path(), true, hints, prefix_skip);
     Db rocks(dir_rocks.path(), false, hints);
-    std::mt19937_64 rng(hints ? 7 : 11);
+    std::mt19937_64 rng(7 + variant);
     std::vector<const rocksdb::Snapshot*> snaps_ours;
     std::vector<const rocksdb::Snapshot*> snaps_rocks;
     for (int step = 0; step < 4000; ++step) {
