@@ -29,7 +29,58 @@ bool ParseHeaderNumber(std::string_view s, int64_t* out) {
   return true;
 }
 
+// The digits of a header at data[*pos] up to its "\r\n", at most kMaxDigits of them: advances
+// *pos past the CRLF. False for anything else (a sign, an LF alone, more digits, the end of the
+// input), which the state machine then reads as it always does.
+bool ReadWholeHeaderNumber(const char* data, size_t len, size_t* pos, uint64_t* out) {
+  constexpr size_t kMaxDigits = 18;  // no overflow below 10^18
+  size_t p = *pos;
+  const size_t end = p + kMaxDigits < len ? p + kMaxDigits : len;
+  uint64_t v = 0;
+  for (; p < end && data[p] >= '0' && data[p] <= '9'; ++p) {
+    v = v * 10 + static_cast<uint64_t>(data[p] - '0');
+  }
+  if (p == *pos || p + 1 >= len || data[p] != '\r' || data[p + 1] != '\n') return false;
+  *pos = p + 2;
+  *out = v;
+  return true;
+}
+
 }  // namespace
+
+bool RespParser::ParseWhole(const char* data, size_t len, size_t* consumed,
+                            std::vector<std::string>* args) {
+  size_t pos = 1;  // past '*'
+  uint64_t count = 0;
+  if (!ReadWholeHeaderNumber(data, len, &pos, &count) || count == 0 ||
+      count > static_cast<uint64_t>(kMaxMultibulkLen)) {
+    return false;
+  }
+  if (unauthenticated_ && count > static_cast<uint64_t>(kMaxUnauthenticatedArgs)) return false;
+  // Each argument takes at least 6 bytes ("$0\r\n\r\n"): a count the input cannot hold is left to
+  // the state machine before anything is reserved for it.
+  if (count > (len - pos) / 6) return false;
+  if (pending_.size() > 1024) std::vector<std::string>().swap(pending_);
+  if (pending_.size() < count) pending_.resize(static_cast<size_t>(count));
+  for (uint64_t i = 0; i < count; ++i) {
+    if (pos >= len || data[pos] != '$') return false;
+    ++pos;
+    uint64_t bulk_len = 0;
+    if (!ReadWholeHeaderNumber(data, len, &pos, &bulk_len) || bulk_len > max_bulk_len_ ||
+        (unauthenticated_ && bulk_len > static_cast<uint64_t>(kMaxUnauthenticatedBulk)) ||
+        len - pos < bulk_len + 2) {
+      return false;
+    }
+    std::string& arg = pending_[i];
+    if (arg.capacity() > 64 * 1024) std::string().swap(arg);  // don't keep a huge one
+    arg.assign(data + pos, static_cast<size_t>(bulk_len));
+    pos += bulk_len + 2;  // the body's CRLF is skipped unchecked, as Redis does
+  }
+  pending_.resize(static_cast<size_t>(count));
+  args->swap(pending_);
+  *consumed = pos;
+  return true;
+}
 
 RespParser::Result RespParser::Fail(const std::string& message) {
   error_ = "Protocol error: " + message;
@@ -42,6 +93,12 @@ RespParser::Result RespParser::Fail(const std::string& message) {
 
 RespParser::Result RespParser::Parse(const char* data, size_t len, size_t* consumed,
                                      std::vector<std::string>* args) {
+  // A command that lies whole in the input (every command of a pipeline but a read's last)
+  // is parsed in one pass; anything else goes through the state machine below from its start.
+  if (state_ == State::kIdle && len > 0 && data[0] == '*' &&
+      ParseWhole(data, len, consumed, args)) {
+    return Result::kCommand;
+  }
   size_t pos = 0;
   // Reads one CRLF- (or LF-) terminated line into `line`, without its terminator. A line that
   // is whole in `data` is viewed in place (no copy); a split one is collected in line_. Returns

@@ -69,6 +69,11 @@ class RespParser {
   enum class State { kIdle, kMultibulkCount, kBulkHeader, kBulkBody, kInline };
 
   Result Fail(const std::string& message);
+  // In state kIdle with data[0] == '*': parses a command that lies whole and well formed in
+  // data[0, len) in one pass, as the state machine would, and hands it over as Parse does.
+  // False when it does not (split, malformed, over a limit), with *consumed untouched and the
+  // parser still idle: the state machine then reads the same bytes (and reports any error).
+  bool ParseWhole(const char* data, size_t len, size_t* consumed, std::vector<std::string>* args);
 
   State state_ = State::kIdle;
   uint64_t max_bulk_len_;

@@ -214,3 +214,52 @@ TEST_CASE("held_bytes counts the command in progress, per argument too", "[resp]
   REQUIRE(fresh.Parse(cmd.data(), cmd.size(), &consumed, &args) == RespParser::Result::kCommand);
   CHECK(fresh.held_bytes() == 0);
 }
+
+// A whole buffer goes through Parse's one-pass path for every complete command (ParseWhole);
+// byte by byte, through the state machine alone. Both must read the same commands and fail
+// with the same error, for well-formed input and for input that is slightly off.
+TEST_CASE("whole-buffer and byte-by-byte parsing agree", "[parser]") {
+  std::mt19937 rng(7);
+  auto random_arg = [&rng]() {
+    std::string arg(rng() % 4 == 0 ? rng() % 70000 : rng() % 20, '\0');
+    for (auto& c : arg) c = static_cast<char>(rng() % 256);
+    return arg;
+  };
+  const std::vector<std::string> quirks = {
+      "*2\n$3\nGET\r\n$1\nk\r\n",            // LF-only headers
+      "*02\r\n$003\r\nGET\r\n$01\r\nk\r\n",  // leading zeros
+      "*1\r\n$3\r\r\nGET\r\n",               // a stray CR
+      "*1\r\n$-1\r\n",                       // a negative bulk
+      "*1\r\n:3\r\nGET\r\n",                 // not a bulk
+      "*-3\r\n",                             // a negative count: skipped
+      "*0\r\n",                              // an empty command: skipped
+      "*1\r\n$1234567890123456789\r\n",      // past the one-pass path's digits
+      "*x\r\n",                              // not a number
+      "*\r\n",                               // no digits
+      "PING\r\n",                            // inline
+  };
+  for (int round = 0; round < 300; ++round) {
+    std::string input;
+    const int commands = 1 + static_cast<int>(rng() % 6);
+    for (int c = 0; c < commands; ++c) {
+      if (rng() % 5 == 0) {
+        input += quirks[rng() % quirks.size()];
+        continue;
+      }
+      std::vector<std::string> args(1 + rng() % 5);
+      for (auto& a : args) a = random_arg();
+      input += Multibulk(args);
+    }
+    INFO("round " << round);
+    const Feed whole = Run(input, {}, /*max_bulk=*/1 << 20);
+    std::vector<size_t> every;
+    for (size_t i = 1; i < input.size(); ++i) every.push_back(i);
+    const Feed bytes = Run(input, every, /*max_bulk=*/1 << 20);
+    REQUIRE(whole.error == bytes.error);
+    REQUIRE(whole.error_text == bytes.error_text);
+    REQUIRE(whole.commands == bytes.commands);
+  }
+  // A limit the one-pass path leaves to the state machine: the same error either way.
+  const std::string big = Multibulk({"SET", "k", std::string(2000, 'v')});
+  CHECK(Run(big, {}, /*max_bulk=*/1000).error_text == "Protocol error: invalid bulk length");
+}
