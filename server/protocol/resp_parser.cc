@@ -61,7 +61,8 @@ bool RespParser::ParseWhole(const char* data, size_t len, size_t* consumed,
   // the state machine before anything is reserved for it.
   if (count > (len - pos) / 6) return false;
   if (pending_.size() > 1024) std::vector<std::string>().swap(pending_);
-  if (pending_.size() < count) pending_.resize(static_cast<size_t>(count));
+  // Strings are added as arguments are read (as the state machine does), so input that turns
+  // out malformed has allocated no more than the arguments before the fault.
   for (uint64_t i = 0; i < count; ++i) {
     if (pos >= len || data[pos] != '$') return false;
     ++pos;
@@ -71,6 +72,7 @@ bool RespParser::ParseWhole(const char* data, size_t len, size_t* consumed,
         len - pos < bulk_len + 2) {
       return false;
     }
+    if (i == pending_.size()) pending_.emplace_back();
     std::string& arg = pending_[i];
     if (arg.capacity() > 64 * 1024) std::string().swap(arg);  // don't keep a huge one
     arg.assign(data + pos, static_cast<size_t>(bulk_len));
