@@ -66,7 +66,9 @@ class RocksStore final : public Store, public DbView {
                           const SetOptions& options) override;
   StatusOr<std::vector<std::optional<std::string>>> MGet(
       const std::vector<std::string_view>& keys) override;
-  Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs) override;
+  using Store::MSet;
+  Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs,
+              const std::vector<KnownKey>* known) override;
   StatusOr<bool> MSetNx(
       const std::vector<std::pair<std::string_view, std::string_view>>& kvs) override;
   StatusOr<std::optional<std::string>> GetDel(std::string_view key) override;

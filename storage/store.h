@@ -137,8 +137,14 @@ class Store {
   // One entry per key; nullopt for absent keys and for keys of another type (as Redis MGET).
   virtual StatusOr<std::vector<std::optional<std::string>>> MGet(
       const std::vector<std::string_view>& keys) = 0;
-  // All pairs in one WriteBatch; clears TTLs. Later pairs win on duplicate keys.
-  virtual Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs) = 0;
+  // All pairs in one WriteBatch; clears TTLs. Later pairs win on duplicate keys. `known`
+  // (nullptr, or one entry per pair): a key known present is written without reading its old
+  // meta (KnownKey); the others are read to keep the key count exact.
+  virtual Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs,
+                      const std::vector<KnownKey>* known) = 0;
+  Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
+    return MSet(kvs, nullptr);
+  }
   // Writes all pairs only when none of the keys exists (any type); returns whether it wrote.
   virtual StatusOr<bool> MSetNx(
       const std::vector<std::pair<std::string_view, std::string_view>>& kvs) = 0;

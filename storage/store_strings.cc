@@ -191,9 +191,9 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
 
 namespace {
 
-// The last value of each distinct key (in key order). Sorts indexes rather than filling a
-// node-based map: no allocation per key.
-std::vector<std::pair<std::string_view, std::string_view>> LastWins(
+// The index in `kvs` of the last pair of each distinct key, in key order. Sorts indexes rather
+// than filling a node-based map: no allocation per key.
+std::vector<uint32_t> LastWins(
     const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
   std::vector<uint32_t> order(kvs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
@@ -201,12 +201,12 @@ std::vector<std::pair<std::string_view, std::string_view>> LastWins(
     const int c = kvs[a].first.compare(kvs[b].first);
     return c < 0 || (c == 0 && a < b);
   });
-  std::vector<std::pair<std::string_view, std::string_view>> out;
+  std::vector<uint32_t> out;
   out.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     // The last of a run of equal keys is the one given last.
     if (i + 1 == order.size() || kvs[order[i + 1]].first != kvs[order[i]].first) {
-      out.push_back(kvs[order[i]]);
+      out.push_back(order[i]);
     }
   }
   return out;
@@ -214,28 +214,38 @@ std::vector<std::pair<std::string_view, std::string_view>> LastWins(
 
 }  // namespace
 
-Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
+Status RocksStore::MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs,
+                        const std::vector<KnownKey>* known) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  auto unique = LastWins(kvs);
+  const std::vector<uint32_t> unique = LastWins(kvs);
+  auto known_present = [&](uint32_t i) { return known != nullptr && (*known)[i].present; };
+  // One MultiGet for every old meta neither the caller nor the key filter rules out (one
+  // memtable/SST lookup setup for the whole command instead of one Get per key); only the header
+  // is decoded: an old string value is never copied.
   std::vector<std::string_view> keys;
   keys.reserve(unique.size());
-  for (const auto& kv : unique) keys.push_back(kv.first);
-  // One MultiGet for every old meta the key filter does not rule out (one memtable/SST lookup
-  // setup for the whole command instead of one Get per key); only the header is decoded: an old
-  // string value is never copied.
+  for (uint32_t i : unique) {
+    if (!known_present(i)) keys.push_back(kvs[i].first);
+  }
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
-  MultiGetMetas(keys, values.data(), statuses.data());
+  if (!keys.empty()) MultiGetMetas(keys, values.data(), statuses.data());
   const int64_t now = NowMs();
   Records batch;
   int64_t created = 0;
-  for (size_t i = 0; i < unique.size(); ++i) {
-    const auto& [key, value] = unique[i];
+  size_t read = 0;  // the next of `keys`
+  for (uint32_t i : unique) {
+    const auto& [key, value] = kvs[i];
     MetaLookup old;
-    if (!statuses[i].IsNotFound()) {
-      if (!statuses[i].ok()) return FromRocks(statuses[i]);
-      if (!DecodeMetaHeader(std::string_view(values[i].data(), values[i].size()), &old.meta)) {
+    if (known_present(i)) {
+      // As BlindSet: present, with its TTL for the expires= counters; not known to be a live
+      // string, so it takes a fresh version, right whatever its type was.
+      old.present = true;
+      old.meta.expire_at_ms = (*known)[i].expire_at_ms;
+    } else if (const size_t r = read++; !statuses[r].IsNotFound()) {
+      if (!statuses[r].ok()) return FromRocks(statuses[r]);
+      if (!DecodeMetaHeader(std::string_view(values[r].data(), values[r].size()), &old.meta)) {
         return Status::Corruption("undecodable meta record");
       }
       old.present = true;
@@ -263,10 +273,8 @@ StatusOr<bool> RocksStore::MSetNx(
     const std::vector<std::pair<std::string_view, std::string_view>>& kvs) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  auto unique = LastWins(kvs);
-  std::vector<std::string_view> keys;
-  keys.reserve(unique.size());
-  for (const auto& kv : unique) keys.push_back(kv.first);
+  std::vector<std::pair<std::string_view, std::string_view>> unique;
+  for (uint32_t i : LastWins(kvs)) unique.push_back(kvs[i]);
   std::vector<MetaLookup> olds(unique.size());
   for (size_t i = 0; i < unique.size(); ++i) {
     MetaLookup& old = olds[i];

@@ -72,6 +72,14 @@ struct SetOptions {
   int64_t known_expire_at_ms = 0;
 };
 
+// What MSET's caller knows of one pair's key from elsewhere (the cache, read under the key's
+// lock): `present` -- a meta record exists, with this TTL (0 = none) -- and the pair is then
+// written blind, without reading the old meta, as SetOptions::known_present. Default: unknown.
+struct KnownKey {
+  bool present = false;
+  int64_t expire_at_ms = 0;
+};
+
 struct SetResult {
   bool written = false;                  // false when NX/XX prevented the write
   std::optional<std::string> old_value;  // with return_old: the previous string value, if any

@@ -265,9 +265,23 @@ std::vector<std::pair<std::string_view, std::string_view>> Pairs(const Args& arg
 
 void MSet(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() % 2 == 0) return AppendArityError(out, argv[0]);
-  Status s = ctx.store->MSet(Pairs(argv));
+  // As SET: a key the cache holds (we hold its lock) exists in storage, so it is written without
+  // reading its old meta (storage::KnownKey), and its entry is rewritten in place.
+  std::vector<storage::KnownKey> known;
+  if (ctx.cache != nullptr) {
+    known.resize(argv.size() / 2);
+    for (size_t i = 1; i + 1 < argv.size(); i += 2) {
+      storage::KnownKey& k = known[i / 2];
+      k.present = ctx.cache->Peek(argv[i], ctx.now_ms, [&k](const cache::Value&, int64_t at) {
+        k.expire_at_ms = at;
+      }) == cache::Lookup::kHit;
+    }
+  }
+  Status s = ctx.store->MSet(Pairs(argv), known.empty() ? nullptr : &known);
   if (!s.ok()) return AppendStatusError(out, s);
-  for (size_t i = 1; i + 1 < argv.size(); i += 2) CachePutString(ctx, argv[i], argv[i + 1], 0);
+  for (size_t i = 1; i + 1 < argv.size(); i += 2) {
+    CacheWrittenString(ctx, argv[i], argv[i + 1], Expiry(), !known.empty() && known[i / 2].present);
+  }
   for (size_t i = 1; i + 1 < argv.size(); i += 2)
     NotifyKeyspaceEvent(ctx, kNotifyString, "set", argv[i]);
   out->append(kReplyOk);

@@ -352,6 +352,39 @@ TEST_CASE("rtc-reads can be switched at runtime", "[cache]") {
   CHECK(RunRtc(admin, c, {"GET", "k"}) == "bulk:v");
 }
 
+// MSET writes a key the cache holds without reading its old meta (as SET does): what a user
+// counts must not change for it. Keys cached as strings, with a TTL, as a hash, and not at all.
+TEST_CASE("MSET over cached keys keeps DBSIZE, INFO keyspace and TTLs exact", "[cache]") {
+  TestServer server;
+  Client c(server.port());
+  REQUIRE(Run(c, {"SET", "s", "1"}) == "status:OK");
+  REQUIRE(Run(c, {"SET", "t", "1", "EX", "1000"}) == "status:OK");
+  REQUIRE(Run(c, {"HSET", "h", "f", "v"}) == "int:1");
+  REQUIRE(Run(c, {"SET", "cold", "1"}) == "status:OK");
+  CHECK(Run(c, {"GET", "s"}) == "bulk:1");
+  CHECK(Run(c, {"GET", "t"}) == "bulk:1");
+  CHECK(Run(c, {"HGETALL", "h"}) == "[bulk:f, bulk:v]");
+  const uint64_t hits = InfoNumber(c, "cache", "cache_hits");
+  CHECK(Run(c, {"GET", "s"}) == "bulk:1");
+  CHECK(InfoNumber(c, "cache", "cache_hits") > hits);  // "s" is cached
+  CHECK(InfoFields(InfoText(c, "keyspace"))["db0"].rfind("keys=4,expires=1,", 0) == 0);
+
+  CHECK(Run(c, {"MSET", "s", "2", "t", "2", "h", "2", "cold", "2", "new", "2", "s", "3"}) ==
+        "status:OK");
+  CHECK(Run(c, {"MGET", "s", "t", "h", "cold", "new"}) ==
+        "[bulk:3, bulk:2, bulk:2, bulk:2, bulk:2]");
+  CHECK(Run(c, {"TTL", "t"}) == "int:-1");
+  CHECK(Run(c, {"TYPE", "h"}) == "status:string");
+  CHECK(Run(c, {"DBSIZE"}) == "int:5");
+  CHECK(InfoFields(InfoText(c, "keyspace"))["db0"] == "keys=5,expires=0,avg_ttl=0");
+  CHECK(CacheVerify(c).mismatches == 0);
+  // And after a restart, from what RocksDB holds.
+  server.Restart();
+  Client after(server.port());
+  CHECK(Run(after, {"DBSIZE"}) == "int:5");
+  CHECK(Run(after, {"MGET", "s", "t", "h"}) == "[bulk:3, bulk:2, bulk:2]");
+}
+
 // cache_rtc_storage_fills: reads the network thread answered after filling the cache from
 // RocksDB's memory.
 uint64_t StorageFills(Client& admin) {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
 using namespace rockcache;
@@ -197,6 +198,37 @@ TEST_CASE_METHOD(Fixture, "MGet / MSet / MSetNx", "[storage][strings]") {
   Set("a", "1", ex);
   REQUIRE(store->MSet({{"a", "2"}}).ok());
   CHECK(*store->PTtl("a") == -1);
+}
+
+// The cache's knowledge (KnownKey) spares MSET the read of old metas, and the key count and
+// the TTL counters stay what a read would have made them.
+TEST_CASE_METHOD(Fixture, "MSet writes keys known present without reading them",
+                 "[storage][strings]") {
+  Set("a", "1");
+  const int64_t t_at = Now() + 100000;
+  SetOptions ex;
+  ex.expiry = At(t_at);
+  Set("t", "1", ex);
+  REQUIRE(store->HSet("h", {{"f", "v"}}).ok());
+  REQUIRE(store->GetKeyStats().expires == 1);
+  PerfScope perf;
+
+  perf.Reset();
+  REQUIRE(store->MSet({{"a", "2"}}).ok());
+  CHECK(perf.Read().get_from_memtable > 0);  // not known: its meta is read
+
+  const std::vector<KnownKey> known = {{true, 0}, {true, t_at}, {true, 0}, {false, 0}, {true, 0}};
+  perf.Reset();
+  REQUIRE(store->MSet({{"a", "3"}, {"t", "4"}, {"h", "5"}, {"new", "6"}, {"a", "7"}}, &known).ok());
+  CHECK(perf.Read().get_from_memtable == 0);  // known, or ruled out by the key filter
+  CHECK(Get("a") == "7");
+  CHECK(Get("t") == "4");
+  CHECK(*store->PTtl("t") == -1);
+  CHECK(Get("h") == "5");  // the hash became a string
+  CHECK(Get("new") == "6");
+  CHECK(DbSize() == 4);
+  CHECK(store->GetKeyStats().keys == 4);
+  CHECK(store->GetKeyStats().expires == 0);
 }
 
 TEST_CASE_METHOD(Fixture, "GetDel / GetEx", "[storage][strings]") {
