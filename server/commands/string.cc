@@ -9,6 +9,7 @@
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/server.h"
+#include "storage/numbers.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -357,7 +358,55 @@ void StrLen(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *length);
 }
 
+// INCR of a counter the cache holds (we hold its lock): the new value is computed from the
+// cached string and written blind with the TTL the entry knows, as SET writes a cached key
+// (storage::SetOptions::known_present), so no RocksDB read. False, with nothing done, when the
+// key is not cached as a string, its value is not an integer or would overflow (the store path
+// then replies as always), or its TTL ends within kTtlMargin (the blind write would see it
+// expired and delete the key).
+bool IncrementCached(CommandContext& ctx, const std::string& key, int64_t delta, std::string* out) {
+  constexpr int64_t kTtlMargin = 1000;
+  if (ctx.cache == nullptr) return false;
+  std::string cached;
+  int64_t expire_at = 0;
+  bool is_string = false;
+  if (ctx.cache->Peek(key, ctx.now_ms,
+                      [&](const cache::Value& value, int64_t at) {
+                        if (!value.is_string()) return;
+                        is_string = true;
+                        cached = value.str;
+                        expire_at = at;
+                      }) != cache::Lookup::kHit ||
+      !is_string || (expire_at != 0 && expire_at <= ctx.now_ms + kTtlMargin)) {
+    return false;
+  }
+  int64_t value = 0;
+  if (!storage::ParseInt64(cached, &value) || (delta < 0 && value < INT64_MIN - delta) ||
+      (delta > 0 && value > INT64_MAX - delta)) {
+    return false;
+  }
+  value += delta;
+  storage::SetOptions options;
+  options.known_present = true;
+  options.known_expire_at_ms = expire_at;
+  if (expire_at != 0) {
+    options.expiry.mode = Expiry::Mode::kAt;
+    options.expiry.at_ms = expire_at;
+  }
+  std::string formatted = storage::FormatInt64(value);
+  auto written = ctx.store->Set(key, formatted, options);
+  if (!written.ok()) {
+    AppendStatusError(out, written.status());
+    return true;
+  }
+  CacheOverwriteString(ctx, key, formatted, expire_at);
+  NotifyKeyspaceEvent(ctx, kNotifyString, "incrby", key);
+  AppendInteger(out, value);
+  return true;
+}
+
 void IncrementBy(CommandContext& ctx, const std::string& key, int64_t delta, std::string* out) {
+  if (IncrementCached(ctx, key, delta, out)) return;
   auto value = ctx.store->IncrBy(key, delta);
   if (!value.ok()) return AppendStatusError(out, value.status());
   CacheUpdate(ctx, key, [&value](cache::Value& cached, int64_t&) {

@@ -385,6 +385,46 @@ TEST_CASE("MSET over cached keys keeps DBSIZE, INFO keyspace and TTLs exact", "[
   CHECK(Run(after, {"MGET", "s", "t", "h"}) == "[bulk:3, bulk:2, bulk:2]");
 }
 
+// INCR, INCRBY and DECR of a counter the cache holds compute from the cached value and write it
+// blind (no RocksDB read): replies, errors, TTLs and counts must be what the store path gives.
+TEST_CASE("INCR of cached counters replies and counts as from storage", "[cache]") {
+  TestServer server;
+  Client c(server.port());
+  REQUIRE(Run(c, {"SET", "n", "10"}) == "status:OK");  // a SET leaves its value cached
+  REQUIRE(Run(c, {"SET", "t", "1", "EX", "1000"}) == "status:OK");
+  REQUIRE(Run(c, {"SET", "s", "abc"}) == "status:OK");
+  REQUIRE(Run(c, {"SET", "z", "007"}) == "status:OK");
+  REQUIRE(Run(c, {"SET", "max", "9223372036854775807"}) == "status:OK");
+  REQUIRE(Run(c, {"HSET", "h", "f", "1"}) == "int:1");
+  CHECK(Run(c, {"HGETALL", "h"}) == "[bulk:f, bulk:1]");
+
+  CHECK(Run(c, {"INCR", "n"}) == "int:11");
+  CHECK(Run(c, {"INCRBY", "n", "5"}) == "int:16");
+  CHECK(Run(c, {"DECR", "n"}) == "int:15");
+  CHECK(Run(c, {"DECRBY", "n", "20"}) == "int:-5");
+  CHECK(Run(c, {"GET", "n"}) == "bulk:-5");
+  CHECK(Run(c, {"INCR", "t"}) == "int:2");
+  const std::string ttl = Run(c, {"TTL", "t"});
+  CHECK((ttl == "int:1000" || ttl == "int:999"));
+  const std::string not_integer = "err:ERR value is not an integer or out of range";
+  CHECK(Run(c, {"INCR", "s"}) == not_integer);
+  CHECK(Run(c, {"INCR", "z"}) == not_integer);
+  CHECK(Run(c, {"INCR", "max"}) == "err:ERR increment or decrement would overflow");
+  CHECK(Run(c, {"DECR", "max"}) == "int:9223372036854775806");
+  CHECK(Run(c, {"INCR", "h"}) ==
+        "err:WRONGTYPE Operation against a key holding the wrong kind of value");
+  CHECK(Run(c, {"INCR", "fresh"}) == "int:1");
+  CHECK(Run(c, {"DBSIZE"}) == "int:7");
+  CHECK(InfoFields(InfoText(c, "keyspace"))["db0"].rfind("keys=7,expires=1,", 0) == 0);
+  CHECK(CacheVerify(c).mismatches == 0);
+  server.Restart();
+  Client after(server.port());
+  CHECK(Run(after, {"MGET", "n", "t", "max", "fresh"}) ==
+        "[bulk:-5, bulk:2, bulk:9223372036854775806, bulk:1]");
+  CHECK(Run(after, {"TTL", "t"}) != "int:-1");
+  CHECK(Run(after, {"DBSIZE"}) == "int:7");
+}
+
 // cache_rtc_storage_fills: reads the network thread answered after filling the cache from
 // RocksDB's memory.
 uint64_t StorageFills(Client& admin) {
