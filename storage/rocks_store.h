@@ -75,7 +75,8 @@ class RocksStore final : public Store, public DbView {
   StatusOr<std::optional<std::string>> GetEx(std::string_view key, const Expiry& expiry) override;
   StatusOr<int64_t> Append(std::string_view key, std::string_view value) override;
   StatusOr<int64_t> StrLen(std::string_view key) override;
-  StatusOr<int64_t> IncrBy(std::string_view key, int64_t delta) override;
+  using Store::IncrBy;
+  StatusOr<int64_t> IncrBy(std::string_view key, int64_t delta, int64_t* expire_at_ms) override;
   StatusOr<std::string> IncrByFloat(std::string_view key, long double delta) override;
   StatusOr<std::string> GetRange(std::string_view key, int64_t start, int64_t end) override;
   StatusOr<int64_t> SetRange(std::string_view key, int64_t offset, std::string_view value,

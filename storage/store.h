@@ -157,8 +157,12 @@ class Store {
   virtual StatusOr<int64_t> Append(std::string_view key, std::string_view value) = 0;
   virtual StatusOr<int64_t> StrLen(std::string_view key) = 0;
   // INCRBY/DECRBY. Errors: "value is not an integer or out of range",
-  // "increment or decrement would overflow". Keeps the TTL.
-  virtual StatusOr<int64_t> IncrBy(std::string_view key, int64_t delta) = 0;
+  // "increment or decrement would overflow". Keeps the TTL; sets *expire_at_ms (when not
+  // nullptr) to it after the write (0 = none), for the caller's cache entry.
+  virtual StatusOr<int64_t> IncrBy(std::string_view key, int64_t delta, int64_t* expire_at_ms) = 0;
+  StatusOr<int64_t> IncrBy(std::string_view key, int64_t delta) {
+    return IncrBy(key, delta, nullptr);
+  }
   // INCRBYFLOAT; returns the new value formatted as Redis does (e.g. "10.5", "5.0e+3" never:
   // Redis prints with %.17Lg and strips trailing zeros). Errors: "value is not a valid float",
   // "increment would produce NaN or Infinity". Keeps the TTL.

@@ -358,7 +358,7 @@ StatusOr<int64_t> RocksStore::StrLen(std::string_view key) {
   return static_cast<int64_t>(value->has_value() ? (*value)->size() : 0);
 }
 
-StatusOr<int64_t> RocksStore::IncrBy(std::string_view key, int64_t delta) {
+StatusOr<int64_t> RocksStore::IncrBy(std::string_view key, int64_t delta, int64_t* expire_at_ms) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   MetaLookup old;
@@ -373,7 +373,9 @@ StatusOr<int64_t> RocksStore::IncrBy(std::string_view key, int64_t delta) {
     return Status::InvalidArgument("increment or decrement would overflow");
   }
   value += delta;
-  if (Status s = WriteString(key, old, FormatInt64(value), KeptExpiry(old)); !s.ok()) return s;
+  const int64_t expire_at = KeptExpiry(old);
+  if (Status s = WriteString(key, old, FormatInt64(value), expire_at); !s.ok()) return s;
+  if (expire_at_ms != nullptr) *expire_at_ms = expire_at;
   return value;
 }
 

@@ -423,6 +423,14 @@ TEST_CASE("INCR of cached counters replies and counts as from storage", "[cache]
         "[bulk:-5, bulk:2, bulk:9223372036854775806, bulk:1]");
   CHECK(Run(after, {"TTL", "t"}) != "int:-1");
   CHECK(Run(after, {"DBSIZE"}) == "int:7");
+  // Not cached after the restart: the store path increments and fills the entry with the TTL it
+  // kept, and the next INCR is answered from that entry.
+  CHECK(Run(after, {"INCR", "t"}) == "int:3");
+  CHECK(Run(after, {"INCR", "t"}) == "int:4");
+  const std::string ttl_after = Run(after, {"TTL", "t"});
+  CHECK((ttl_after == "int:1000" || ttl_after == "int:999" || ttl_after == "int:998"));
+  CHECK(InfoFields(InfoText(after, "keyspace"))["db0"].rfind("keys=7,expires=1,", 0) == 0);
+  CHECK(CacheVerify(after).mismatches == 0);
 }
 
 // cache_rtc_storage_fills: reads the network thread answered after filling the cache from
