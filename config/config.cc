@@ -141,8 +141,16 @@ const std::vector<OptionSpec> kOptionTable = {
   // ---- storage ----
   {"storage-sync", T::kEnum, "no", 0, 0, "no|always", false,
    "always fsyncs the WAL on every write (safe against power loss, slower); no leaves it to the OS."},
-  {"rocksdb-block-cache-size", T::kMemory, "64mb", 0, LLONG_MAX, nullptr, false,
-   "RocksDB block cache for SST reads."},
+  {"rocksdb-block-cache-size", T::kMemory, "-1", -1, LLONG_MAX, nullptr, false,
+   "RocksDB block cache for SST reads (uncompressed blocks, pinned index and filters); -1 = a "
+   "quarter of cache-maxmemory, at least 32 MB."},
+  {"rocksdb-meta-block-size", T::kMemory, "2kb", 512, 64 * kKB, nullptr, false,
+   "Data block size of the key (meta) column families, where strings live: a read of a key "
+   "not in the block cache reads, checksums and caches one block; smaller = less work a cold "
+   "read, a bigger index. Collections' entries keep RocksDB's 4 KB (they are scanned)."},
+  {"rocksdb-pin-metadata", T::kBool, "yes", 0, 0, nullptr, false,
+   "Keep every SST file's index and filter partitions pinned in memory (about 1% of the data, "
+   "charged to the block cache): a point read then looks none of them up in the block cache."},
   {"rocksdb-write-buffer-size", T::kMemory, "16mb", 1 * kMB, LLONG_MAX, nullptr, false,
    "RocksDB memtable size per column family; larger flushes less, each insert searches deeper."},
   {"rocksdb-compression", T::kEnum, "lz4", 0, 0, "none|snappy|lz4|zstd", false,

@@ -121,10 +121,12 @@ class GroupTask : public pool::Task {
         // The write window of the segment's written stripes stays open until its commit: until
         // then RocksDB does not hold what the cache may already show (cache/key_locks.h).
         WriteWindow window(*server_, written_keys, &window_stripes_);
+        const bool read_ahead = ReadAheadMisses(i, j, written_keys);
         for (size_t k = i; k < j; ++k) {
           ChargeFrom(k);
           RunInSegment(order_[k], budget_of_[k]);
         }
+        if (read_ahead) server_->store()->EndReadAhead();
         CommitPending();
       }
       if (capped) {
@@ -213,6 +215,47 @@ class GroupTask : public pool::Task {
       return;
     }
     if (batch->left != UINT64_MAX) batch->left -= command->reply.size();
+  }
+
+  // Before the segment [i, j) runs, under its locks: the metas of its misses — single-key cache
+  // reads (GET, HGET, TTL...) whose key the cache does not hold — read together
+  // (storage::Store::BeginReadAhead), so a pipeline's or a group's cold reads share one MultiGet
+  // instead of a Get each. A key some write of the segment touches is left out: what was read
+  // ahead of it would be outdated by the write. Nothing else can change a key meanwhile (the
+  // segment holds its stripe), so a key the cache misses now still misses when its command runs,
+  // unless a network thread's memory fill (which takes no stripe) installed it: then the
+  // read-ahead of that key goes unused. Returns whether a read-ahead was started (the caller
+  // ends it before the locks go).
+  bool ReadAheadMisses(size_t i, size_t j, const std::vector<std::string_view>& written_keys) {
+    read_ahead_keys_.clear();
+    if (!written_keys.empty()) {
+      written_in_segment_.Clear();
+      for (auto key : written_keys) written_in_segment_.Insert(key);
+    }
+    storage::Store* store = server_->store();
+    cache::Cache* cache = server_->cache();
+    const bool cache_on = cache != nullptr && cache->enabled();
+    const int64_t now_ms = cache_on ? NowUnixMs() : 0;
+    for (size_t k = i; k < j; ++k) {
+      const PreparedCommand& command = *order_[k];
+      if (command.spec == nullptr || command.tx != nullptr) continue;
+      const CommandSpec& spec = *command.spec;
+      if (!(spec.flags & kCacheRead) || (spec.flags & kWrite) || spec.find_keys != nullptr ||
+          spec.first_key != 1 || spec.last_key != 1 || command.argv.size() < 2) {
+        continue;
+      }
+      const std::string_view key = command.argv[1];
+      if (!written_keys.empty() && written_in_segment_.Contains(key)) continue;
+      const int db = store->PhysicalDb(command.db);
+      if (cache_on) {
+        DbScope scope(db);
+        if (cache->Peek(key, now_ms, [](const cache::Value&) {}) != cache::Lookup::kMiss) continue;
+      }
+      read_ahead_keys_.push_back(storage::ReadAheadKey{db, key});
+    }
+    if (read_ahead_keys_.size() < 2) return false;
+    store->BeginReadAhead(read_ahead_keys_);
+    return true;
   }
 
   void RunInSegment(PreparedCommand* command, BatchBudget* batch) {
@@ -410,9 +453,11 @@ class GroupTask : public pool::Task {
   std::vector<size_t> pending_batches_;    // the batch (index in group_) of each
   FlatKeySet written_;                     // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
-  static constexpr size_t kMaxIndexedWrites = 128;  // write commands per indexed overlay
-  std::vector<std::string_view> command_keys_;      // RunInSegment's, reused
-  std::vector<uint32_t> window_stripes_;            // WriteWindow's, reused
+  static constexpr size_t kMaxIndexedWrites = 128;      // write commands per indexed overlay
+  std::vector<std::string_view> command_keys_;          // RunInSegment's, reused
+  std::vector<uint32_t> window_stripes_;                // WriteWindow's, reused
+  std::vector<storage::ReadAheadKey> read_ahead_keys_;  // ReadAheadMisses', reused
+  FlatKeySet written_in_segment_;                       // ReadAheadMisses', reused
 };
 
 }  // namespace

@@ -100,12 +100,18 @@ void NetLoop::ProcessInput(Connection* conn) {
   Server& server = *server_;
   LoopMetrics& metrics = server.metrics().loop(index_);
   std::vector<PreparedCommand> batch;
+  // Whether every command of `batch` only reads (or was answered here): a cache read behind
+  // them can still be answered from the cache in this thread (below).
+  bool batch_reads_only = true;
   // The first command of a batch with more input behind it (a pipeline) makes room for 16, so
   // the vector does not move its big elements at 1, 2, 4 and 8.
-  auto add = [&batch](size_t pos, size_t input_size, PreparedCommand&& command) {
+  auto add = [&batch, &batch_reads_only](size_t pos, size_t input_size, PreparedCommand&& command) {
     if (batch.empty() && pos < input_size) batch.reserve(16);
+    if (command.spec == nullptr || !(command.spec->flags & kReadOnly)) batch_reads_only = false;
     batch.push_back(std::move(command));
   };
+  // Bytes of the replies answered here but carried in `batch` (below), for the output limit.
+  uint64_t carried_reply_bytes = 0;
   Args& argv = conn->argv;
   uint64_t commands = 0;
   uint64_t rtc_answers = 0;
@@ -131,7 +137,8 @@ void NetLoop::ProcessInput(Connection* conn) {
     // Answers given here (cache hits, in-loop commands) past the hard output limit: the client
     // is closed, as Redis closes a client whose replies pass the limit within one pass. Keeps a
     // pipeline of big cached values from growing the buffer without bound before a Flush.
-    if (output_limit > 0 && conn->output.size() - conn->output_pos > output_limit) {
+    if (output_limit > 0 &&
+        conn->output.size() - conn->output_pos + carried_reply_bytes > output_limit) {
       over_output_limit = true;
       break;
     }
@@ -158,7 +165,9 @@ void NetLoop::ProcessInput(Connection* conn) {
     const CommandSpec* spec = FindCommand(argv[0], &id);
     conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
     if (conn->tx_multi() || (spec != nullptr && (spec->flags & kTransaction))) {
+      const size_t batched = batch.size();
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
+      if (batch.size() != batched) batch_reads_only = false;
       if (handled == TxInLoop::kClose) {
         spdlog::warn(
             "closing client id={} addr={}: queued transaction over client-query-buffer-limit",
@@ -213,16 +222,40 @@ void NetLoop::ProcessInput(Connection* conn) {
       start = end;
       continue;
     }
+    if ((spec->flags & kCacheRead) && !batch.empty() && batch_reads_only && rtc_reads) {
+      // A cache read behind a miss of the same pipeline: answered from the cache now, its reply
+      // carried in the batch (a command with no spec, as a rejected one) to keep the order, so
+      // the worker runs only the misses. Only while the batch holds reads: a read behind a
+      // write of this connection must see the write. Answering it before the reads queued
+      // ahead of it is a valid order: pipelined reads are concurrent operations for the client
+      // (none waits for another's reply), and each still reads a value no older than every
+      // write acknowledged before it was sent.
+      if (now_ms == 0) now_ms = NowUnixMs();
+      PreparedCommand answered;
+      if (TryAnswerFromCache(server, *spec, argv, now_ms, &answered.reply, conn->db)) {
+        ++rtc_answers;
+        const uint64_t end = timed ? Clock::Now() : 0;
+        RecordInLoop(conn, id, argv, true, answered.reply.data(), answered.reply.size(), parsed,
+                     start, end);
+        start = end;
+        carried_reply_bytes += answered.reply.size();
+        batch.push_back(std::move(answered));
+        continue;
+      }
+      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
+      continue;
+    }
     if ((spec->flags & kCacheRead) && batch.empty() && rtc_reads) {
       // Run to completion: a read the cache holds is answered here, with no thread hop.
       if (now_ms == 0) now_ms = NowUnixMs();
       size_t reply_start = conn->output.size();
       bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
-      if (!answered && storage_read_max > 0 &&
-          TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
-                              storage_read_max)) {
-        answered = true;  // a miss filled from RocksDB's memory: still no thread hop
-        ++storage_fills;
+      if (!answered && storage_read_max > 0 && (spec->flags & kStringRead) &&
+          memory_gate_.ShouldTry()) {
+        answered = TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
+                                       storage_read_max);
+        memory_gate_.Record(answered);
+        if (answered) ++storage_fills;  // a miss filled from RocksDB's memory: no thread hop
       }
       if (answered) {
         ++rtc_answers;

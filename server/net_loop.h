@@ -28,6 +28,7 @@
 #include "config/status.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
+#include "server/memory_read_gate.h"
 #include "server/protocol/args_pool.h"
 #include "server/pubsub/inbox.h"
 #include "server/server.h"
@@ -169,7 +170,8 @@ class NetLoop {
   event* timer_event_ = nullptr;
   event* submit_event_ = nullptr;
   std::vector<ConnBatch> pending_group_;  // loop thread only: batches queued in this pass
-  ArgsPool spare_args_;  // loop thread only: finished commands' argument vectors, for reuse
+  ArgsPool spare_args_;         // loop thread only: finished commands' argument vectors, for reuse
+  MemoryReadGate memory_gate_;  // loop thread only: whether misses try RocksDB's memory
   event* retry_event_ = nullptr;  // one-shot: retries parked batches
   std::thread thread_;
   std::atomic<bool> stop_listening_{false};

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/counting_cache.h"
 #include "storage/store.h"
 
 namespace rockcache::storage {
@@ -41,8 +42,8 @@ struct RocksOpenOptions {
   // physical database 0 ("default"), "props", "hash", "set", "list", "zset", "zscore", "stream".
   // The metas of databases 1.. follow them, each {MetaCfName(db), meta}.
   std::vector<rocksdb::ColumnFamilyDescriptor> column_families;
-  rocksdb::ColumnFamilyOptions meta;            // a meta column family's options
-  std::shared_ptr<rocksdb::Cache> block_cache;  // shared by every column family
+  rocksdb::ColumnFamilyOptions meta;           // a meta column family's options
+  std::shared_ptr<CountingCache> block_cache;  // shared by every column family
   std::string compression_note;  // the compression in use, for INFO ("none (zstd not built...)")
 };
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "storage/meta_read_ahead.h"
 #include "storage/perf_counters.h"
 #include "storage/rocks_options.h"
 #include "storage/write_group.h"
@@ -279,14 +280,60 @@ Status RocksStore::ReadMetaIn(int db, std::string_view key, MetaLookup* out) {
   return ReadMeta(rocksdb::ReadOptions(), key, out);
 }
 
+namespace {
+// This thread's read-ahead (BeginReadAhead .. EndReadAhead); empty otherwise.
+thread_local MetaReadAhead tls_meta_read_ahead;
+}  // namespace
+
+void RocksStore::BeginReadAhead(const std::vector<ReadAheadKey>& keys) {
+  MetaReadAhead& ahead = tls_meta_read_ahead;
+  ahead.Clear();
+  if (keys.size() < 2) return;
+  Hold hold;
+  if (!Enter(&hold).ok()) return;
+  // Grouped by database (one MultiGet each), in the given order within one.
+  std::vector<ReadAheadKey> sorted(keys);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const ReadAheadKey& a, const ReadAheadKey& b) { return a.db < b.db; });
+  ahead.Reset(sorted.size());
+  for (const ReadAheadKey& k : sorted) ahead.Add(k.db, k.key);
+  std::vector<std::string_view> run;
+  run.reserve(sorted.size());
+  for (size_t first = 0, last = 0; first < sorted.size(); first = last) {
+    run.clear();
+    for (last = first; last < sorted.size() && sorted[last].db == sorted[first].db; ++last) {
+      run.push_back(sorted[last].key);
+    }
+    DbScope scope(sorted[first].db);
+    MultiGetMetas(run, ahead.records() + first, ahead.statuses() + first);
+  }
+}
+
+void RocksStore::EndReadAhead() {
+  if (tls_meta_read_ahead.active()) tls_meta_read_ahead.Clear();
+}
+
 Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key, MetaLookup* out,
                             bool full) {
   *out = MetaLookup();
-  // A key never written has no meta: no RocksDB read. Not for a snapshot's older view (a key
-  // deleted since, before this filter was built, may be in it).
-  if (ro.snapshot == nullptr && !key_filter_->MayContain(CurrentDb(), key)) return Status::OK();
+  if (ro.snapshot == nullptr) {
+    const MetaReadAhead& ahead = tls_meta_read_ahead;
+    if (ahead.active()) {
+      if (const int i = ahead.Find(CurrentDb(), key); i >= 0) {
+        return DecodeMetaRead(key, ahead.status(i), ahead.record(i), out, full);
+      }
+    }
+    // A key never written has no meta: no RocksDB read. Not for a snapshot's older view (a key
+    // deleted since, before this filter was built, may be in it).
+    if (!key_filter_->MayContain(CurrentDb(), key)) return Status::OK();
+  }
   rocksdb::PinnableSlice value;
   rocksdb::Status s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &value);
+  return DecodeMetaRead(key, s, value, out, full);
+}
+
+Status RocksStore::DecodeMetaRead(std::string_view key, const rocksdb::Status& s,
+                                  const rocksdb::Slice& value, MetaLookup* out, bool full) {
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return FromRocks(s);
   std::string_view bytes(value.data(), value.size());
@@ -404,6 +451,10 @@ std::string RocksStore::InfoRocksDb() {
   line("rocksdb_estimate_num_keys", sum(rocksdb::DB::Properties::kEstimateNumKeys));
   line("rocksdb_block_cache_usage", block_cache_ ? block_cache_->GetUsage() : 0);
   line("rocksdb_block_cache_capacity", block_cache_ ? block_cache_->GetCapacity() : 0);
+  const CountingCache::Counts lookups =
+      block_cache_ ? block_cache_->counts() : CountingCache::Counts();
+  line("rocksdb_block_cache_hits", lookups.hits);
+  line("rocksdb_block_cache_misses", lookups.misses);
   auto db_wide = [&](const std::string& property) {
     uint64_t v = 0;
     db_->GetIntProperty(meta_cfs_[0], property, &v);

@@ -44,6 +44,7 @@
 
 #include "config/current_db.h"
 #include "storage/compaction_filter.h"
+#include "storage/counting_cache.h"
 #include "storage/db_view.h"
 #include "storage/encoding.h"
 #include "storage/key_filter.h"
@@ -60,12 +61,16 @@ class RocksStore final : public Store, public DbView {
   ~RocksStore() override;
 
   // ---- strings (store_strings.cc) ----
-  StatusOr<std::optional<std::string>> Get(std::string_view key) override;
+  void BeginReadAhead(const std::vector<ReadAheadKey>& keys) override;
+  void EndReadAhead() override;
+  using Store::Get;
+  StatusOr<std::optional<std::string>> Get(std::string_view key, int64_t* expire_at_ms) override;
   MemoryRead TryGetString(std::string_view key, size_t max_value_bytes) override;
   StatusOr<SetResult> Set(std::string_view key, std::string_view value,
                           const SetOptions& options) override;
+  using Store::MGet;
   StatusOr<std::vector<std::optional<std::string>>> MGet(
-      const std::vector<std::string_view>& keys) override;
+      const std::vector<std::string_view>& keys, std::vector<int64_t>* expire_at_ms) override;
   using Store::MSet;
   Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& kvs,
               const std::vector<KnownKey>* known) override;
@@ -283,6 +288,9 @@ class RocksStore final : public Store, public DbView {
   // Reads the meta of `key`. With !full, a string's value is not copied (out->meta.value empty).
   Status ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key, MetaLookup* out,
                   bool full = true);
+  // ReadMeta's second half: what a Get (or the read-ahead) of `key`'s meta returned, decoded.
+  Status DecodeMetaRead(std::string_view key, const rocksdb::Status& s, const rocksdb::Slice& value,
+                        MetaLookup* out, bool full);
   // Reads the meta of a key whose stripe the caller holds (latest state).
   Status ReadMetaLocked(std::string_view key, MetaLookup* out) {
     return ReadMeta(rocksdb::ReadOptions(), key, out);
@@ -524,7 +532,7 @@ class RocksStore final : public Store, public DbView {
   rocksdb::ColumnFamilyHandle* zset_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* zscore_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* stream_cf_ = nullptr;
-  std::shared_ptr<rocksdb::Cache> block_cache_;
+  std::shared_ptr<CountingCache> block_cache_;
   std::shared_ptr<FilterContext> filter_ctx_;
   rocksdb::WriteOptions write_options_;
   // Which keys may have a meta record, by physical database (key_filter.h): ReadMeta,

@@ -121,9 +121,26 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // ---- read-ahead (a group's misses) ----
+  // Reads the meta records of `keys` (physical database, key) with one RocksDB MultiGet per
+  // database and keeps them for the calling thread's reads of those keys until EndReadAhead: the
+  // point reads of a group's misses then share the MultiGet's work (RocksDB sorts the keys and
+  // probes each file's filter, index and data blocks once for neighbouring keys) instead of
+  // paying a whole Get each (storage/meta_read_ahead.h). Replaces any earlier read-ahead of
+  // this thread; does nothing for fewer than two keys or while the store is closing. Blocking
+  // (reads files).
+  // REQUIRES: the caller holds the key locks of every key until EndReadAhead, writes none of
+  // them on this thread before EndReadAhead (what is kept would be outdated), keeps the views'
+  // bytes alive until then, and opens no snapshot-reading transaction in between.
+  virtual void BeginReadAhead(const std::vector<ReadAheadKey>& keys) = 0;
+  // Forgets this thread's read-ahead (unpins its records). Cheap when there is none.
+  virtual void EndReadAhead() = 0;
+
   // ---- strings ----
-  // nullopt when absent; WrongType when not a string.
-  virtual StatusOr<std::optional<std::string>> Get(std::string_view key) = 0;
+  // nullopt when absent; WrongType when not a string. `expire_at_ms` (may be nullptr): the
+  // string's expire-at (0 = no TTL), from the same meta read, for a caller that fills the cache.
+  virtual StatusOr<std::optional<std::string>> Get(std::string_view key, int64_t* expire_at_ms) = 0;
+  StatusOr<std::optional<std::string>> Get(std::string_view key) { return Get(key, nullptr); }
   // GET for a thread that must not wait (a network thread): reads `key` from RocksDB's memtables
   // and block cache only (ReadOptions::read_tier = kBlockCacheTier), never from a file, and
   // never waits for the store's lifecycle lock (kNeedsStorage while it is contended, i.e.
@@ -135,8 +152,14 @@ class Store {
   virtual StatusOr<SetResult> Set(std::string_view key, std::string_view value,
                                   const SetOptions& options) = 0;
   // One entry per key; nullopt for absent keys and for keys of another type (as Redis MGET).
+  // `expire_at_ms` (may be nullptr): resized to one expire-at per key (0 = no TTL; meaningful
+  // for the keys found), from the same reads.
   virtual StatusOr<std::vector<std::optional<std::string>>> MGet(
-      const std::vector<std::string_view>& keys) = 0;
+      const std::vector<std::string_view>& keys, std::vector<int64_t>* expire_at_ms) = 0;
+  StatusOr<std::vector<std::optional<std::string>>> MGet(
+      const std::vector<std::string_view>& keys) {
+    return MGet(keys, nullptr);
+  }
   // All pairs in one WriteBatch; clears TTLs. Later pairs win on duplicate keys. `known`
   // (nullptr, or one entry per pair): a key known present is written without reading its old
   // meta (KnownKey); the others are read to keep the key count exact.

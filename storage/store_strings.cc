@@ -22,11 +22,13 @@ int64_t KeptExpiry(const MetaLookup& old) { return old.live ? old.meta.expire_at
 
 }  // namespace
 
-StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key) {
+StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key, int64_t* expire_at_ms) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   MetaLookup lookup;
-  return ReadString(rocksdb::ReadOptions(), key, &lookup);
+  auto value = ReadString(rocksdb::ReadOptions(), key, &lookup);
+  if (expire_at_ms != nullptr) *expire_at_ms = lookup.live ? lookup.meta.expire_at_ms : 0;
+  return value;
 }
 
 MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes) {
@@ -168,10 +170,11 @@ void RocksStore::MultiGetMetas(const std::vector<std::string_view>& keys,
 }
 
 StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
-    const std::vector<std::string_view>& keys) {
+    const std::vector<std::string_view>& keys, std::vector<int64_t>* expire_at_ms) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::vector<std::optional<std::string>> out(keys.size());
+  if (expire_at_ms != nullptr) expire_at_ms->assign(keys.size(), 0);
   if (keys.empty()) return out;
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
@@ -184,7 +187,10 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::MGet(
     if (!DecodeMeta(std::string_view(values[i].data(), values[i].size()), &meta)) {
       return Status::Corruption("undecodable meta record");
     }
-    if (meta.type == MetaType::kString && !meta.ExpiredAt(now)) out[i] = std::move(meta.value);
+    if (meta.type == MetaType::kString && !meta.ExpiredAt(now)) {
+      out[i] = std::move(meta.value);
+      if (expire_at_ms != nullptr) (*expire_at_ms)[i] = meta.expire_at_ms;
+    }
   }
   return out;
 }

@@ -21,9 +21,11 @@ struct Options {
   bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
   uint64_t block_cache_bytes = 64ull << 20;
   uint64_t write_buffer_bytes = 16ull << 20;
-  std::string compression = "lz4";  // none | snappy | lz4 | zstd
-  bool compress_level0 = false;     // rocksdb-compress-level0: flushes' files compressed too
-  bool partitioned_index = true;    // rocksdb-partitioned-index (rocks_options.cc)
+  std::string compression = "lz4";   // none | snappy | lz4 | zstd
+  bool compress_level0 = false;      // rocksdb-compress-level0: flushes' files compressed too
+  bool partitioned_index = true;     // rocksdb-partitioned-index (rocks_options.cc)
+  bool pin_metadata = true;          // rocksdb-pin-metadata (rocks_options.cc)
+  uint64_t meta_block_bytes = 2048;  // rocksdb-meta-block-size (rocks_options.cc)
   int max_background_jobs = 2;
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
   bool memtable_huge_pages = true;     // rocksdb-memtable-huge-pages (storage/huge_page_chunks.h)
@@ -83,6 +85,12 @@ struct KnownKey {
 struct SetResult {
   bool written = false;                  // false when NX/XX prevented the write
   std::optional<std::string> old_value;  // with return_old: the previous string value, if any
+};
+
+// A key of Store::BeginReadAhead: its physical database (Store::PhysicalDb) and the key.
+struct ReadAheadKey {
+  int db = 0;
+  std::string_view key;
 };
 
 // What Store::TryGetString found without reading a file.

@@ -48,20 +48,13 @@ bool IsExpiryKeyword(const std::string& arg) {
   return Is(arg, "EX") || Is(arg, "PX") || Is(arg, "EXAT") || Is(arg, "PXAT");
 }
 
-// Worker, after a miss, under the key lock: caches a string just read from storage.
-void FillString(CommandContext& ctx, std::string_view key, const std::string& value) {
-  if (ctx.cache == nullptr) return;
-  auto expire_at = ctx.store->ExpireTimeMs(key);
-  if (!expire_at.ok() || *expire_at == -2) return;
-  CachePutString(ctx, key, value, *expire_at < 0 ? 0 : *expire_at);
-}
-
 void Get(CommandContext& ctx, Args& argv, std::string* out) {
-  auto value = ctx.store->Get(argv[1]);
+  int64_t expire_at_ms = 0;
+  auto value = ctx.store->Get(argv[1], &expire_at_ms);
   if (!value.ok()) return AppendStatusError(out, value.status());
   AppendOptionalBulk(out, *value);
   if (*value) {
-    FillString(ctx, argv[1], **value);
+    CachePutString(ctx, argv[1], std::move(**value), expire_at_ms);
   } else {
     CachePutAbsent(ctx, argv[1]);
   }
@@ -241,8 +234,9 @@ void MGet(CommandContext& ctx, Args& argv, std::string* out) {
   size_t chunk = 4;
   for (size_t first = 1, last = 0; first < argv.size(); first = last) {
     last = std::min(argv.size(), first + chunk);
-    auto values =
-        ctx.store->MGet(std::vector<std::string_view>(argv.begin() + first, argv.begin() + last));
+    std::vector<int64_t> expire_at_ms;
+    auto values = ctx.store->MGet(
+        std::vector<std::string_view>(argv.begin() + first, argv.begin() + last), &expire_at_ms);
     if (!values.ok()) {
       out->resize(rollback);
       return AppendStatusError(out, values.status());
@@ -252,7 +246,7 @@ void MGet(CommandContext& ctx, Args& argv, std::string* out) {
     const size_t per_key = std::max<size_t>(1, (out->size() - rollback) / (last - 1));
     chunk = std::clamp<size_t>(ReplyRoom(ctx, *out) / per_key / 2, 1, 256);
     for (size_t i = 0; i < values->size(); ++i) {
-      if ((*values)[i]) FillString(ctx, argv[first + i], *(*values)[i]);
+      if ((*values)[i]) CachePutString(ctx, argv[first + i], *(*values)[i], expire_at_ms[i]);
     }
   }
 }
