@@ -30,6 +30,10 @@ POOL_BENCH  = $(BUILD)/pool-bench
 # The mlfq bench's heavy load generator (scripts/mlfq-bench.sh): a plain socket client.
 HEAVY_CLIENT = $(BUILD)/heavy-client
 MEMTABLE_BENCH = $(BUILD)/memtable-bench
+# The "data bigger than the cache" bench (scripts/bench-bigdata.sh): its load client (hiredis
+# only) and RocksDB alone reading a rockcache data directory read-only. Not part of `build`.
+BIGBENCH    = $(BUILD)/bigbench
+ROCKS_REF   = $(BUILD)/rocksdb-reference
 
 DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev libfmt-dev \
                libhiredis-dev catch2 redis-tools
@@ -43,8 +47,8 @@ BENCH_PACKAGES = redis-server valgrind
 # /usr/bin/python3 (tests/clients/, tests/integration/python_clients_test.cc).
 TEST_PACKAGES = redis-server python3-redis python3-rq
 
-.PHONY: all build deps run test unit-test integration-test bench format lint asan tsan fuzz clean \
-        compose-test
+.PHONY: all build deps run test unit-test integration-test bench bench-bigdata format lint asan \
+        tsan fuzz clean compose-test
 
 all: build
 build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH) $(HEAVY_CLIENT) $(MEMTABLE_BENCH)
@@ -79,6 +83,12 @@ $(HEAVY_CLIENT): $(BUILD)/tests/bench/heavy_client/heavy_client.o
 $(MEMTABLE_BENCH): $(BUILD)/tests/bench/memtable/memtable_bench.o $(BUILD)/librockcache.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BIGBENCH): $(BUILD)/tests/bench/bigdata/bigbench.o
+	$(CXX) $(LDFLAGS) $^ -o $@ -lhiredis -pthread
+
+$(ROCKS_REF): $(BUILD)/tests/bench/bigdata/rocksdb_reference.o $(BUILD)/librockcache.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
 run: deps
 	@$(MAKE) --no-print-directory $(SERVER)
 	$(SERVER) $(ARGS)
@@ -96,9 +106,18 @@ integration-test: $(SERVER) $(INTEG_TESTS)
 
 bench: deps
 	@./scripts/install-deps.sh $(BENCH_PACKAGES)
-	@$(MAKE) --no-print-directory $(SERVER) $(POOL_BENCH) $(HEAVY_CLIENT)
+	@$(MAKE) --no-print-directory $(SERVER) $(POOL_BENCH) $(HEAVY_CLIENT) $(BIGBENCH) $(ROCKS_REF)
 	ROCKCACHE_SERVER=$(abspath $(SERVER)) POOL_BENCH=$(abspath $(POOL_BENCH)) \
-	  HEAVY_CLIENT=$(abspath $(HEAVY_CLIENT)) ./scripts/bench.sh
+	  HEAVY_CLIENT=$(abspath $(HEAVY_CLIENT)) BIGBENCH=$(abspath $(BIGBENCH)) \
+	  ROCKS_REF=$(abspath $(ROCKS_REF)) ./scripts/bench.sh
+
+# Data bigger than the cache: rockcache at several data-to-memory ratios beside redis-server, and
+# RocksDB alone on the same files (scripts/bench-bigdata.sh; QUICK=1 for a short run).
+bench-bigdata: deps
+	@./scripts/install-deps.sh $(BENCH_PACKAGES)
+	@$(MAKE) --no-print-directory $(SERVER) $(BIGBENCH) $(ROCKS_REF)
+	ROCKCACHE_SERVER=$(abspath $(SERVER)) BIGBENCH=$(abspath $(BIGBENCH)) \
+	  ROCKS_REF=$(abspath $(ROCKS_REF)) ./scripts/bench-bigdata.sh
 
 # ASan holds freed memory back (256 MB by default) to catch use after free; the hostile tests'
 # RSS bounds would count it, so the quarantine is kept small.

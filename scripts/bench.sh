@@ -7,11 +7,12 @@
 # rockcache binary, measured in the same run as "before"; BASELINE_SERVERS="NAME=BINARY ..." adds
 # more, in the default and drain sections), BENCH_N (requests per test, default
 # 50000), BENCH_CLIENTS (default 50), BENCH_TESTS (a -t list; default: every default test),
-# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool mlfq"); the mlfq
-# section's sizes: MLFQ_KEYS, MLFQ_ITEMS, MLFQ_N (scripts/mlfq-bench.sh).
+# BENCH_SECTIONS (default "default drain instructions pool-modes cache pool mlfq bigdata"); the
+# mlfq section's sizes: MLFQ_KEYS, MLFQ_ITEMS, MLFQ_N (scripts/mlfq-bench.sh); the bigdata
+# section's: KEYS, SECONDS_PER_RUN, CONFIGS, ... (scripts/bench-bigdata.sh; BIGBENCH, ROCKS_REF).
 # BENCH_QUICK=1: a reduced run (a few minutes) with the same sections and tables: 5,000 requests
 # per test, drains of 10,000 (5,000 under callgrind), instructions per request of SET and GET (miss) at pipeline 1 and
-# 16 only, one small cache round, pool-bench --quick, a small mlfq mix. Any variable set
+# 16 only, one small cache round, pool-bench --quick, a small mlfq mix, bigdata's QUICK=1. Any variable set
 # explicitly still wins. The full run takes well over an hour on 2 cores (each instructions cell
 # is two callgrind runs).
 set -euo pipefail
@@ -27,7 +28,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 fi
 N=${BENCH_N:-50000}
 CLIENTS=${BENCH_CLIENTS:-50}
-SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool mlfq"}
+SECTIONS=${BENCH_SECTIONS:-"default drain instructions pool-modes cache pool mlfq bigdata"}
 CACHE_KEYS=${BENCH_CACHE_KEYS:-1000000}   # keys loaded before the cache rounds
 CACHE_RANGE=${BENCH_CACHE_RANGE:-100000}  # -r of the GET rounds (the hot set)
 CACHE_N=${BENCH_CACHE_N:-2000000}         # requests per GET round
@@ -280,6 +281,18 @@ section_pool() {
 # Small and big requests together: MLFQ on / off / pool-small-share 50 80 95, beside redis-server.
 section_mlfq() {
   scripts/mlfq-bench.sh "$SERVER"
+}
+
+# Data bigger than the cache: rockcache at several data-to-memory ratios beside redis-server, and
+# RocksDB alone on the same files (its own tables, TSV and SVG under bench-out/).
+section_bigdata() {
+  local bin
+  for bin in "${BIGBENCH:-build/bigbench}" "${ROCKS_REF:-build/rocksdb-reference}"; do
+    [ -x "$bin" ] || { echo; echo "== bigdata: skipped ($bin missing; make bench builds it)"; return; }
+  done
+  echo
+  echo "== bigdata: scripts/bench-bigdata.sh"
+  ROCKCACHE_SERVER=$SERVER QUICK=${BENCH_QUICK:-${QUICK:-0}} scripts/bench-bigdata.sh
 }
 
 echo "rockcache bench: $(nproc) cores, N=$N, clients=$CLIENTS, sections: $SECTIONS${BENCH_QUICK:+ (BENCH_QUICK=$BENCH_QUICK)}"
