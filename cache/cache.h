@@ -1,5 +1,5 @@
 // cache::Cache — the sharded in-memory cache of hot keys (strings and whole hashes) in front of
-// RocksDB, with TTLs, byte accounting, LRU or LFU eviction and per-shard stats.
+// RocksDB, with TTLs, byte accounting, segmented-LRU or LFU eviction and per-shard stats.
 //
 // Shape: `Options::shards` shards (default 16) chosen by HashKey(key) % shards, each a hash table
 // + eviction structures behind its own std::mutex (see cache/shard.h), as leveldb's
@@ -97,6 +97,37 @@
 // the logical -> physical mapping (storage::Store::PhysicalDb), so a generation follows the data
 // it belongs to.
 //
+// Segmented LRU (allkeys-lru, the default; cache/shard.h has the moves). Each shard splits its
+// entries into two LRU lists. A key enters *probation* (at its newest end) when it is filled or
+// first written; a Visit or Peek hit while it is there promotes it to *protected*. Protected holds
+// at most Shard::kProtectedPercent (80%) of the shard's budget: past that, its oldest entries are
+// demoted to the newest end of probation (a hit there promotes them again). Eviction takes
+// expired and stale entries first, then probation's oldest, and protected's oldest only when
+// probation is empty. So:
+//   - a sweep (SCAN-driven GETs of every key, a one-off export, a uniform read of a keyspace many
+//     times the cache) fills and misses but never hits: its keys enter probation and push each
+//     other out, and every key promoted before it stays cached (up to 80% of the budget);
+//   - what a sweep does evict: probation's entries (keys read once, and demoted ones);
+//   - a new hot set takes over: its keys, read twice within probation's turnover (~20% of the
+//     budget's bytes of fills), are promoted, and the old set, no longer read, ages to
+//     protected's oldest end and is demoted, then evicted, as the new one needs the room;
+//   - the price: a key re-read only after more fills than probation holds is never promoted
+//     while protected is full. A new working set read in a loop bigger than probation's room
+//     (say 50% of the budget, with protected still full of an old set nobody reads) keeps
+//     missing, where plain LRU would have cached it; keys read twice in a row, or more often
+//     than that window, are not affected.
+// Writes. A rewrite of a cached key (Put over a live entry of the same key, Update) puts the new
+// value at the newest end of the segment the old one was in: a write of a hot key keeps it
+// protected, and a write of a key on probation leaves it there, since a write is not a second
+// read (a sweep of read-modify-writes, read once and written once, must not flush the hot set).
+// A Put of a key that is not cached (or only stale) enters probation.
+// Reads that are not reads. Peek records an access like Visit (a Peek hit on probation
+// promotes). A lookup that is not a client's read of the key — above all the answer to the
+// request whose miss just filled the entry — must use Inspect, which records nothing, or a sweep
+// of such fills promotes every key it reads.
+// allkeys-lfu does not use the segments (new entries just enter probation; its eviction is
+// sampled by frequency). Stats has the segment gauges and the promotion/demotion counters.
+//
 // Values that are never cached: a hash with more than Options::max_hash_fields fields or with no
 // fields, and any entry whose Charge exceeds one shard's budget or internal::kMaxCharge (4 GiB).
 // Put of such a value still removes the old entry (the write path relies on that to stay
@@ -180,40 +211,50 @@ class Cache {
   // --- Reads -------------------------------------------------------------------------------
   // When `key` is cached, not stale (flushed) and not expired at now_ms, runs visit(const
   // Value&, int64_t expire_at_ms /* 0 = none */) — or visit(const Value&) — under the shard
-  // lock, counts a hit, records the access (LRU recency / LFU frequency) and returns kHit. When
-  // the entry is a negative one (Value::Absent()), it does not run `visit`, counts a hit and a
-  // negative hit, records the access and returns kAbsent: the key does not exist. Otherwise
+  // lock, counts a hit, records the access (LRU: promotes an entry on probation, refreshes a
+  // protected one; LFU: frequency) and returns kHit. When the entry is a negative one
+  // (Value::Absent()), it does not run `visit`, counts a hit and a negative hit, records the
+  // access and returns kAbsent: the key does not exist. Otherwise
   // counts a miss and returns kMiss; an entry with now_ms >= expire_at is removed then and
   // counted in `expired`, a stale one in `flushed`. Never blocks on I/O: for network threads.
   // `visit` must not block or call into the cache; copy out or append reply bytes only.
   template <typename Visitor>
   Lookup Visit(std::string_view key, int64_t now_ms, Visitor&& visit) {
-    return Find(key, now_ms, /*count=*/true, visit);
+    return Find(key, now_ms, /*count=*/true, /*touch=*/true, visit);
   }
   // Visit without counting the hit or miss (it still records the access and removes an expired
   // or stale entry): the worker's re-check under the key's stripe, and tests.
   template <typename Visitor>
   Lookup Peek(std::string_view key, int64_t now_ms, Visitor&& visit) {
-    return Find(key, now_ms, /*count=*/false, visit);
+    return Find(key, now_ms, /*count=*/false, /*touch=*/true, visit);
+  }
+  // Peek that does not record the access either (no LRU promotion or move, no LFU increment); it
+  // still removes an expired or stale entry. For lookups that are not a client's read of the key:
+  // answering the very request whose miss just filled the entry (otherwise a fill-then-answer
+  // counts as two reads and promotes every key of a sweep, see "Segmented LRU"), probing
+  // whether a key is cached before writing or reading ahead, and introspection.
+  template <typename Visitor>
+  Lookup Inspect(std::string_view key, int64_t now_ms, Visitor&& visit) {
+    return Find(key, now_ms, /*count=*/false, /*touch=*/false, visit);
   }
 
   // --- Writes (workers; hold the key's KeyLocks stripe, see the coherence rule) -------------
-  // Installs `value` for `key` (expire_at_ms 0 = no TTL), replacing any entry, evicting others
-  // (expired ones first, then by policy) until the shard is back under its budget. Returns false
-  // and removes any old entry when the value is not cached: cache off, hash with no fields or
-  // more than max_hash_fields fields, list head of more than max_list_elements elements (none
-  // when it is 0), or Charge above one shard's budget. Does not block on
-  // I/O; allocates the entry before taking the shard lock and frees replaced/evicted entries
-  // after releasing it.
-  // now_ms: the caller's clock, as given to Visit. It stamps the entry's LFU access minute and
-  // tells eviction which entries have expired. Pass it (the server does); 0 falls back to the
-  // latest now_ms this shard has seen from any call, which lags during write-only periods.
-  // generation: what Generation() returned before the caller read `value` from storage (see
-  // "Fill fencing" above); when it is no longer current the value is not cached (returns false,
-  // the old entry is removed, counted in `rejected`). nullopt: the current generation.
-  // ticket: for a fill made without holding the key's stripe (see "Fills without the stripe"
-  // above): installs only if ticket->Unchanged() under the shard lock; otherwise nothing changes
-  // (counted in `rejected`) and it returns false. nullptr: the caller holds the stripe.
+  // Installs `value` for `key` (expire_at_ms 0 = no TTL), replacing any entry (in the old
+  // entry's LRU segment; a new key enters probation), evicting others (expired ones first, then
+  // by policy) until the shard is back under its budget. Returns false and removes any old entry
+  // when the value is not cached: cache off, hash with no fields or more than max_hash_fields
+  // fields, list head of more than max_list_elements elements (none when it is 0), or Charge
+  // above one shard's budget. Does not block on I/O; allocates the entry before taking the shard
+  // lock and frees replaced/evicted entries after releasing it. now_ms: the caller's clock, as
+  // given to Visit. It stamps the entry's LFU access minute and tells eviction which entries have
+  // expired. Pass it (the server does); 0 falls back to the latest now_ms this shard has seen from
+  // any call, which lags during write-only periods. generation: what Generation() returned before
+  // the caller read `value` from storage (see "Fill fencing" above); when it is no longer current
+  // the value is not cached (returns false, the old entry is removed, counted in `rejected`).
+  // nullopt: the current generation. ticket: for a fill made without holding the key's stripe (see
+  // "Fills without the stripe" above): installs only if ticket->Unchanged() under the shard lock;
+  // otherwise nothing changes (counted in `rejected`) and it returns false. nullptr: the caller
+  // holds the stripe.
   bool Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t now_ms = 0,
            std::optional<Generation> generation = std::nullopt,
            const KeyLocks::FillTicket* ticket = nullptr);
@@ -226,7 +267,8 @@ class Cache {
 
   // When `key` is cached and live at now_ms, calls mutate(Value&, int64_t& expire_at_ms) under
   // the shard lock and returns true; otherwise returns false (and removes an expired or stale
-  // entry).
+  // entry). A kept entry moves to the newest end of its own LRU segment (never promoted; LFU:
+  // counts an access).
   // A negative entry is removed (counted in `erases`) without calling `mutate`, and false is
   // returned: every write path that may create a key calls Put, Update or Erase for it, so a
   // negative entry never outlives the write that made the key exist.
@@ -316,7 +358,7 @@ class Cache {
   }
   internal::Shard& ShardFor(uint64_t hash) const { return shards_[ShardIndex(hash)]; }
   template <typename Visitor>
-  Lookup Find(std::string_view key, int64_t now_ms, bool count, Visitor& visit);
+  Lookup Find(std::string_view key, int64_t now_ms, bool count, bool touch, Visitor& visit);
   void CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const;
   // Advances db's generation; at the wrap, first removes db's entries. REQUIRES: flush_mu_ held.
   void AdvanceGeneration(int db);
@@ -340,7 +382,7 @@ class Cache {
 // Template definitions.
 
 template <typename Visitor>
-Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& visit) {
+Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, bool touch, Visitor& visit) {
   const int db = CurrentDb();
   const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
@@ -351,11 +393,11 @@ Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, Visitor& vi
     shard.Observe(now_ms);
     internal::Entry* e = shard.Find(key, hash, db, now_ms, &garbage);
     if (e != nullptr && e->value().is_absent()) {
-      shard.Touch(e);
+      if (touch) shard.Touch(e);
       result = Lookup::kAbsent;
       if (count) ++shard.counters().negative_hits;
     } else if (e != nullptr) {
-      shard.Touch(e);
+      if (touch) shard.Touch(e);
       const Value& value = e->value();
       if constexpr (std::is_invocable_v<Visitor&, const Value&, int64_t>) {
         visit(value, e->expire_at_ms);

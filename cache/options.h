@@ -12,9 +12,13 @@ namespace rockcache::cache {
 // Which entry leaves when a shard is over its budget (after expired entries, which always go
 // first when eviction finds them).
 enum class Policy {
-  // Least recently used, per shard: an intrusive list, moved to the front on access and evicted
-  // from the tail. An entry already among the newest quarter of its shard's list is not moved
-  // again (it keeps hot keys read-mostly; see Shard::Touch). Best when recent keys are hot.
+  // Segmented least recently used, per shard (scan-resistant; "Segmented LRU" in cache.h): a
+  // new key enters a probation segment; a hit there promotes it to a protected segment of up to
+  // 80% of the shard's budget, whose oldest entries are demoted back to probation when it is
+  // full; eviction takes the oldest of probation first. A sweep of keys read once therefore only
+  // cycles through probation and leaves the protected hot set in place. An entry already among
+  // the newest quarter of protected is not moved on a hit (it keeps hot keys read-mostly; see
+  // Shard::Touch). Best when recent keys are hot.
   kAllKeysLru,
   // Least frequently used, approximated as Redis does: an 8-bit logarithmic counter per entry
   // (starts at 5, +1 with probability 1/((counter-5)*10+1), -1 per idle minute) and eviction of
@@ -59,18 +63,27 @@ struct Stats {
   uint64_t negative_keys = 0;  // live negative entries (keys known absent), included in `keys`
   uint64_t stale_keys = 0;     // entries of a flushed generation, not yet freed
   uint64_t max_memory = 0;     // budget (a shard's, or the sum of the shards')
+  // The allkeys-lru segments ("Segmented LRU" in cache.h), stale entries included (so
+  // probation_keys + protected_keys == keys + stale_keys). Under allkeys-lfu new entries all go
+  // to probation and nothing is promoted.
+  uint64_t probation_keys = 0;   // entries in the probation segment
+  uint64_t protected_keys = 0;   // entries in the protected segment
+  uint64_t protected_bytes = 0;  // their charge (<= 80% of max_memory; the rest of bytes_used
+                                 // is probation's)
   // Counters.
   uint64_t hits = 0;           // Visit found a live entry (negative entries included)
   uint64_t negative_hits = 0;  // of which negative entries (the key is known absent)
   uint64_t misses = 0;         // Visit found nothing (or an expired entry)
   uint64_t fills = 0;          // Put calls that installed an entry
-  uint64_t rejected = 0;   // Put calls that did not install (cache off, too big, too many fields)
-  uint64_t updates = 0;    // Update calls whose mutator kept the entry
-  uint64_t erases = 0;     // entries removed by Erase, an Update mutator or a rejected Put
-  uint64_t evictions = 0;  // live entries removed to stay under the budget
-  uint64_t expired = 0;    // expired entries removed (on access, by eviction or RemoveExpired)
-  uint64_t flushed = 0;    // stale entries freed (on access, by eviction or RemoveExpired)
-  uint64_t swept = 0;      // of expired + flushed: the entries RemoveExpired freed
+  uint64_t rejected = 0;    // Put calls that did not install (cache off, too big, too many fields)
+  uint64_t updates = 0;     // Update calls whose mutator kept the entry
+  uint64_t erases = 0;      // entries removed by Erase, an Update mutator or a rejected Put
+  uint64_t evictions = 0;   // live entries removed to stay under the budget
+  uint64_t expired = 0;     // expired entries removed (on access, by eviction or RemoveExpired)
+  uint64_t flushed = 0;     // stale entries freed (on access, by eviction or RemoveExpired)
+  uint64_t swept = 0;       // of expired + flushed: the entries RemoveExpired freed
+  uint64_t promotions = 0;  // allkeys-lru: probation entries hit, moved to protected
+  uint64_t demotions = 0;   // allkeys-lru: protected entries moved back to probation (over share)
 
   void Merge(const Stats& other) {
     keys += other.keys;
@@ -79,6 +92,9 @@ struct Stats {
     negative_keys += other.negative_keys;
     stale_keys += other.stale_keys;
     max_memory += other.max_memory;
+    probation_keys += other.probation_keys;
+    protected_keys += other.protected_keys;
+    protected_bytes += other.protected_bytes;
     hits += other.hits;
     negative_hits += other.negative_hits;
     misses += other.misses;
@@ -90,11 +106,13 @@ struct Stats {
     expired += other.expired;
     flushed += other.flushed;
     swept += other.swept;
+    promotions += other.promotions;
+    demotions += other.demotions;
   }
   // Zeroes the counters, keeps the gauges.
   void ResetCounters() {
     hits = negative_hits = misses = fills = rejected = updates = erases = evictions = expired =
-        flushed = swept = 0;
+        flushed = swept = promotions = demotions = 0;
   }
 };
 

@@ -116,6 +116,14 @@ void EntryTable::Grow() {
 // ---------------------------------------------------------------------------------------------
 // Shard
 
+namespace {
+// kProtectedPercent of a shard's budget, without overflowing for any budget.
+uint64_t ProtectedShare(uint64_t capacity) {
+  return capacity / 100 * Shard::kProtectedPercent +
+         capacity % 100 * Shard::kProtectedPercent / 100;
+}
+}  // namespace
+
 Shard::~Shard() {
   Entry* garbage = nullptr;
   Clear(&garbage);
@@ -126,6 +134,7 @@ void Shard::Init(Policy policy, uint64_t capacity, uint64_t seed,
                  const std::atomic<uint32_t>* generations, const std::atomic<uint64_t>* flushes) {
   policy_ = policy;
   capacity_ = capacity;
+  protected_capacity_ = ProtectedShare(capacity);
   rng_ = seed | 1;  // xorshift state must not be 0
   generations_ = generations;
   flushes_ = flushes;
@@ -149,9 +158,10 @@ Entry* Shard::Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, 
 
 void Shard::Touch(Entry* e) {
   if (policy_ == Policy::kAllKeysLru) {
-    if (lru_clock_ - e->lru_stamp < table_.size() / 4) return;  // already among the newest
-    LruRemove(e);
-    LruAppend(e);
+    if (!e->in_protected()) return Promote(e);
+    if (lru_clock_ - e->lru_stamp < protected_entries_ / 4) return;  // among protected's newest
+    ListRemove(e);
+    AppendProtected(e);
   } else {
     e->lfu_counter = LogIncrement(DecayedCounter(e));
     e->lfu_minutes = MinuteClock();
@@ -161,6 +171,8 @@ void Shard::Touch(Entry* e) {
 bool Shard::Install(Entry* e, Entry** garbage) {
   Entry* old = table_.Lookup(e->key(), e->hash, e->db);
   const bool old_stale = old != nullptr && IsStale(old);
+  // A rewrite keeps the key's segment (see "Segmented LRU" in cache.h); a new key is on probation.
+  const bool to_protected = old != nullptr && !old_stale && old->in_protected();
   if (old != nullptr) {
     // A write to a hot key keeps it hot (Redis does the same on overwrite); a flushed key's
     // history does not carry over.
@@ -181,7 +193,8 @@ bool Shard::Install(Entry* e, Entry** garbage) {
   }
   e->lfu_minutes = MinuteClock();
   EvictFor(e->charge, nullptr, garbage);
-  Link(e);
+  Link(e, to_protected && e->charge <= protected_capacity_);
+  if (to_protected) TrimProtected();
   ++stats_.fills;
   return true;
 }
@@ -229,8 +242,24 @@ bool Shard::FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new
     return false;
   }
   usage_ = usage_ - e->charge + new_charge;
+  if (e->in_protected()) protected_bytes_ = protected_bytes_ - e->charge + new_charge;
   e->charge = static_cast<uint32_t>(new_charge);  // <= capacity_ and <= kMaxCharge (Cache)
-  Touch(e);
+  if (policy_ == Policy::kAllKeysLfu) {
+    Touch(e);  // an access
+  } else if (!e->in_protected()) {
+    ListRemove(e);  // a write is recent, but not a second read: it stays on probation
+    AppendProbation(e);
+  } else {
+    ListRemove(e);
+    if (e->charge <= protected_capacity_) {
+      AppendProtected(e);
+      TrimProtected();  // e may have grown
+    } else {
+      RemoveProtected(e);  // grown past the protected share
+      AppendProbation(e);
+      ++stats_.demotions;
+    }
+  }
   ++stats_.updates;
   if (usage_ > capacity_) EvictFor(0, e, garbage);
   return true;
@@ -243,7 +272,9 @@ void Shard::Clear(Entry** garbage) {
   }
   std::vector<Entry*>().swap(entries_);
   table_.Reset();
-  lru_.next = lru_.prev = &lru_;
+  probation_.next = probation_.prev = &probation_;
+  protected_.next = protected_.prev = &protected_;
+  protected_bytes_ = protected_entries_ = 0;
   usage_ = 0;
   ttl_entries_ = 0;
   negative_entries_ = 0;
@@ -253,6 +284,8 @@ void Shard::Clear(Entry** garbage) {
 
 void Shard::SetCapacity(uint64_t capacity, Entry** garbage) {
   capacity_ = capacity;
+  protected_capacity_ = ProtectedShare(capacity);
+  TrimProtected();  // so that eviction takes the demoted entries before the protected ones
   EvictFor(0, nullptr, garbage);
 }
 
@@ -288,6 +321,9 @@ Stats Shard::GetStats() {
   s.stale_keys = stale_keys_;
   s.bytes_used = usage_;
   s.max_memory = capacity_;
+  s.protected_keys = protected_entries_;
+  s.protected_bytes = protected_bytes_;
+  s.probation_keys = table_.size() - protected_entries_;
   return s;
 }
 
@@ -332,9 +368,14 @@ void Shard::Refresh() {
   }
 }
 
-void Shard::Link(Entry* e) {
+void Shard::Link(Entry* e, bool to_protected) {
   table_.Insert(e);
-  LruAppend(e);
+  if (to_protected) {
+    AppendProtected(e);
+    AddProtected(e);
+  } else {
+    AppendProbation(e);
+  }
   e->slot = static_cast<uint32_t>(entries_.size());
   entries_.push_back(e);
   usage_ += e->charge;
@@ -349,7 +390,8 @@ void Shard::Link(Entry* e) {
 
 void Shard::Unlink(Entry* e) {
   table_.Remove(e);
-  LruRemove(e);
+  ListRemove(e);
+  if (e->in_protected()) RemoveProtected(e);
   Entry* last = entries_.back();
   entries_[e->slot] = last;
   last->slot = e->slot;
@@ -405,8 +447,8 @@ Entry* Shard::PickVictim(const Entry* keep, Gone* why) {
     }
   }
   if (policy_ == Policy::kAllKeysLru) {
-    Entry* victim = static_cast<Entry*>(lru_.next);
-    if (victim == keep) victim = static_cast<Entry*>(victim->next);  // n >= 2 here
+    Entry* victim = OldestExcept(&probation_, keep);
+    if (victim == nullptr) victim = OldestExcept(&protected_, keep);  // n >= 2 or e != keep
     if (IsStale(victim)) *why = Gone::kFlushed;
     return victim;
   }
@@ -426,15 +468,42 @@ Entry* Shard::PickVictim(const Entry* keep, Gone* why) {
   return best;
 }
 
-void Shard::LruAppend(Entry* e) {
-  e->lru_stamp = ++lru_clock_;
-  e->next = &lru_;
-  e->prev = lru_.prev;
-  e->prev->next = e;
-  lru_.prev = e;
+void Shard::Promote(Entry* e) {
+  ListRemove(e);
+  if (e->charge > protected_capacity_) {
+    AppendProbation(e);  // would demote every other protected entry: stays on probation
+    return;
+  }
+  AppendProtected(e);
+  AddProtected(e);
+  ++stats_.promotions;
+  if (protected_bytes_ > protected_capacity_) TrimProtected();
 }
 
-void Shard::LruRemove(Entry* e) {
+void Shard::TrimProtected() {
+  while (protected_bytes_ > protected_capacity_) {
+    Entry* oldest = static_cast<Entry*>(protected_.next);  // not the head: protected_bytes_ > 0
+    ListRemove(oldest);
+    RemoveProtected(oldest);
+    AppendProbation(oldest);
+    ++stats_.demotions;
+  }
+}
+
+Entry* Shard::OldestExcept(LruLink* head, const Entry* keep) {
+  LruLink* oldest = head->next;
+  if (oldest == keep) oldest = oldest->next;
+  return oldest == head ? nullptr : static_cast<Entry*>(oldest);
+}
+
+void Shard::ListAppend(LruLink* head, Entry* e) {
+  e->next = head;
+  e->prev = head->prev;
+  e->prev->next = e;
+  head->prev = e;
+}
+
+void Shard::ListRemove(Entry* e) {
   e->prev->next = e->next;
   e->next->prev = e->prev;
 }

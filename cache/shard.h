@@ -2,9 +2,30 @@
 // ForEachSnapshot) run inline in the caller. Not an API: use cache/cache.h.
 //
 // One Shard = one std::mutex + a chained hash table of Entry + the eviction structures:
-//   - an intrusive doubly-linked list in access order (kAllKeysLru: oldest at lru_.next);
+//   - two intrusive doubly-linked lists, the segments of a segmented LRU (kAllKeysLru; oldest at
+//     head.next, newest at head.prev): *probation*, where every new key starts, and *protected*,
+//     for keys hit again while in probation. Every entry is in exactly one of them, under either
+//     policy (LFU never promotes: new keys enter probation, rewrites keep their segment);
 //   - a vector of every entry (Entry::slot is its index; removal swaps the last one in), which
 //     gives the O(1) random sampling that LFU eviction and the expired-first probes need.
+//
+// Segmented LRU (kAllKeysLru), as RocksDB's LRUCache high-priority pool, InnoDB's midpoint
+// insertion or memcached's segmented LRU. The moves, all O(1) and allocation-free:
+//   install of a new key          -> newest end of probation;
+//   hit (Touch) in probation      -> promoted: newest end of protected (counted in `promotions`);
+//   hit in protected              -> newest end of protected, unless already among its newest
+//                                    quarter (the lazy touch; see Touch);
+//   protected over kProtectedPercent of the budget -> its oldest entries demoted to the newest
+//                                    end of probation (`demotions`), where a hit promotes again;
+//   rewrite (Install over a live entry of the same key, FinishUpdate) -> newest end of the
+//                                    segment the old entry was in: a write neither promotes
+//                                    nor demotes (see "Segmented LRU" in cache/cache.h);
+//   eviction                      -> expired/stale probes first, then the oldest of probation,
+//                                    then (only when probation holds nothing else) the oldest
+//                                    of protected.
+// An entry whose charge exceeds the protected share is never promoted (it would demote all the
+// others).
+//
 // Each entry is one heap block: the Entry header, the key bytes, then the Value. A lookup never
 // allocates: it hashes the string_view once, walks one bucket chain comparing the stored 64-bit
 // hash, and memcmp's the key only on a hash match.
@@ -61,7 +82,13 @@ struct Entry : LruLink {
   uint16_t lfu_minutes = 0;  // kAllKeysLfu: minute clock (mod 2^16) of the last access
   uint8_t lfu_counter = 0;   // kAllKeysLfu: logarithmic access counter
   uint8_t db = 0;            // the physical database of the key (config/current_db.h)
-  uint32_t lru_stamp = 0;    // kAllKeysLru: Shard::lru_clock_ when last moved to the newest end
+  // Which LRU segment e is in, and its recency there: kInProbation (0) while in probation; in
+  // protected, Shard::lru_clock_ when e last moved to protected's newest end (the clock skips 0).
+  // Reusing the stamp keeps the header at 64 bytes: a probation entry needs no stamp (its first
+  // hit always moves it) and a protected one needs no flag.
+  uint32_t lru_stamp = 0;
+  static constexpr uint32_t kInProbation = 0;
+  bool in_protected() const { return lru_stamp != kInProbation; }
 
   static size_t ValueOffset(size_t key_size) {
     return sizeof(Entry) + ((key_size + 7) & ~size_t{7});
@@ -160,8 +187,8 @@ class alignas(64) Shard {
   // belong to the Cache and outlive the shard.
   void Init(Policy policy, uint64_t capacity, uint64_t seed,
             const std::atomic<uint32_t>* generations, const std::atomic<uint64_t>* flushes);
-  // Cache::SetPolicy. Under LFU the LRU list is still kept (in insertion order), so either switch
-  // leaves every structure valid.
+  // Cache::SetPolicy. Under LFU the segments are still kept (new entries appended to probation,
+  // nothing moved), so either switch leaves every structure valid; entries keep their segment.
   void set_policy(Policy policy) { policy_ = policy; }
 
   std::mutex& mu() const { return mu_; }
@@ -186,14 +213,18 @@ class alignas(64) Shard {
   // chained onto *garbage; a stale one likewise, counted in `flushed`. Does not touch recency;
   // call Touch for that.
   Entry* Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage);
-  // An access. LRU moves e to the newest end, unless e already is among the newest quarter of
-  // the list (fewer than size/4 moves happened since its own): such an entry is safe from
-  // eviction for at least 3/4 of the shard's turnover anyway, and skipping the move spares the
+  // An access (a Visit or Peek hit). LRU: an entry in probation is promoted to the newest end of
+  // protected (then protected is trimmed back to its share); an entry in protected moves to its
+  // newest end, unless it already is among protected's newest quarter (fewer than
+  // protected_entries_/4 moves into protected happened since its own): such an entry is safe from
+  // demotion for at least 3/4 of protected's turnover anyway, and skipping the move spares the
   // hot path two writes to random neighbour entries (two likely cache misses) and keeps hot keys
-  // read-mostly. LFU ages and increments its counter.
+  // read-mostly. The skip is decided on the protected stamp only, so it never keeps a probation
+  // entry from being promoted. LFU ages and increments its counter.
   void Touch(Entry* e);
   // Installs e (built outside the lock by NewEntry), first removing any entry with the same key
-  // (LFU keeps a live old entry's counter), then evicting until e fits. When e->charge exceeds
+  // (LFU keeps a live old entry's counter; e takes a live old entry's LRU segment, at its newest
+  // end, else starts in probation), then evicting until e fits. When e->charge exceeds
   // the budget, or e is stale already (its fill started before a flush of its database), e
   // itself goes to *garbage instead, a live old entry counts as erased (a stale one as
   // flushed), and it returns false.
@@ -215,12 +246,13 @@ class alignas(64) Shard {
   size_t ClearDb(int db, Entry** garbage);
   // After an Update mutator ran on e: with keep == false, or with an expire-at already reached,
   // removes e; otherwise recharges it to new_charge (removing it if over the budget), records
-  // the new expire-at and evicts others back under the budget. Returns whether e stays.
+  // the new expire-at, moves e to the newest end of its own LRU segment (LFU: counts an access)
+  // and evicts others back under the budget. Returns whether e stays.
   bool FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new_charge, int64_t now_ms,
                     Entry** garbage);
   // Unlinks every entry onto *garbage; releases the table's and the vector's memory.
   void Clear(Entry** garbage);
-  // New budget; evicts down to it at once.
+  // New budget; demotes protected entries down to its new share, then evicts down to it at once.
   void SetCapacity(uint64_t capacity, Entry** garbage);
   // Active expiry: probes up to `samples` random entries and removes the expired and stale ones.
   size_t RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage);
@@ -244,10 +276,22 @@ class alignas(64) Shard {
   // Random entries probed for an expired or stale one before an eviction, when any entry has a
   // TTL or is known stale.
   static constexpr int kExpireProbes = 5;
+  // The protected segment's share of the shard's budget, in percent (charge bytes, stale entries
+  // included). A sweep of keys read once only ever cycles through the rest, so a hot set of up
+  // to 80% of the budget survives any scan; the price is that, once protected is full, a new
+  // key must be hit again within 20% of the budget's worth of fills (the probation window) to
+  // be promoted. A higher share protects more but narrows that window; a lower one admits new
+  // hot keys more easily but lets a scan take more (InnoDB keeps 63% of its pool "new",
+  // RocksDB's high-priority pool is commonly half of the cache). 80% favours keeping the hot set
+  // (the reason this policy exists) and still gives a key a fifth of the cache's turnover to
+  // show a second read.
+  static constexpr uint64_t kProtectedPercent = 80;
 
  private:
-  void Link(Entry* e);
-  void Unlink(Entry* e);  // from table, list and vector; adjusts usage; caller chains it
+  // Into the table, the vector and a segment: protected's newest end when `to_protected`, else
+  // probation's.
+  void Link(Entry* e, bool to_protected);
+  void Unlink(Entry* e);  // from table, segment and vector; adjusts usage; caller chains it
   // Entries of one database in the shard, by generation: those whose Entry::generation equals
   // `generation`; entries of an older generation are in the stale_* totals instead.
   struct DbCount {
@@ -269,8 +313,32 @@ class alignas(64) Shard {
   void Drop(Entry* e, Gone why, Entry** garbage);  // Unlink + chain + count
   void EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage);
   Entry* PickVictim(const Entry* keep, Gone* why);
-  void LruAppend(Entry* e);
-  static void LruRemove(Entry* e);
+  // The segment moves (see the top of this file). Append* link an unlinked e at the newest end
+  // and stamp it; the protected totals are the caller's (AddProtected / RemoveProtected).
+  void AppendProbation(Entry* e) {
+    e->lru_stamp = Entry::kInProbation;
+    ListAppend(&probation_, e);
+  }
+  void AppendProtected(Entry* e) {
+    if (++lru_clock_ == Entry::kInProbation) ++lru_clock_;
+    e->lru_stamp = lru_clock_;
+    ListAppend(&protected_, e);
+  }
+  void AddProtected(const Entry* e) {
+    protected_bytes_ += e->charge;
+    ++protected_entries_;
+  }
+  void RemoveProtected(const Entry* e) {
+    protected_bytes_ -= e->charge;
+    --protected_entries_;
+  }
+  void Promote(Entry* e);  // REQUIRES: e in probation
+  // Demotes protected's oldest entries until protected_bytes_ <= protected_capacity_.
+  void TrimProtected();
+  // The oldest entry of a segment other than `keep`, or nullptr.
+  static Entry* OldestExcept(LruLink* head, const Entry* keep);
+  static void ListAppend(LruLink* head, Entry* e);
+  static void ListRemove(Entry* e);
   uint8_t DecayedCounter(const Entry* e) const;
   uint8_t LogIncrement(uint8_t counter);
   uint64_t NextRandom();
@@ -287,17 +355,22 @@ class alignas(64) Shard {
   uint64_t negative_entries_ = 0;  // GUARDED_BY(mu_); entries holding Value::Absent(), ditto
   const std::atomic<uint32_t>* generations_ = nullptr;  // the Cache's, one per database
   const std::atomic<uint64_t>* flushes_ = nullptr;      // the Cache's flush count
-  uint64_t refreshed_flushes_ = 0;  // GUARDED_BY(mu_); *flushes_ at the last Refresh
-  uint64_t stale_keys_ = 0;         // GUARDED_BY(mu_); entries known stale (see DbCount)
-  uint64_t stale_ttl_ = 0;          // GUARDED_BY(mu_); of which with a TTL
-  uint64_t stale_negative_ = 0;     // GUARDED_BY(mu_); of which negative
-  int64_t clock_ms_ = 0;            // GUARDED_BY(mu_)
-  uint64_t rng_ = 1;                // GUARDED_BY(mu_)
-  uint32_t lru_clock_ = 0;          // GUARDED_BY(mu_); +1 per move to the newest end (wraps)
-  EntryTable table_;                // GUARDED_BY(mu_)
-  LruLink lru_{&lru_, &lru_};       // GUARDED_BY(mu_); lru_.next = oldest, lru_.prev = newest
-  std::vector<Entry*> entries_;     // GUARDED_BY(mu_)
-  Stats stats_;                     // GUARDED_BY(mu_); counters only
+  uint64_t refreshed_flushes_ = 0;   // GUARDED_BY(mu_); *flushes_ at the last Refresh
+  uint64_t stale_keys_ = 0;          // GUARDED_BY(mu_); entries known stale (see DbCount)
+  uint64_t stale_ttl_ = 0;           // GUARDED_BY(mu_); of which with a TTL
+  uint64_t stale_negative_ = 0;      // GUARDED_BY(mu_); of which negative
+  int64_t clock_ms_ = 0;             // GUARDED_BY(mu_)
+  uint64_t rng_ = 1;                 // GUARDED_BY(mu_)
+  uint32_t lru_clock_ = 0;           // GUARDED_BY(mu_); +1 per move into protected, skips 0
+  uint64_t protected_capacity_ = 0;  // GUARDED_BY(mu_); capacity_ * kProtectedPercent / 100
+  uint64_t protected_bytes_ = 0;     // GUARDED_BY(mu_); sum of charge over protected
+  uint64_t protected_entries_ = 0;   // GUARDED_BY(mu_); entries in protected
+  EntryTable table_;                 // GUARDED_BY(mu_)
+  // GUARDED_BY(mu_); the segments: head.next = oldest, head.prev = newest.
+  LruLink probation_{&probation_, &probation_};
+  LruLink protected_{&protected_, &protected_};
+  std::vector<Entry*> entries_;  // GUARDED_BY(mu_)
+  Stats stats_;                  // GUARDED_BY(mu_); counters only
   // Last: 4 KiB that only Link/Unlink/Refresh touch, kept away from the lookup path's fields.
   DbCount db_counts_[kMaxDatabases];  // GUARDED_BY(mu_)
 };

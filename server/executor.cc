@@ -119,8 +119,10 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
       return false;
   }
   if (!cache->Put(key, std::move(value), expire_at_ms, now_ms, generation, &ticket)) return false;
-  // The lookup that missed was counted; this one answers it.
+  // The lookup that missed was counted; this one answers it (no second access: the entry stays
+  // on probation until another read).
   RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server, db};
+  ctx.touch = false;
   if (!spec.rtc(ctx, argv, out)) return false;
   NotifyCacheMisses(server, spec, argv, now_ms, db);
   return true;

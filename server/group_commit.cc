@@ -249,7 +249,8 @@ class GroupTask : public pool::Task {
       const int db = store->PhysicalDb(command.db);
       if (cache_on) {
         DbScope scope(db);
-        if (cache->Peek(key, now_ms, [](const cache::Value&) {}) != cache::Lookup::kMiss) continue;
+        if (cache->Inspect(key, now_ms, [](const cache::Value&) {}) != cache::Lookup::kMiss)
+          continue;
       }
       read_ahead_keys_.push_back(storage::ReadAheadKey{db, key});
     }

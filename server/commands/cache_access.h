@@ -11,14 +11,21 @@
 
 namespace rockcache::server {
 
+// The lookup an RtcContext asks for: counted (Visit), a worker's re-check (Peek), or the answer
+// to the request that just filled the entry (Inspect: not a second access).
+template <typename Visitor>
+cache::Lookup Lookup(RtcContext& ctx, std::string_view key, Visitor&& visit) {
+  if (ctx.count_stats) return ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit));
+  if (ctx.touch) return ctx.cache->Peek(key, ctx.now_ms, std::forward<Visitor>(visit));
+  return ctx.cache->Inspect(key, ctx.now_ms, std::forward<Visitor>(visit));
+}
+
 // RTC lookup of one key: runs `visit(const cache::Value&, int64_t expire_at_ms)` under the shard
 // lock on a hit. Counts the hit or miss unless the context says not to. Never blocks. A negative
 // entry returns false here (as a miss): use the overload below to answer from it.
 template <typename Visitor>
 bool CacheLookup(RtcContext& ctx, std::string_view key, Visitor&& visit) {
-  cache::Lookup result = ctx.count_stats
-                             ? ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit))
-                             : ctx.cache->Peek(key, ctx.now_ms, std::forward<Visitor>(visit));
+  const cache::Lookup result = Lookup(ctx, key, std::forward<Visitor>(visit));
   return result == cache::Lookup::kHit;
 }
 
@@ -27,9 +34,7 @@ bool CacheLookup(RtcContext& ctx, std::string_view key, Visitor&& visit) {
 // true for either; false on a miss. Never blocks.
 template <typename Visitor, typename OnAbsent>
 bool CacheLookup(RtcContext& ctx, std::string_view key, Visitor&& visit, OnAbsent&& absent) {
-  cache::Lookup result = ctx.count_stats
-                             ? ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit))
-                             : ctx.cache->Peek(key, ctx.now_ms, std::forward<Visitor>(visit));
+  const cache::Lookup result = Lookup(ctx, key, std::forward<Visitor>(visit));
   if (result == cache::Lookup::kAbsent) absent();
   return result != cache::Lookup::kMiss;
 }

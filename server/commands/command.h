@@ -112,6 +112,9 @@ struct RtcContext {
   bool count_stats = true;  // false for a worker's re-check (a coalesced miss, not a new lookup)
   Server* server = nullptr;
   int db = 0;  // as CommandContext::db; `cache` already looks in it
+  // false: the lookup answers the request whose miss just filled the entry, which is not a
+  // second access (cache::Cache::Inspect: no promotion out of the probation segment)
+  bool touch = true;
 };
 
 // Answers from the cache alone. Returns true and appends the whole reply when the cache holds

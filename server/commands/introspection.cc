@@ -226,7 +226,7 @@ uint64_t CacheBytes(CommandContext& ctx, const std::string& key) {
   cache::Cache* cache = ctx.server->cache();
   uint64_t bytes = 0;
   if (cache == nullptr) return 0;
-  cache->Peek(key, ctx.now_ms, [&](const cache::Value& value, int64_t) {
+  cache->Inspect(key, ctx.now_ms, [&](const cache::Value& value, int64_t) {
     bytes = cache::Cache::Charge(key, value);
   });
   return bytes;

@@ -403,10 +403,11 @@ void DebugCacheVerify(CommandContext& ctx, std::string* out) {
     int64_t now = NowUnixMs();
     std::optional<cache::Value> cached;
     int64_t cached_expire = 0;
-    cache::Lookup found = cache->Peek(key, now, [&](const cache::Value& value, int64_t expire_at) {
-      cached = value;
-      cached_expire = expire_at;
-    });
+    cache::Lookup found =
+        cache->Inspect(key, now, [&](const cache::Value& value, int64_t expire_at) {
+          cached = value;
+          cached_expire = expire_at;
+        });
     if (found == cache::Lookup::kAbsent) {  // a negative entry: storage must not hold the key
       ++checked;
       auto type = ctx.store->Type(key);

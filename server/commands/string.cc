@@ -179,7 +179,7 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
   if (ctx.cache != nullptr && condition.empty() && !options.return_old &&
       options.expiry.mode != Expiry::Mode::kKeep) {
     options.known_present =
-        ctx.cache->Peek(argv[1], ctx.now_ms, [&options](const cache::Value&, int64_t expire_at) {
+        ctx.cache->Inspect(argv[1], ctx.now_ms, [&options](const cache::Value&, int64_t expire_at) {
           options.known_expire_at_ms = expire_at;
         }) == cache::Lookup::kHit;
   }
@@ -267,7 +267,7 @@ void MSet(CommandContext& ctx, Args& argv, std::string* out) {
     known.resize(argv.size() / 2);
     for (size_t i = 1; i + 1 < argv.size(); i += 2) {
       storage::KnownKey& k = known[i / 2];
-      k.present = ctx.cache->Peek(argv[i], ctx.now_ms, [&k](const cache::Value&, int64_t at) {
+      k.present = ctx.cache->Inspect(argv[i], ctx.now_ms, [&k](const cache::Value&, int64_t at) {
         k.expire_at_ms = at;
       }) == cache::Lookup::kHit;
     }

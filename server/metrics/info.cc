@@ -257,6 +257,11 @@ void CacheSection(Server& server, std::string* out) {
   Field(out, "cache_erases", s.erases);
   Field(out, "cache_coalesced_misses", server.stats().coalesced_misses.load());
   Field(out, "cache_evictions", s.evictions);
+  Field(out, "cache_probation_keys", s.probation_keys);
+  Field(out, "cache_protected_keys", s.protected_keys);
+  Field(out, "cache_protected_bytes", s.protected_bytes);
+  Field(out, "cache_promotions", s.promotions);
+  Field(out, "cache_demotions", s.demotions);
   Field(out, "cache_expired", s.expired);
   Field(out, "cache_flushed", s.flushed);
   Field(out, "cache_swept", s.swept);  // of expired + flushed: freed by the periodic sweep

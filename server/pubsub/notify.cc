@@ -185,7 +185,8 @@ void NotifyCacheMissesSlow(Server& server, const CommandSpec& spec, const Args& 
   if (cache == nullptr) return;
   const uint32_t flags = server.pubsub().notify_flags();
   for (auto key : MissCandidates(spec, argv)) {
-    if (cache->Peek(key, now_ms, [](const cache::Value&, int64_t) {}) == cache::Lookup::kAbsent) {
+    if (cache->Inspect(key, now_ms, [](const cache::Value&, int64_t) {}) ==
+        cache::Lookup::kAbsent) {
       PublishKeyMiss(server, flags, key, db);
     }
   }
