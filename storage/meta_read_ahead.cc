@@ -29,7 +29,7 @@ void MetaReadAhead::Reset(size_t n) {
 void MetaReadAhead::Add(int db, std::string_view key) {
   assert(keys_.size() < records_.size());
   const uint32_t hash = Hash(db, key);
-  keys_.push_back(Key{db, hash, key});
+  keys_.push_back(Key{db, hash, false, key});
   for (uint32_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
     if (slots_[slot] == 0) {
       slots_[slot] = static_cast<uint16_t>(keys_.size());
@@ -46,8 +46,12 @@ int MetaReadAhead::Find(int db, std::string_view key) const {
     const uint16_t entry = slots_[slot];
     if (entry == 0) return -1;
     const Key& k = keys_[entry - 1];
-    if (k.hash == hash && k.db == db && k.key == key) return entry - 1;
+    if (k.hash == hash && k.db == db && k.key == key) return k.forgotten ? -1 : entry - 1;
   }
+}
+
+void MetaReadAhead::Forget(int db, std::string_view key) {
+  if (const int i = Find(db, key); i >= 0) keys_[static_cast<size_t>(i)].forgotten = true;
 }
 
 void MetaReadAhead::Clear() {

@@ -41,6 +41,9 @@ class MetaReadAhead {
   int Find(int db, std::string_view key) const;
   const rocksdb::PinnableSlice& record(size_t i) const { return records_[i]; }
   const rocksdb::Status& status(size_t i) const { return statuses_[i]; }
+  // Makes Find miss (db, key) from now on: the store writes its meta (a write the caller did not
+  // foresee, such as a blocked client served after a push, must not leave an outdated record).
+  void Forget(int db, std::string_view key);
   // Forgets every entry and unpins the records. Keeps the vectors' capacity for the next group.
   void Clear();
 
@@ -48,6 +51,7 @@ class MetaReadAhead {
   struct Key {
     int db;
     uint32_t hash;
+    bool forgotten;
     std::string_view key;
   };
   static uint32_t Hash(int db, std::string_view key);

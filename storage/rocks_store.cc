@@ -313,6 +313,14 @@ void RocksStore::EndReadAhead() {
   if (tls_meta_read_ahead.active()) tls_meta_read_ahead.Clear();
 }
 
+void RocksStore::ForgetReadAhead(int db, std::string_view key) {
+  if (tls_meta_read_ahead.active()) tls_meta_read_ahead.Forget(db, key);
+}
+
+void RocksStore::ForgetAllReadAhead() {
+  if (tls_meta_read_ahead.active()) tls_meta_read_ahead.Clear();
+}
+
 Status RocksStore::ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key, MetaLookup* out,
                             bool full) {
   *out = MetaLookup();
@@ -357,6 +365,7 @@ void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup&
   // Before the record can reach RocksDB (key_filter.h); a key that has a meta was added when
   // it got it.
   if (!old.present) key_filter_->Add(db, key);
+  ForgetReadAhead(db, key);
   // One buffer per thread (the batch copies the record): no allocation per collection write.
   thread_local std::string encoded;
   EncodeMetaInto(meta, &encoded);
@@ -367,6 +376,7 @@ void RocksStore::PutMeta(Records* batch, std::string_view key, const MetaLookup&
 void RocksStore::DeleteMeta(Records* batch, std::string_view key, const MetaLookup& old, int db) {
   if (db < 0) db = CurrentDb();
   NoteTtlChange(db, old, nullptr);
+  ForgetReadAhead(db, key);
   batch->Delete(meta_cfs_[static_cast<size_t>(db)], rocksdb::Slice(key.data(), key.size()));
 }
 

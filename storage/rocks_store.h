@@ -288,6 +288,11 @@ class RocksStore final : public Store, public DbView {
   // Reads the meta of `key`. With !full, a string's value is not copied (out->meta.value empty).
   Status ReadMeta(const rocksdb::ReadOptions& ro, std::string_view key, MetaLookup* out,
                   bool full = true);
+  // Every meta write (PutMeta, DeleteMeta, the write group's string puts, DeleteAllMetas) drops
+  // what this thread read ahead of the key (BeginReadAhead), so even a write its caller did
+  // not foresee cannot leave an outdated record to a later read. One branch when none is open.
+  static void ForgetReadAhead(int db, std::string_view key);
+  static void ForgetAllReadAhead();
   // ReadMeta's second half: what a Get (or the read-ahead) of `key`'s meta returned, decoded.
   Status DecodeMetaRead(std::string_view key, const rocksdb::Status& s, const rocksdb::Slice& value,
                         MetaLookup* out, bool full);

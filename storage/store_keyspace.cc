@@ -220,6 +220,7 @@ KeyStats RocksStore::GetKeyStats() {
 
 // Deletes every meta of physical database `db` into `batch` (one range deletion).
 Status RocksStore::DeleteAllMetas(int db, Records* batch) {
+  ForgetAllReadAhead();
   rocksdb::ColumnFamilyHandle* cf = meta_cfs_[static_cast<size_t>(db)];
   std::unique_ptr<rocksdb::Iterator> it = NewIter(rocksdb::ReadOptions(), cf);
   it->SeekToFirst();

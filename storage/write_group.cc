@@ -351,6 +351,7 @@ bool RocksStore::WriteStringToThreadGroup(std::string_view key, const MetaLookup
   const int db = CurrentDb();
   NoteTtlChange(db, old, meta);
   if (!old.present) key_filter_->Add(db, key);  // as PutMeta does
+  ForgetReadAhead(db, key);
   group->AppendStringPut(meta_cfs_[static_cast<size_t>(db)]->GetID(), key, meta->version,
                          meta->expire_at_ms, value);
   for (int i = 0; i < tls_pending.n; ++i) group->AddDelta(tls_pending.slots[i]);

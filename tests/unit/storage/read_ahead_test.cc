@@ -95,5 +95,23 @@ TEST_CASE_METHOD(StoreFixture, "A read-ahead ends with EndReadAhead and never se
   store->EndReadAhead();
 }
 
+TEST_CASE_METHOD(StoreFixture, "A write of a key read ahead drops it from the read-ahead",
+                 "[storage][read-ahead]") {
+  // Callers never write a key they read ahead (Store::BeginReadAhead's contract), but a write
+  // they did not foresee (a blocked client served after a push writes its destination) must not
+  // leave the old record to the reads after it.
+  Put(*store, "a", "1");
+  Put(*store, "b", "2");
+  Put(*store, "c", "3");
+  const int db = store->PhysicalDb(0);
+  store->BeginReadAhead({{db, "a"}, {db, "b"}, {db, "c"}});
+  Put(*store, "a", "written");
+  REQUIRE(Ok(store->Del({"b"})) == 1);
+  CHECK(Ok(store->Get("a")) == "written");
+  CHECK_FALSE(Ok(store->Get("b")).has_value());
+  CHECK(Ok(store->Get("c")) == "3");
+  store->EndReadAhead();
+}
+
 }  // namespace
 }  // namespace rockcache::storage
