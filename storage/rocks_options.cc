@@ -158,7 +158,7 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   // them without a block cache lookup (a hash, a shard mutex and a reference count each: with
   // data six times the cache, those lookups were ~12% of a GET miss's instructions in
   // callgrind) and never reads them from the file again. The price is their memory, about 1% of
-  // the data (bloom filters 1.25 bytes a key, an index entry per 4 KB data block), whatever the
+  // the data (bloom filters 1.25 bytes a key, an index entry per data block), whatever the
   // block cache's size.
   if (options.pin_metadata) {
     table.metadata_cache_options.top_level_index_pinning = rocksdb::PinningTier::kAll;
