@@ -134,6 +134,9 @@ const std::vector<OptionSpec> kOptionTable = {
    "the list (with LLEN); 0 = lists are not cached."},
   {"rtc-reads", T::kBool, "yes", 0, 0, nullptr, true,
    "Answer reads the cache holds in the network thread (run to completion), skipping the pool."},
+  {"write-coalescing", T::kBool, "yes", 0, 0, nullptr, true,
+   "Run a group's consecutive LPUSH/RPUSH/LPOP/RPOP/SADD/HSET on one key as one storage write "
+   "(same replies and result) while no client is blocked and keyspace events are off."},
   {"rtc-storage-read-max-bytes", T::kMemory, "16kb", 0, 64 * kMB, nullptr, true,
    "A GET (STRLEN, GETBIT, MGET of one key) the cache misses is tried in the network thread "
    "against RocksDB's memory (memtables and block cache, never a file) and fills the cache, for "

@@ -204,6 +204,37 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
   spec.handler(ctx, argv, out);
 }
 
+bool WriteRunsAllowed(Server& server) {
+  return server.settings().write_coalescing.load(std::memory_order_relaxed) &&
+         !server.blocking().any() && server.pubsub().notify_flags() == 0;
+}
+
+void ExecuteRunLocked(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms,
+                      int db) {
+  DbScope scope(server.store()->PhysicalDb(db));
+  CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
+  ctx.db = db;
+  cache::Cache* cache = server.cache();
+  if (cache != nullptr) {
+    if (!(spec.flags & kCacheAware)) cache->Erase((*run.argvs.front())[1]);
+    ctx.cache = cache;
+    ctx.cache_generation = cache->generation();
+  }
+  WatchRegistry& watches = server.watches();
+  if (!watches.active()) {
+    spec.write_run->run(ctx, run);
+  } else {
+    std::vector<size_t> reply_starts(run.replies.size());
+    for (size_t i = 0; i < run.replies.size(); ++i) reply_starts[i] = run.replies[i]->size();
+    spec.write_run->run(ctx, run);
+    for (size_t i = 0; i < run.argvs.size(); ++i) {
+      NoteWriteForWatch(watches, spec, *run.argvs[i], *run.replies[i], reply_starts[i]);
+    }
+  }
+  server.stats().write_runs.fetch_add(1, std::memory_order_relaxed);
+  server.stats().write_run_commands.fetch_add(run.argvs.size(), std::memory_order_relaxed);
+}
+
 void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
                      bool rtc_missed, std::string* out, ReplyBudget* budget, int db,
                      SliceSink* slices) {

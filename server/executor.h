@@ -79,6 +79,20 @@ void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t 
                    const std::shared_ptr<Waiter>* waiter = nullptr, SliceSink* slices = nullptr,
                    bool in_write_window = false);
 
+// Whether writes may run as write runs (WriteRun, server/commands/command.h) now: the
+// write-coalescing setting is on, no client is blocked (one-by-one, a push would serve a
+// blocked pop between two commands) and no keyspace event is enabled (each command publishes
+// its own). WATCH needs no exception: a run dirties its key as its first command would, and
+// no EXEC runs between the commands of a run (the group holds the key's lock). Any thread.
+bool WriteRunsAllowed(Server& server);
+
+// Worker thread: runs the commands of `run` (all rows `spec`, which has a write_run, on one key)
+// as one write, with ExecuteLocked's cache discipline, and appends each command's reply.
+// REQUIRES: the caller holds the key's lock and has opened the write window of its stripe
+// (in_write_window above); WriteRunsAllowed(server) was true since the caller took the lock.
+void ExecuteRunLocked(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms,
+                      int db);
+
 // Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
 // kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
 // on key locks and disk. REQUIRES: the calling thread holds no key lock.

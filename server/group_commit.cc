@@ -122,9 +122,15 @@ class GroupTask : public pool::Task {
         // then RocksDB does not hold what the cache may already show (cache/key_locks.h).
         WriteWindow window(*server_, written_keys, &window_stripes_);
         const bool read_ahead = ReadAheadMisses(i, j, written_keys);
-        for (size_t k = i; k < j; ++k) {
+        for (size_t k = i; k < j;) {
           ChargeFrom(k);
-          RunInSegment(order_[k], budget_of_[k]);
+          const size_t run = WriteRunLength(k, j);
+          if (run > 1) {
+            RunWrites(k, run);
+          } else {
+            RunInSegment(order_[k], budget_of_[k]);
+          }
+          k += run;
         }
         if (read_ahead) server_->store()->EndReadAhead();
         CommitPending();
@@ -259,6 +265,88 @@ class GroupTask : public pool::Task {
     return true;
   }
 
+  // Before a write or read of `keys` in a segment: read-your-writes. A long run on one key (a
+  // pipelined drain) commits and goes on in a new overlay, so each read through it stays cheap
+  // (it is a skip list of the pending writes, and pops leave deletes in it that iterations step
+  // over); the segment keeps its locks, so the new overlay keeps what the old one read ahead of
+  // a pop. A key an earlier command of the segment wrote: storage reads must see that write.
+  // Rather than one RocksDB write per command on a hot key, the rest of the segment reads
+  // through the indexed overlay of its pending writes (storage::WriteGroup::BeginIndexed).
+  void ReadYourWrites(const std::vector<std::string_view>& keys) {
+    if (indexed_ && pending_.size() >= kMaxIndexedWrites) CommitPending(/*reindex=*/true);
+    if (indexed_) return;
+    for (auto key : keys) {
+      if (written_.Contains(key)) {
+        CommitPending();
+        write_group_->BeginIndexed();
+        indexed_ = true;
+        return;
+      }
+    }
+  }
+
+  // Whether order_[k] may join a write run (WriteRun, server/commands/command.h): a plain
+  // command (not EXEC/WATCH, not blocking) of a batch still running, with room for its reply to
+  // spare. The room matters for pops: a run pops for all its commands before any reply is
+  // counted, and a batch that passes its output limit is closed with the commands after the
+  // limit not run; kRunReplyRoom makes that case a batch with 64 MB of replies still to go.
+  bool JoinsRun(size_t k) const {
+    const PreparedCommand& command = *order_[k];
+    const BatchBudget& batch = *budget_of_[k];
+    return command.tx == nullptr && !command.waiter && !batch.over && batch.sliced_at == SIZE_MAX &&
+           batch.left >= kRunReplyRoom && command.spec->write_run->joins(command.argv);
+  }
+
+  // How many commands from order_[k] on, within the segment [.., j), run as one write run: the
+  // same row on the same key and database, each joining (JoinsRun). 1 = order_[k] runs alone.
+  size_t WriteRunLength(size_t k, size_t j) {
+    const PreparedCommand& head = *order_[k];
+    const CommandSpec* spec = head.spec;
+    if (spec == nullptr || spec->write_run == nullptr || k + 1 >= j) return 1;
+    auto same = [&](const PreparedCommand& next) {
+      return next.spec == spec && next.db == head.db && next.argv[1] == head.argv[1];
+    };
+    if (!same(*order_[k + 1]) || !JoinsRun(k) || !WriteRunsAllowed(*server_)) return 1;
+    size_t n = 1;
+    while (k + n < j && n < kMaxRunCommands && same(*order_[k + n]) && JoinsRun(k + n)) ++n;
+    return n;
+  }
+
+  // Runs order_[k, k + n) as one write run (ExecuteRunLocked) under the segment's locks; each
+  // command then stands as if it had run alone: timed, its reply counted against its batch,
+  // pending until the commit.
+  void RunWrites(size_t k, size_t n) {
+    PreparedCommand& head = *order_[k];
+    command_keys_.assign(1, std::string_view(head.argv[1]));
+    ReadYourWrites(command_keys_);
+    run_.argvs.clear();
+    run_.replies.clear();
+    for (size_t m = k; m < k + n; ++m) {
+      run_.argvs.push_back(&order_[m]->argv);
+      run_.replies.push_back(&order_[m]->reply);
+    }
+    const bool timed = group_timed();
+    const uint64_t start = timed ? Clock::Now() : 0;
+    ExecuteRunLocked(*server_, *head.spec, run_, NowUnixMs(), head.db);
+    const uint64_t end = timed ? Clock::Now() : 0;
+    for (size_t m = k; m < k + n; ++m) {
+      PreparedCommand* command = order_[m];
+      BatchBudget* batch = budget_of_[m];
+      if (timed) {
+        command->exec_start = start;
+        command->exec_end = end;
+      }
+      if (command->reply.size() > batch->left) {
+        batch->over = true;
+      } else if (batch->left != UINT64_MAX) {
+        batch->left -= command->reply.size();
+      }
+      pending_.push_back(command);
+      pending_batches_.push_back(static_cast<size_t>(batch - budgets_.data()));
+    }
+    if (!indexed_) written_.Insert(command_keys_.begin(), command_keys_.end());
+  }
+
   void RunInSegment(PreparedCommand* command, BatchBudget* batch) {
     if (command->spec == nullptr) return;  // the reply was decided by the network thread
     if (batch->over || batch->sliced_at != SIZE_MAX) return;
@@ -266,26 +354,7 @@ class GroupTask : public pool::Task {
     std::vector<std::string_view>& keys = command_keys_;
     keys.clear();
     AppendCommandKeys(spec, command->argv, &keys);
-    if (indexed_ && pending_.size() >= kMaxIndexedWrites) {
-      // A long run on one key (a pipelined drain): commit and go on in a new overlay, so each
-      // read through it stays cheap (it is a skip list of the pending writes, and pops leave
-      // deletes in it that iterations step over). The segment keeps its locks, so the new
-      // overlay keeps what the old one read ahead of a pop.
-      CommitPending(/*reindex=*/true);
-    }
-    if (!indexed_) {
-      for (auto key : keys) {
-        if (written_.Contains(key)) {
-          // Read-your-writes: storage reads must see the earlier write. Rather than one RocksDB
-          // write per command on a hot key, the rest of the segment reads through the indexed
-          // overlay of its pending writes (storage::WriteGroup::BeginIndexed).
-          CommitPending();
-          write_group_->BeginIndexed();
-          indexed_ = true;
-          break;
-        }
-      }
-    }
+    ReadYourWrites(keys);
     // The clock is read per command: an entry must not look alive to a command that runs after
     // its expiry just because an earlier command of the group was slow.
     Budgeted(command, batch, [&](ReplyBudget* budget) {
@@ -454,11 +523,14 @@ class GroupTask : public pool::Task {
   std::vector<size_t> pending_batches_;    // the batch (index in group_) of each
   FlatKeySet written_;                     // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
-  static constexpr size_t kMaxIndexedWrites = 128;      // write commands per indexed overlay
-  std::vector<std::string_view> command_keys_;          // RunInSegment's, reused
-  std::vector<uint32_t> window_stripes_;                // WriteWindow's, reused
-  std::vector<storage::ReadAheadKey> read_ahead_keys_;  // ReadAheadMisses', reused
-  FlatKeySet written_in_segment_;                       // ReadAheadMisses', reused
+  static constexpr size_t kMaxIndexedWrites = 128;        // write commands per indexed overlay
+  static constexpr size_t kMaxRunCommands = 128;          // commands per write run
+  static constexpr uint64_t kRunReplyRoom = 64ull << 20;  // JoinsRun's reply room
+  WriteRun run_;                                          // RunWrites', reused
+  std::vector<std::string_view> command_keys_;            // RunInSegment's, reused
+  std::vector<uint32_t> window_stripes_;                  // WriteWindow's, reused
+  std::vector<storage::ReadAheadKey> read_ahead_keys_;    // ReadAheadMisses', reused
+  FlatKeySet written_in_segment_;                         // ReadAheadMisses', reused
 };
 
 }  // namespace

@@ -17,6 +17,11 @@
 //    committed first (still under the locks); from then on the group reads through an index of
 //    its own pending writes (WriteGroup::BeginIndexed, storage/tx_overlay.h), so a pipeline of
 //    writes to one hot key still costs one commit per group. Distinct keys pay nothing for it.
+//    Write runs: consecutive commands of one row on one key that the row lets join (LPUSH,
+//    RPUSH, LPOP, RPOP, SADD, HSET..., WriteRun in server/commands/command.h) run as one storage
+//    operation (ExecuteRunLocked) while nothing could observe the states between them (no
+//    blocked client, no keyspace event: WriteRunsAllowed); each keeps its own reply, timing and
+//    budget. A pipeline of 16 pushes on a hot list reads and writes the list's meta once.
 // 3. Replies are kept per command and handed back only after the commit that made the
 //    command's writes durable, all connections of the group in one PostCompletions call. If a
 //    commit fails, every write command since the previous commit gets the storage error as its

@@ -216,6 +216,8 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     slowlog_.Trim(static_cast<size_t>(as_int()));
   } else if (name == "rtc-reads") {
     settings_.rtc_reads = value == "yes";
+  } else if (name == "write-coalescing") {
+    settings_.write_coalescing = value == "yes";
   } else if (name == "rtc-storage-read-max-bytes") {
     settings_.rtc_storage_read_max_bytes = static_cast<uint64_t>(as_int());
   } else if (name == "slice-items") {
@@ -437,9 +439,9 @@ void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group, int 
 }
 
 void Server::ResetStats() {
-  for (auto* counter :
-       {&stats_.total_connections_received, &stats_.rejected_connections, &stats_.expired_keys,
-        &stats_.coalesced_misses, &stats_.sliced_commands, &stats_.command_slices}) {
+  for (auto* counter : {&stats_.total_connections_received, &stats_.rejected_connections,
+                        &stats_.expired_keys, &stats_.coalesced_misses, &stats_.sliced_commands,
+                        &stats_.command_slices, &stats_.write_runs, &stats_.write_run_commands}) {
     counter->store(0, std::memory_order_relaxed);
   }
   stats_.ResetLoopCounters();

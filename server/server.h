@@ -61,6 +61,9 @@ struct Settings {
   std::atomic<int> hz{10};
   std::atomic<uint32_t> cache_sweep_samples{20};  // per shard and round (Server::SweepCache)
   std::atomic<bool> rtc_reads{true};
+  // Consecutive writes of one kind to one key in a group run as one (WriteRun,
+  // server/commands/command.h): write-coalescing.
+  std::atomic<bool> write_coalescing{true};
   // A cache miss is read from RocksDB's memory in the network thread for values up to this size
   // (0 = never): rtc-storage-read-max-bytes.
   std::atomic<uint64_t> rtc_storage_read_max_bytes{16384};
@@ -103,6 +106,9 @@ struct ServerStats {
   // they took in all (the first one included). Bumped by workers, relaxed.
   std::atomic<uint64_t> sliced_commands{0};
   std::atomic<uint64_t> command_slices{0};
+  // Write runs (WriteRun, server/commands/command.h): runs, and the commands they joined.
+  std::atomic<uint64_t> write_runs{0};
+  std::atomic<uint64_t> write_run_commands{0};
   LoopCounters loops[kMaxLoops];
 
   uint64_t total_commands_processed() const { return Sum(&LoopCounters::commands, 0); }

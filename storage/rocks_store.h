@@ -130,7 +130,8 @@ class RocksStore final : public Store, public DbView {
   // ---- hashes (store_hash.cc) ----
   StatusOr<int64_t> HSet(
       std::string_view key,
-      const std::vector<std::pair<std::string_view, std::string_view>>& field_values) override;
+      const std::vector<std::pair<std::string_view, std::string_view>>& field_values,
+      std::vector<uint8_t>* created) override;
   StatusOr<bool> HSetNx(std::string_view key, std::string_view field,
                         std::string_view value) override;
   StatusOr<std::optional<std::string>> HGet(std::string_view key, std::string_view field) override;
@@ -185,8 +186,8 @@ class RocksStore final : public Store, public DbView {
                                              ListEnd from, ListEnd to) override;
 
   // ---- sets (store_set.cc) ----
-  StatusOr<int64_t> SAdd(std::string_view key,
-                         const std::vector<std::string_view>& members) override;
+  StatusOr<int64_t> SAdd(std::string_view key, const std::vector<std::string_view>& members,
+                         std::vector<uint8_t>* added) override;
   StatusOr<int64_t> SRem(std::string_view key,
                          const std::vector<std::string_view>& members) override;
   StatusOr<std::vector<std::string>> SMembers(std::string_view key,

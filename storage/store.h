@@ -304,10 +304,13 @@ class Store {
   // - Results that Redis returns in hash-table order are returned in byte order here.
   //
   // HSET: sets the pairs (a later pair wins over an earlier one with the same field); returns the
-  // number of fields that did not exist. Keeps the TTL.
+  // number of fields that did not exist. Keeps the TTL. With `created`, (*created)[i] is 1 when
+  // field_values[i] created its field (the field's first pair in the call, absent before), else 0
+  // (server/commands/write_run.h splits one call's count among the commands it joined).
   virtual StatusOr<int64_t> HSet(
       std::string_view key,
-      const std::vector<std::pair<std::string_view, std::string_view>>& field_values) = 0;
+      const std::vector<std::pair<std::string_view, std::string_view>>& field_values,
+      std::vector<uint8_t>* created = nullptr) = 0;
   // HSETNX: true when the field was created.
   virtual StatusOr<bool> HSetNx(std::string_view key, std::string_view field,
                                 std::string_view value) = 0;
@@ -402,9 +405,10 @@ class Store {
                                                      ListEnd from, ListEnd to) = 0;
 
   // ---- sets ----
-  // Number of members added / removed (repeats count once).
-  virtual StatusOr<int64_t> SAdd(std::string_view key,
-                                 const std::vector<std::string_view>& members) = 0;
+  // Number of members added / removed (repeats count once). With `added`, (*added)[i] is 1 when
+  // members[i] was added (its first occurrence in the call, absent before), else 0.
+  virtual StatusOr<int64_t> SAdd(std::string_view key, const std::vector<std::string_view>& members,
+                                 std::vector<uint8_t>* added = nullptr) = 0;
   virtual StatusOr<int64_t> SRem(std::string_view key,
                                  const std::vector<std::string_view>& members) = 0;
   virtual StatusOr<std::vector<std::string>> SMembers(std::string_view key,

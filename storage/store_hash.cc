@@ -12,7 +12,9 @@ namespace rockcache::storage {
 
 StatusOr<int64_t> RocksStore::HSet(
     std::string_view key,
-    const std::vector<std::pair<std::string_view, std::string_view>>& field_values) {
+    const std::vector<std::pair<std::string_view, std::string_view>>& field_values,
+    std::vector<uint8_t>* created_at) {
+  if (created_at != nullptr) created_at->assign(field_values.size(), 0);
   if (field_values.empty()) return int64_t{0};
   // A later pair of the same field wins. One pair (most HSETs) needs no map.
   std::map<std::string_view, std::string_view> last;
@@ -28,6 +30,7 @@ StatusOr<int64_t> RocksStore::HSet(
   Records batch;
   int64_t created = 0;
   std::string ignored;
+  std::set<std::string_view> created_fields;  // with created_at only
   auto set = [&](std::string_view field, std::string_view value) {
     bool found = false;
     if (existed) {
@@ -35,7 +38,10 @@ StatusOr<int64_t> RocksStore::HSet(
           GetEntry(rocksdb::ReadOptions(), hash_cf_, key, meta.version, field, &ignored, &found);
       if (!s.ok()) return s;
     }
-    if (!found) ++created;
+    if (!found) {
+      ++created;
+      if (created_at != nullptr) created_fields.insert(field);
+    }
     meta.CoverInHint(field);
     PutEntry(&batch, hash_cf_, key, meta.version, field, value);
     return Status::OK();
@@ -48,6 +54,12 @@ StatusOr<int64_t> RocksStore::HSet(
   }
   meta.count += static_cast<uint64_t>(created);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
+  if (created_at != nullptr) {
+    // The first pair of each created field: erased from the set once flagged.
+    for (size_t i = 0; i < field_values.size(); ++i) {
+      (*created_at)[i] = created_fields.erase(field_values[i].first) > 0;
+    }
+  }
   return created;
 }
 

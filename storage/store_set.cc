@@ -8,7 +8,9 @@
 namespace rockcache::storage {
 
 StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
-                                   const std::vector<std::string_view>& members) {
+                                   const std::vector<std::string_view>& members,
+                                   std::vector<uint8_t>* added_at) {
+  if (added_at != nullptr) added_at->assign(members.size(), 0);
   std::set<std::string_view> unique(members.begin(), members.end());
   if (unique.empty()) return int64_t{0};
   Hold hold;
@@ -20,20 +22,29 @@ StatusOr<int64_t> RocksStore::SAdd(std::string_view key,
   Records batch;
   int64_t added = 0;
   std::string ignored;
-  for (auto m : unique) {
+  for (auto it = unique.begin(); it != unique.end();) {
     bool found = false;
     if (existed) {
-      Status s = GetEntry(rocksdb::ReadOptions(), set_cf_, key, meta.version, m, &ignored, &found);
+      Status s =
+          GetEntry(rocksdb::ReadOptions(), set_cf_, key, meta.version, *it, &ignored, &found);
       if (!s.ok()) return s;
     }
-    if (found) continue;
-    PutEntry(&batch, set_cf_, key, meta.version, m, "");
-    meta.CoverInHint(m);
+    if (found) {  // what stays in `unique` was added
+      it = unique.erase(it);
+      continue;
+    }
+    PutEntry(&batch, set_cf_, key, meta.version, *it, "");
+    meta.CoverInHint(*it);
     ++added;
+    ++it;
   }
   if (added == 0) return int64_t{0};
   meta.count += static_cast<uint64_t>(added);
   if (Status s = Commit(&batch, key, old, meta); !s.ok()) return s;
+  if (added_at != nullptr) {
+    // The first occurrence of each added member: erased from `unique` once flagged.
+    for (size_t i = 0; i < members.size(); ++i) (*added_at)[i] = unique.erase(members[i]) > 0;
+  }
   return added;
 }
 

@@ -125,6 +125,24 @@ using RtcHandler = bool (*)(RtcContext& ctx, const Args& argv, std::string* out)
 // STORE dst): views into argv. Pure, any thread.
 using KeysFinder = std::vector<std::string_view> (*)(const Args& argv);
 
+// A write run: consecutive commands of one row on one key, in one group of the group commit
+// (server/group_commit.h), run as one storage operation — a pipeline of 16 LPUSHes on a hot list
+// reads and writes the list's meta once, not 16 times. Only where nothing can observe the states
+// between the commands (ExecuteRunLocked, server/executor.h, says when).
+struct WriteRun {
+  std::vector<Args*> argvs;           // in execution order; argv[1] is the same key in all
+  std::vector<std::string*> replies;  // replies[i]: where argvs[i]'s reply is appended
+};
+// How a row's commands join a run. The run's replies and its final state are exactly those of
+// running its commands one by one.
+struct WriteRunSpec {
+  // Whether `argv` (arity already checked) may join a run: a command whose shape is wrong (an odd
+  // HSET, an LPOP with a count) runs alone, so its error is its own.
+  bool (*joins)(const Args& argv);
+  // Runs the commands of `run` as one and appends each one's reply. `ctx` as a handler's.
+  void (*run)(CommandContext& ctx, const WriteRun& run);
+};
+
 struct CommandSpec {
   const char* name;  // lower case
   int arity;         // Redis convention: N exact, -N at least N (argv[0] counts)
@@ -140,6 +158,8 @@ struct CommandSpec {
   // Set when the keys depend on the arguments; first_key/last_key/key_step then only describe
   // the keys that are always there (for COMMAND), and CommandKeys asks this function.
   KeysFinder find_keys = nullptr;
+  // Set when consecutive commands of this row on one key may run as one (WriteRun above).
+  const WriteRunSpec* write_run = nullptr;
 };
 
 // The keys of a command, by the table's key positions (views into argv).

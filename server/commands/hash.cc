@@ -13,6 +13,7 @@
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
+#include "server/commands/write_run.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/slicing/sliced_read.h"
@@ -136,6 +137,31 @@ void HSet(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(argv[0], "HMSET")) return out->append(kReplyOk), void();
   AppendInteger(out, *added);
 }
+
+// A run of HSETs (HMSETs) is one HSET of all their pairs, in order (a later pair of a field
+// wins, as the later command would); each HSET counts the fields it was the first to create
+// (AppendCreatedCounts), each HMSET answers OK.
+bool HSetJoinsRun(const Args& argv) { return argv.size() % 2 == 0; }
+void HSetRun(CommandContext& ctx, const WriteRun& run) {
+  const std::string& key = (*run.argvs.front())[1];
+  FieldValues pairs;
+  for (const Args* argv : run.argvs) {
+    for (size_t i = 2; i + 1 < argv->size(); i += 2) pairs.emplace_back((*argv)[i], (*argv)[i + 1]);
+  }
+  std::vector<uint8_t> created;
+  auto count = ctx.store->HSet(key, pairs, &created);
+  if (!count.ok()) return AppendStatusErrorToAll(run, count.status());
+  CacheUpdate(ctx, key, [&](cache::Value& hash, int64_t&) {
+    for (const auto& [field, value] : pairs) hash.SetField(field, value);
+    return hash.fields.size() <= ctx.cache->max_hash_fields();
+  });
+  if (Is((*run.argvs.front())[0], "HMSET")) {
+    for (std::string* reply : run.replies) reply->append(kReplyOk);
+    return;
+  }
+  AppendCreatedCounts(run, created, /*step=*/2);
+}
+const WriteRunSpec kHSetRun{HSetJoinsRun, HSetRun};
 
 void HSetNx(CommandContext& ctx, Args& argv, std::string* out) {
   auto created = ctx.store->HSetNx(argv[1], argv[2], argv[3]);
@@ -280,8 +306,8 @@ void HScan(CommandContext& ctx, Args& argv, std::string* out) {
 
 // clang-format off
 const std::vector<CommandSpec> kHashCommands = {
-    {"hset", -4, kWrite | kFast | kCacheAware, 1, 1, 1, HSet},
-    {"hmset", -4, kWrite | kFast | kCacheAware, 1, 1, 1, HSet},
+    {"hset", -4, kWrite | kFast | kCacheAware, 1, 1, 1, HSet, nullptr, nullptr, nullptr, &kHSetRun},
+    {"hmset", -4, kWrite | kFast | kCacheAware, 1, 1, 1, HSet, nullptr, nullptr, nullptr, &kHSetRun},
     {"hsetnx", 4, kWrite | kFast, 1, 1, 1, HSetNx},
     {"hget", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HGet, RtcHGet},
     {"hmget", -3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HMGet, RtcHMGet},

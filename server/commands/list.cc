@@ -16,6 +16,7 @@
 #include "server/commands/cache_access.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
+#include "server/commands/write_run.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/slicing/sliced_read.h"
@@ -178,24 +179,52 @@ void CachePopped(CommandContext& ctx, std::string_view key, bool left,
   });
 }
 
+using PushFn = StatusOr<int64_t> (storage::Store::*)(std::string_view,
+                                                     const std::vector<std::string_view>&);
+
+// The store call of LPUSH / RPUSH / LPUSHX / RPUSHX (argv[0]).
+PushFn PushOf(const std::string& name) {
+  return Is(name, "LPUSH")    ? &storage::Store::LPush
+         : Is(name, "RPUSH")  ? &storage::Store::RPush
+         : Is(name, "LPUSHX") ? &storage::Store::LPushX
+                              : &storage::Store::RPushX;
+}
+bool PushesLeft(PushFn push) {
+  return push == &storage::Store::LPush || push == &storage::Store::LPushX;
+}
+
 // LPUSH / RPUSH / LPUSHX / RPUSHX.
 void Push(CommandContext& ctx, Args& argv, std::string* out) {
-  using PushFn =
-      StatusOr<int64_t> (storage::Store::*)(std::string_view, const std::vector<std::string_view>&);
-  PushFn push = Is(argv[0], "LPUSH")    ? &storage::Store::LPush
-                : Is(argv[0], "RPUSH")  ? &storage::Store::RPush
-                : Is(argv[0], "LPUSHX") ? &storage::Store::LPushX
-                                        : &storage::Store::RPushX;
+  const PushFn push = PushOf(argv[0]);
   const std::vector<std::string_view> elements = ArgViews(argv, 2);
   auto length = (ctx.store->*push)(argv[1], elements);
   if (!length.ok()) return AppendStatusError(out, length.status());
-  const bool left = push == &storage::Store::LPush || push == &storage::Store::LPushX;
+  const bool left = PushesLeft(push);
   if (*length > 0) {
     CachePushed(ctx, argv[1], left, elements, *length);
     NotifyKeyspaceEvent(ctx, kNotifyList, left ? "lpush" : "rpush", argv[1]);
   }
   AppendInteger(out, *length);
 }
+
+// A run of pushes is one push of all their elements, in order (LPUSH k a, LPUSH k b leaves the
+// list b a, as LPUSH k a b). Each command's reply is the length after it: the final length less
+// what the commands after it pushed. A PUSHX run on an absent key pushes nothing: every reply 0.
+bool PushJoinsRun(const Args&) { return true; }
+void PushRun(CommandContext& ctx, const WriteRun& run) {
+  const Args& first = *run.argvs.front();
+  const PushFn push = PushOf(first[0]);
+  const std::vector<std::string_view> elements = RunArgViews(run, 2);
+  auto length = (ctx.store->*push)(first[1], elements);
+  if (!length.ok()) return AppendStatusErrorToAll(run, length.status());
+  if (*length > 0) CachePushed(ctx, first[1], PushesLeft(push), elements, *length);
+  int64_t after = *length;  // the length after command c
+  for (size_t c = run.argvs.size(); c-- > 0;) {
+    AppendInteger(run.replies[c], after);
+    if (after > 0) after -= static_cast<int64_t>(run.argvs[c]->size() - 2);
+  }
+}
+const WriteRunSpec kPushRun{PushJoinsRun, PushRun};
 
 // LPOP / RPOP key [count]: without a count a bulk (nil when absent); with one an array (a null
 // array when absent).
@@ -223,6 +252,27 @@ void Pop(CommandContext& ctx, Args& argv, std::string* out) {
   AppendArrayHeader(out, static_cast<int64_t>((*popped)->size()));
   for (const auto& element : **popped) AppendBulk(out, element);
 }
+
+// A run of LPOPs (RPOPs) without a count is one pop of as many elements: the c-th command gets
+// the c-th element popped, or nil once the list ran out (it was deleted then).
+bool PopJoinsRun(const Args& argv) { return argv.size() == 2; }
+void PopRun(CommandContext& ctx, const WriteRun& run) {
+  const Args& first = *run.argvs.front();
+  const bool left = Is(first[0], "LPOP");
+  const uint64_t count = run.argvs.size();
+  auto popped = left ? ctx.store->LPop(first[1], count) : ctx.store->RPop(first[1], count);
+  if (!popped.ok()) return AppendStatusErrorToAll(run, popped.status());
+  const size_t got = *popped ? (*popped)->size() : 0;
+  if (got > 0) CachePopped(ctx, first[1], left, **popped);
+  for (size_t c = 0; c < run.argvs.size(); ++c) {
+    if (c < got) {
+      AppendBulk(run.replies[c], (**popped)[c]);
+    } else {
+      run.replies[c]->append(kReplyNullBulk);
+    }
+  }
+}
+const WriteRunSpec kPopRun{PopJoinsRun, PopRun};
 
 void LLen(CommandContext& ctx, Args& argv, std::string* out) {
   auto length = ctx.store->LLen(argv[1]);
@@ -402,12 +452,12 @@ void LMove(CommandContext& ctx, Args& argv, std::string* out) {
 
 // clang-format off
 const std::vector<CommandSpec> kListCommands = {
-    {"lpush", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
-    {"rpush", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
-    {"lpushx", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
-    {"rpushx", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push},
-    {"lpop", -2, kWrite | kFast | kCacheAware, 1, 1, 1, Pop},
-    {"rpop", -2, kWrite | kFast | kCacheAware, 1, 1, 1, Pop},
+    {"lpush", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push, nullptr, nullptr, nullptr, &kPushRun},
+    {"rpush", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push, nullptr, nullptr, nullptr, &kPushRun},
+    {"lpushx", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push, nullptr, nullptr, nullptr, &kPushRun},
+    {"rpushx", -3, kWrite | kFast | kCacheAware, 1, 1, 1, Push, nullptr, nullptr, nullptr, &kPushRun},
+    {"lpop", -2, kWrite | kFast | kCacheAware, 1, 1, 1, Pop, nullptr, nullptr, nullptr, &kPopRun},
+    {"rpop", -2, kWrite | kFast | kCacheAware, 1, 1, 1, Pop, nullptr, nullptr, nullptr, &kPopRun},
     {"llen", 2, kReadOnly | kFast | kCacheRead, 1, 1, 1, LLen, RtcLLen},
     {"lrange", 4, kReadOnly | kCacheRead, 1, 1, 1, LRange, RtcLRange},
     {"lindex", 3, kReadOnly | kCacheRead, 1, 1, 1, LIndex, RtcLIndex},

@@ -12,6 +12,7 @@
 #include "server/commands/numkeys.h"
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
+#include "server/commands/write_run.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/server.h"
@@ -36,6 +37,17 @@ void SAdd(CommandContext& ctx, Args& argv, std::string* out) {
   if (*added > 0) NotifyKeyspaceEvent(ctx, kNotifySet, "sadd", argv[1]);
   AppendInteger(out, *added);
 }
+
+// A run of SADDs is one SADD of all their members; each command counts the members it was the
+// first to add (AppendCreatedCounts).
+bool SAddJoinsRun(const Args&) { return true; }
+void SAddRun(CommandContext& ctx, const WriteRun& run) {
+  std::vector<uint8_t> added;
+  auto count = ctx.store->SAdd((*run.argvs.front())[1], RunArgViews(run, 2), &added);
+  if (!count.ok()) return AppendStatusErrorToAll(run, count.status());
+  AppendCreatedCounts(run, added, /*step=*/1);
+}
+const WriteRunSpec kSAddRun{SAddJoinsRun, SAddRun};
 
 void SRem(CommandContext& ctx, Args& argv, std::string* out) {
   const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->SCard(argv[1]); });
@@ -242,7 +254,7 @@ void SScan(CommandContext& ctx, Args& argv, std::string* out) {
 // NumKeysAt1 finds them.
 // clang-format off
 const std::vector<CommandSpec> kSetCommands = {
-    {"sadd", -3, kWrite | kFast, 1, 1, 1, SAdd},
+    {"sadd", -3, kWrite | kFast, 1, 1, 1, SAdd, nullptr, nullptr, nullptr, &kSAddRun},
     {"srem", -3, kWrite | kFast, 1, 1, 1, SRem},
     {"smembers", 2, kReadOnly, 1, 1, 1, SMembers},
     {"sismember", 3, kReadOnly | kFast, 1, 1, 1, SIsMember},

@@ -169,6 +169,8 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "parked_batches", stats.parked_batches());
   Field(out, "sliced_commands", stats.sliced_commands.load(std::memory_order_relaxed));
   Field(out, "command_slices", stats.command_slices.load(std::memory_order_relaxed));
+  Field(out, "write_runs", stats.write_runs.load(std::memory_order_relaxed));
+  Field(out, "write_run_commands", stats.write_run_commands.load(std::memory_order_relaxed));
 }
 
 void PoolSection(Server& server, std::string* out) {

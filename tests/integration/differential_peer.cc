@@ -104,13 +104,31 @@ RespPeer::~RespPeer() {
 }
 
 std::string RespPeer::Call(const std::vector<std::string>& args) {
-  std::string request = Resp(args);
+  Send(Resp(args));
+  return ReadReply();
+}
+
+std::vector<std::string> RespPeer::CallPipelined(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::string request;
+  for (const auto& args : commands) request += Resp(args);
+  Send(request);
+  std::vector<std::string> replies;
+  replies.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) replies.push_back(ReadReply());
+  return replies;
+}
+
+void RespPeer::Send(const std::string& request) {
   size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     REQUIRE(n > 0);
     sent += static_cast<size_t>(n);
   }
+}
+
+std::string RespPeer::ReadReply() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   size_t end;
   while ((end = ReplyEnd(0)) == std::string::npos) {

@@ -39,8 +39,13 @@ class RespPeer {
 
   // REQUIREs a complete reply within 30 s.
   std::string Call(const std::vector<std::string>& args);
+  // Sends every command in one write (one pipeline), then returns their replies, raw, in order.
+  std::vector<std::string> CallPipelined(const std::vector<std::vector<std::string>>& commands);
 
  private:
+  void Send(const std::string& request);
+  std::string ReadReply();  // REQUIREs a complete reply within 30 s
+
   // The end of the reply that starts at `pos` in buffer_, or npos when it is incomplete.
   size_t ReplyEnd(size_t pos) const;
 
