@@ -161,6 +161,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rocksdb-compress-level0", T::kBool, "no", 0, 0, nullptr, false,
    "Also compress the files memtable flushes write (level 0): smaller, but every write pays the "
    "compression at flush time for files compaction soon rewrites."},
+  {"rocksdb-mmap-reads", T::kBool, "yes", 0, 0, nullptr, false,
+   "Read SST files through a memory mapping instead of pread: a cold read from the OS page cache "
+   "costs no system call and no copy (the mapped pages show in RSS as file pages)."},
   {"rocksdb-partitioned-index", T::kBool, "yes", 0, 0, nullptr, false,
    "Cut each file's index and bloom filter into 4 KB partitions: a read of a cold key loads one "
    "of each, so reads stay fast once the data outgrows the block cache."},

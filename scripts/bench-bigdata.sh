@@ -11,7 +11,7 @@
 #   large    both at twice the data size: everything fits (ratio 0.25)
 # After each rockcache run: the cache's hit ratio over the run (cache_hits / cache_misses deltas
 # of INFO) and RocksDB's block cache hit ratio (rocksdb_block_cache_hits / _misses, n/a when INFO
-# lacks them), RSS of both servers. After a configuration's runs rockcache is stopped and
+# lacks them), RSS of both servers (anonymous memory: RssAnon). After a configuration's runs rockcache is stopped and
 # build/rocksdb-reference reads its data directory read-only with the same block cache (RocksDB
 # alone, no network or cache: the physical limit of uniform point reads); rockcache's uniform GET
 # rate is printed as a fraction of it. Note: the data files stay in the OS page cache (nothing
@@ -121,7 +121,9 @@ alive() {
   fi
 }
 
-rss_mb() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+# A process's own memory (RssAnon): not the file pages it maps, which are the OS page cache that
+# pread reads fill as well (rockcache maps its SST files: rocksdb-mmap-reads).
+rss_mb() { awk '/^RssAnon:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
 # info PORT FIELD...: the fields' values from INFO all, one per line ("na" when absent).
 info() {

@@ -298,6 +298,7 @@ Status Server::Start() {
       static_cast<uint64_t>(config_->GetInt("rocksdb-write-buffer-size"));
   store_options.compression = config_->GetString("rocksdb-compression");
   store_options.compress_level0 = config_->GetBool("rocksdb-compress-level0");
+  store_options.mmap_reads = config_->GetBool("rocksdb-mmap-reads");
   store_options.partitioned_index = config_->GetBool("rocksdb-partitioned-index");
   store_options.pin_metadata = config_->GetBool("rocksdb-pin-metadata");
   store_options.meta_block_bytes =

@@ -262,6 +262,9 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   out.db.create_missing_column_families = true;
   out.db.max_background_jobs = std::max(1, options.max_background_jobs);
   out.db.keep_log_file_num = 10;
+  // rocksdb-mmap-reads: SST files are read through a memory mapping, not pread: a block read is
+  // a page-cache hit without a system call or a copy into a read buffer.
+  out.db.allow_mmap_reads = options.mmap_reads;
   // One memtable writer at a time (the write group's leader inserts every batch of the group):
   // what rockcache's skip list supports.
   out.db.allow_concurrent_memtable_write = memtable_factory == nullptr;

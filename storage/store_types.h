@@ -23,6 +23,7 @@ struct Options {
   uint64_t write_buffer_bytes = 16ull << 20;
   std::string compression = "lz4";   // none | snappy | lz4 | zstd
   bool compress_level0 = false;      // rocksdb-compress-level0: flushes' files compressed too
+  bool mmap_reads = true;            // rocksdb-mmap-reads (rocks_options.cc)
   bool partitioned_index = true;     // rocksdb-partitioned-index (rocks_options.cc)
   bool pin_metadata = true;          // rocksdb-pin-metadata (rocks_options.cc)
   uint64_t meta_block_bytes = 2048;  // rocksdb-meta-block-size (rocks_options.cc)

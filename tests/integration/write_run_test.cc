@@ -78,8 +78,9 @@ std::vector<Args> RandomPipeline(std::mt19937_64& rng, const std::vector<std::st
 
 }  // namespace
 
-TEST_CASE("Write runs: pipelined pushes, pops, SADD and HSET answer as redis-server's, byte for byte",
-          "[write_run][differential]") {
+TEST_CASE(
+    "Write runs: pipelined pushes, pops, SADD and HSET answer as redis-server's, byte for byte",
+    "[write_run][differential]") {
   std::string redis = ReferenceRedis::Binary();
   if (redis.empty()) {
     WARN("redis-server not installed: differential write-run test skipped");

@@ -47,12 +47,14 @@ struct Flags {
   double warmup_seconds = 2;
   uint64_t block_cache_bytes = 64ull << 20;  // rocksdb-block-cache-size's default (64mb)
   int batch = 16;
+  bool mmap_reads = true;  // rocksdb-mmap-reads' default
 };
 
 void Usage() {
   std::fprintf(stderr,
                "usage: rocksdb-reference --dir D [--keys N] [--seconds S] [--warmup-seconds S]\n"
-               "                         [--block-cache-bytes B] [--batch K]\n");
+               "                         [--block-cache-bytes B] [--batch K]\n"
+               "                         [--mmap-reads 0|1]\n");
 }
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -64,6 +66,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       {"--warmup-seconds", [f](const char* v) { f->warmup_seconds = std::atof(v); }},
       {"--block-cache-bytes", [f](const char* v) { f->block_cache_bytes = ToU64(v); }},
       {"--batch", [f](const char* v) { f->batch = std::atoi(v); }},
+      {"--mmap-reads", [f](const char* v) { f->mmap_reads = std::atoi(v) != 0; }},
   };
   if (!bigdata::ParseFlagPairs(argc, argv, "rocksdb-reference", setters)) return false;
   if (f->dir.empty() || f->keys == 0 || f->keys >= bigdata::kMaxKeys || f->seconds <= 0 ||
@@ -90,6 +93,7 @@ std::unique_ptr<ReadOnlyDb> Open(const Flags& flags) {
   storage::Options options;
   options.dir = flags.dir;
   options.block_cache_bytes = flags.block_cache_bytes;
+  options.mmap_reads = flags.mmap_reads;
   // An empty context, as the server's before its Open publishes the DB: filters keep everything.
   auto open = storage::MakeRocksOpenOptions(options, std::make_shared<storage::FilterContext>());
   if (!open.ok()) {
