@@ -4,6 +4,12 @@
 # Every module folder's *.cc is compiled; tests/unit/**/*_test.cc form build/unit-tests and
 # tests/integration/*_test.cc form build/integration-tests.
 
+# Parallel by default: one job per CPU (JOBS=N to choose), unless the command line gives -j.
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(JOBS)
+endif
+
 CXX        ?= g++
 BUILD      ?= build
 OPT        ?= -O2 -g
@@ -48,10 +54,27 @@ BENCH_PACKAGES = redis-server valgrind
 TEST_PACKAGES = redis-server python3-redis python3-rq
 
 .PHONY: all build deps run test unit-test integration-test bench bench-bigdata format lint asan \
-        tsan fuzz clean compose-test
+        tsan fuzz clean compose-test help test-build
 
 all: build
-build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS) $(POOL_BENCH) $(HEAVY_CLIENT) $(MEMTABLE_BENCH)
+# Everything: the server, both test programs and the benchmark programs.
+build: test-build $(POOL_BENCH) $(HEAVY_CLIENT) $(MEMTABLE_BENCH) $(BIGBENCH) $(ROCKS_REF)
+# What `make test` runs, and nothing else.
+test-build: $(SERVER) $(UNIT_TESTS) $(INTEG_TESTS)
+
+help:
+	@echo "make run            install missing packages, build, start the server (ARGS=... to pass flags)"
+	@echo "make test           build and run the unit and integration tests"
+	@echo "make unit-test      unit tests only (make integration-test: the integration tests)"
+	@echo "make build          the server, the tests and the benchmark programs"
+	@echo "make bench          redis-benchmark matrix beside redis-server (scripts/bench.sh)"
+	@echo "make bench-bigdata  data bigger than memory beside redis-server (scripts/bench-bigdata.sh)"
+	@echo "make asan | tsan    the tests under AddressSanitizer+UBSan | ThreadSanitizer (build/asan, build/tsan)"
+	@echo "make fuzz           libFuzzer on the RESP parser and the dispatcher (FUZZ_SECONDS=60)"
+	@echo "make format | lint  clang-format the sources | check format and clang-tidy"
+	@echo "make compose-test   build the Docker images and check every compose profile (needs Docker)"
+	@echo "make clean          remove build/"
+	@echo "Builds run one job per CPU; JOBS=N or -jN to change it."
 
 # Installs the Debian packages that are missing (apt-get update runs once, only when needed).
 deps:
@@ -95,7 +118,7 @@ run: deps
 
 test: deps
 	@./scripts/install-deps.sh $(TEST_PACKAGES)
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory unit-test integration-test
 
 unit-test: $(UNIT_TESTS)
@@ -138,7 +161,7 @@ tsan: deps
 	  test-only
 
 .PHONY: test-only
-test-only: build
+test-only: test-build
 	@$(MAKE) --no-print-directory unit-test integration-test
 
 # libFuzzer targets, built with clang, ASan and UBSan (objects in build/fuzz): the RESP parser,
