@@ -1,5 +1,6 @@
-// cache::Cache — the sharded in-memory cache of hot keys (strings and whole hashes) in front of
-// RocksDB, with TTLs, byte accounting, segmented-LRU or LFU eviction and per-shard stats.
+// cache::Cache — the sharded in-memory cache of hot keys (strings, whole hashes, the heads of
+// lists, and keys known absent: cache/value.h) in front of RocksDB, with TTLs, byte accounting,
+// segmented-LRU or LFU eviction and per-shard stats.
 //
 // Shape: `Options::shards` shards (default 16) chosen by HashKey(key) % shards, each a hash table
 // + eviction structures behind its own std::mutex (see cache/shard.h), as leveldb's
@@ -19,7 +20,7 @@
 // call back into this Cache (self-deadlock). Lock order: KeyLocks stripe -> shard mutex; nothing
 // in the cache takes a stripe.
 //
-// Coherence rule (DESIGN.md "Cache coherence": never serve a value older than the last
+// Coherence rule (docs/DESIGN.md "Cache coherence": never serve a value older than the last
 // acknowledged write). The cache alone cannot know whether a value is current; the server
 // fences every fill and every write with the key's stripe of cache::KeyLocks (key_locks.h):
 //   read miss (worker):  guard = locks.Lock(key);

@@ -29,7 +29,7 @@
 // several workers share a list, each takes the oldest waiting task, so tasks of one list run
 // concurrently, started in push order; a task never waits behind another one while a list-mate
 // is free (pool/task_list.h: the backlog). Across lists there is no stealing
-// (pool/work_stealing.md).
+// (docs/work-stealing.md).
 //
 // Backpressure: each list keeps an approximate depth (incremented before the push, decremented
 // when a worker takes the task). A producer that finds its list deeper than queue_slow_size

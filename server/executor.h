@@ -1,6 +1,6 @@
 // Runs commands under the cache discipline that keeps the cache coherent with RocksDB.
 //
-// The rules (see "Cache coherence" in DESIGN.md and cache/key_locks.h):
+// The rules (see "Cache coherence" in docs/DESIGN.md and cache/key_locks.h):
 // - One lock layer: the cache's key stripes (cache::KeyLocks) are the only per-key locks;
 //   storage takes none and REQUIRES its caller to hold them (storage/store.h). A worker takes
 //   them once per group of commands (server/group_commit.h), for all keys of the group, in

@@ -7,7 +7,7 @@
 // How a group runs (GroupTask::Run, one worker thread):
 // 1. Its commands, connection after connection, each connection's in order, are cut into
 //    segments at *barriers*: commands with no keys in the command table (KEYS, SCAN, DBSIZE,
-//    SINTERCARD, INFO, DEBUG...) and kAllKeys commands (FLUSHALL). A segment locks the key
+//    RANDOMKEY, DEBUG...) and kAllKeys commands (FLUSHALL). A segment locks the key
 //    stripes of all its commands at once (cache::KeyLocks::Lock: ascending, so deadlock-free
 //    against any other group or command), runs them with ExecuteLocked, commits, unlocks. A
 //    barrier runs alone after that commit, taking its own locks (ExecuteOnWorker).

@@ -418,16 +418,6 @@ double Server::CacheHitRatioLastSecond() const {
   return hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
 }
 
-void Server::SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch,
-                         BatchTimes times, uint64_t reply_budget) {
-  std::vector<ConnBatch> group(1);
-  group[0].conn_id = conn_id;
-  group[0].commands = std::move(batch);
-  group[0].times = times;
-  group[0].reply_budget = reply_budget;
-  SubmitGroup(loop_index, std::move(group));
-}
-
 void Server::SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group, int level) {
   if (group.empty()) return;
   const uint64_t now = group.front().times.parsed != 0 ? Clock::Now() : 0;

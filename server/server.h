@@ -202,14 +202,6 @@ class Server {
   // Takes one sample (the timer task calls it).
   void SampleRates();
 
-  // Any thread: hands a batch of a connection's commands to the worker pool; the replies come
-  // back to loop `loop_index` as one Completion for `conn_id`, with the commands themselves
-  // (for metrics and the slow log). A group of one (see SubmitGroup).
-  // `reply_budget`: the reply bytes the batch may produce before the client passes its output
-  // buffer limit (server/commands/reply_budget.h); past it, the batch stops and the completion
-  // asks the loop to close the client.
-  void SubmitBatch(uint32_t loop_index, uint64_t conn_id, std::vector<PreparedCommand> batch,
-                   BatchTimes times, uint64_t reply_budget = UINT64_MAX);
   // Any thread: hands the batches a loop produced in one pass to the pool as one task, run with
   // group commit (server/group_commit.h); one Completion per batch comes back to the loop, all
   // in one PostCompletions call. May wait under pool backpressure (pool-queue-max-size).

@@ -38,8 +38,9 @@
 // at the command's start, which is what Redis, where the command runs atomically, replies.
 // Writes that commit between steps are not in it, and cannot make it mix states: a snapshot is
 // one consistent past state. The continuation holds no key lock (a writer need not wait for a
-// big read) and never touches the cache: it neither reads nor fills it, so coherence (DESIGN.md)
-// is not concerned. A read that finishes in its first step fills the cache as before.
+// big read) and never touches the cache: it neither reads nor fills it, so coherence
+// (docs/DESIGN.md) is not concerned. A read that finishes in its first step fills the cache as
+// before.
 //
 // The array header needs the count first. Where the snapshot's meta gives it (HLEN, SCARD, the
 // list's length, a ZRANGE by rank) it is used. Where it does not (KEYS, ZRANGEBYSCORE/BYLEX), a

@@ -129,7 +129,7 @@ TEST_CASE("KeyLocks: a second locker blocks until the first unlocks", "[key_lock
   CHECK(acquired.load());
 }
 
-// The race DESIGN.md describes, without the fence: it really leaves a stale value.
+// The race docs/DESIGN.md describes, without the fence: it really leaves a stale value.
 TEST_CASE("without the fence a slow fill installs a stale value", "[key_locks][fence]") {
   Cache cache(Options{});
   FakeStore store;
