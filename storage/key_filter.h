@@ -6,9 +6,9 @@
 //
 // Why: every write of a key the cache does not know first reads the key's meta record (is it
 // new? what type, TTL, version does it have?), and every miss reads it too. For a key that is
-// not there, that Get walks the memtables and probes a filter in each file (~4,300 of a spread
-// SET's ~17,900 instructions at pipeline 16, callgrind): RocksDB answers "absent" only after
-// asking every level. This filter answers it with one cache line per layer.
+// not there, that Get walks the memtables and probes a filter in each file (a quarter of a
+// spread SET's cost): RocksDB answers "absent" only after asking every level. This filter answers
+// it with one cache line per layer.
 //
 // Contract: MayContain(db, key) is false only if Add(db, key) was never called (while the filter
 // is on). RocksStore makes that "only if the key has no meta record": OpenRocks adds every meta

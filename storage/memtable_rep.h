@@ -4,8 +4,8 @@
 // behind its MemTableRep interface (rocksdb/memtablerep.h); the default is its own skip list.
 // Debian's librocksdb is built with its assertions on, and that skip list checks the order of the
 // nodes around every step of a search: three key comparisons a step instead of one, each two
-// virtual calls deep. In callgrind the memtable insert was ~15k of a spread SET's ~28k
-// instructions at pipeline 16, and the tombstone inserts most of a pop's. This is the same
+// virtual calls deep, the largest part of a spread SET's cost and of a pop's tombstone insert.
+// This is the same
 // structure compiled with our flags, comparing keys inline for the bytewise order every rockcache
 // column family uses (`rocksdb-memtable`, config/config.cc, chooses it; `rocksdb` is RocksDB's).
 //
@@ -47,10 +47,9 @@ namespace rockcache::storage {
 // `huge_pages`: nodes past a memtable's first ~1 MB come from 2 MB transparent huge pages
 // (rocksdb-memtable-huge-pages). `prefix_skip` (bytewise keys only): a search compares a key
 // from the leading bytes it knows the key shares with both nodes around the range it walks,
-// for families whose keys share long prefixes (a collection's entries). A put and a get through
-// RocksDB (scripts/memtable-misses.sh, cachegrind, 200k keys): a zset's member keys 9,043 ->
-// 8,626 instructions (-4.6%); "key:%012d" keys 7,936 -> 8,028 (+1.2%: the bookkeeping, for
-// nothing), so it is per factory (rocks_options.cc: the data families only).
+// for families whose keys share long prefixes (a collection's entries). It pays for its
+// bookkeeping only there (scripts/memtable-misses.sh measures both), so it is per factory
+// (rocks_options.cc: the data families only).
 std::shared_ptr<rocksdb::MemTableRepFactory> NewSkipListMemTableFactory(bool bytewise_keys = true,
                                                                         bool huge_pages = true,
                                                                         bool prefix_skip = false);

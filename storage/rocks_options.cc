@@ -33,8 +33,7 @@ namespace {
 // Data keys start [u32 len][key][u64 version] (encoding.h): one collection's entries share
 // that prefix. The memtable can keep an insert hint per prefix (rocksdb's
 // memtable_insert_with_hint_prefix_extractor), so that a run of inserts into one collection
-// near each other (a pipelined fill, a drain's tombstones) skips most of the skiplist search:
-// ZPOPMIN 81k -> 62k instructions, LPOP 50k -> 42k (callgrind, pipelined drain of one key).
+// near each other (a pipelined fill, a drain's tombstones) skips most of the skiplist search.
 // A hint costs ~250 bytes of the memtable's arena per prefix, which would make a memtable of
 // many small collections fill (and flush) several times sooner. So a key is in the domain only
 // when the previous data insert on this thread had the same prefix: a single write into a
@@ -70,8 +69,8 @@ class CollectionPrefix final : public rocksdb::SliceTransform {
 
 // The meta column families' insert hint: one for the whole memtable (every key has the empty
 // prefix). A write group's metas go to RocksDB in key order (batch_records::SortedByKey), so each
-// insert starts from the one before it: a pipelined SET of spread keys makes 96 key comparisons
-// in the skiplist instead of 127 (callgrind, redis-benchmark -t set -r 1000000 -P 16). A range
+// insert starts from the one before it: a pipelined SET of spread keys makes about a quarter
+// fewer key comparisons in the skiplist. A range
 // deletion must not be given a point entry's hint (above), so the entry after
 // kMetaHintBreakerKey is outside the domain. (Stateful like CollectionPrefix.)
 class MetaRunPrefix final : public rocksdb::SliceTransform {
@@ -144,20 +143,17 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   // priority, pinned), so a point read of a cold key loads one filter partition and one index
   // partition. Whole, they are ~1-2% of the file (a 64 MB file of 100-byte records: an ~800 KB
   // filter block): once the data outgrows what the block cache holds of them, every read of a
-  // cold key loads and checksums whole filter and index blocks again (~110 us of CPU per GET
-  // miss with 1M keys and an 8 MB block cache, against ~12 us partitioned). While they all fit,
-  // the extra level costs each file a read probes (callgrind, GET -r 1000000 -P 16 after 300k
-  // SETs, mostly absent keys: 5.4k -> 7.2k instructions a GET). Files keep the layout they were
-  // written with; both read back.
+  // cold key loads and checksums whole filter and index blocks again (README, "Data larger than
+  // memory"). While they all fit, the extra level costs each file a read probes. Files keep the
+  // layout they were written with; both read back.
   if (options.partitioned_index) {
     table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
     table.partition_filters = true;
   }
   // rocksdb-pin-metadata: every file's index and filter partitions are loaded when the file is
   // opened and held by its reader (still charged to the block cache), so a point read finds
-  // them without a block cache lookup (a hash, a shard mutex and a reference count each: with
-  // data six times the cache, those lookups were ~12% of a GET miss's instructions in
-  // callgrind) and never reads them from the file again. The price is their memory, about 1% of
+  // them without a block cache lookup (a hash, a shard mutex and a reference count each) and
+  // never reads them from the file again. The price is their memory, about 1% of
   // the data (bloom filters 1.25 bytes a key, an index entry per data block), whatever the
   // block cache's size.
   if (options.pin_metadata) {
@@ -195,7 +191,7 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
     cf.compression = compression;
     if (!options.compress_level0 && compression != rocksdb::kNoCompression) {
       // Level 0 (what a memtable flush writes) uncompressed: the flush runs on every write's
-      // CPU budget (LZ4 was ~3% of an MSET's instructions in callgrind) for files the first
+      // CPU budget for files the first
       // compaction rewrites anyway. With level_compaction_dynamic_level_bytes the entries after
       // the first apply from the base level down.
       cf.compression_per_level.assign(cf.num_levels, compression);
@@ -206,7 +202,7 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
     cf.level_compaction_dynamic_level_bytes = true;
     // A whole-key bloom filter in each memtable (2% of its size): the meta read before a write of
     // a new key, a miss and an HSET/SADD/ZADD of a new member then skip the skiplist search
-    // (~40 key comparisons, most of a write's cost in callgrind) when the key is not in it.
+    // (~40 key comparisons, most of a write's cost) when the key is not in it.
     // Only where something reads by key: every insert sets a bit at a random place of the
     // filter (a cache miss per insert with spread keys), which an iterated-only family (the
     // score index of sorted sets) never gets back.
@@ -226,9 +222,7 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
     rocksdb::ColumnFamilyOptions cf = cf_options(std::make_shared<MetaFilterFactory>());
     // rocksdb-meta-block-size: a GET of a key the block cache does not hold reads one data
     // block from its file, checksums it and inserts it in the block cache; all three scale with
-    // the block. With 1M strings of 400 bytes and a block cache a seventh of the data
-    // (callgrind, GET -r 1000000 -P 16): 29.6k instructions a GET with 4 KB blocks, 27.3k with
-    // 2 KB, 25.8k with 1 KB; the index grows as the blocks shrink (pinned, rocksdb-pin-metadata).
+    // the block, while the index grows as the blocks shrink (pinned, rocksdb-pin-metadata).
     rocksdb::BlockBasedTableOptions meta_table = table;
     meta_table.block_size = options.meta_block_bytes;
     cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(meta_table));
