@@ -413,6 +413,9 @@ class RocksStore final : public Store, public DbView {
   // For a read: *found = false when absent or expired; WrongType when another type.
   Status LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key, MetaType type,
                      Meta* meta, bool* found);
+  // HLEN, LLEN, SCARD, ZCARD, XLEN: the meta's count of a `type` key, 0 when absent; WrongType
+  // when another type.
+  StatusOr<int64_t> CollectionCount(std::string_view key, MetaType type);
   // Point read of one data entry; *found = false when absent. `order`: one of a run of reads
   // walking the collection (DbGetInOrder).
   Status GetEntry(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,

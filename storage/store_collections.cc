@@ -188,6 +188,15 @@ Status RocksStore::Commit(Records* batch, std::string_view key, const MetaLookup
   return s;
 }
 
+StatusOr<int64_t> RocksStore::CollectionCount(std::string_view key, MetaType type) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  Meta meta;
+  bool found = false;
+  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, type, &meta, &found); !s.ok()) return s;
+  return found ? static_cast<int64_t>(meta.count) : 0;
+}
+
 Status RocksStore::LoadForRead(const rocksdb::ReadOptions& ro, std::string_view key, MetaType type,
                                Meta* meta, bool* found) {
   MetaLookup lookup;

@@ -189,15 +189,7 @@ StatusOr<int64_t> RocksStore::HDel(std::string_view key,
 }
 
 StatusOr<int64_t> RocksStore::HLen(std::string_view key) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  Meta meta;
-  bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kHash, &meta, &found);
-      !s.ok()) {
-    return s;
-  }
-  return found ? static_cast<int64_t>(meta.count) : 0;
+  return CollectionCount(key, MetaType::kHash);
 }
 
 StatusOr<bool> RocksStore::HExists(std::string_view key, std::string_view field) {

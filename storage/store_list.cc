@@ -130,15 +130,7 @@ StatusOr<std::optional<std::vector<std::string>>> RocksStore::RPop(std::string_v
 }
 
 StatusOr<int64_t> RocksStore::LLen(std::string_view key) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  Meta meta;
-  bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kList, &meta, &found);
-      !s.ok()) {
-    return s;
-  }
-  return found ? static_cast<int64_t>(meta.count) : 0;
+  return CollectionCount(key, MetaType::kList);
 }
 
 Status RocksStore::ReadListSpan(const rocksdb::ReadOptions& ro, std::string_view key,

@@ -132,14 +132,7 @@ StatusOr<std::vector<bool>> RocksStore::SMIsMember(std::string_view key,
 }
 
 StatusOr<int64_t> RocksStore::SCard(std::string_view key) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  Meta meta;
-  bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kSet, &meta, &found); !s.ok()) {
-    return s;
-  }
-  return found ? static_cast<int64_t>(meta.count) : 0;
+  return CollectionCount(key, MetaType::kSet);
 }
 
 // SPOP picks among the first count + kSPopWindow live members from the hint on (see the front

@@ -137,15 +137,7 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
 }
 
 StatusOr<int64_t> RocksStore::XLen(std::string_view key) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  Meta meta;
-  bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kStream, &meta, &found);
-      !s.ok()) {
-    return s;
-  }
-  return found ? static_cast<int64_t>(meta.count) : 0;
+  return CollectionCount(key, MetaType::kStream);
 }
 
 StatusOr<std::vector<StreamEntry>> RocksStore::XRange(std::string_view key, StreamId start,

@@ -284,15 +284,7 @@ StatusOr<std::vector<std::optional<double>>> RocksStore::ZMScore(
 }
 
 StatusOr<int64_t> RocksStore::ZCard(std::string_view key) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  Meta meta;
-  bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kZSet, &meta, &found);
-      !s.ok()) {
-    return s;
-  }
-  return found ? static_cast<int64_t>(meta.count) : 0;
+  return CollectionCount(key, MetaType::kZSet);
 }
 
 StatusOr<int64_t> RocksStore::CountZRange(std::string_view key, const ZRangeSpec& spec) {
