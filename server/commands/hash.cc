@@ -285,23 +285,6 @@ void HRandField(CommandContext& ctx, Args& argv, std::string* out) {
   }
 }
 
-// HSCAN key cursor [MATCH pattern] [COUNT count]. As Redis, an absent key replies an empty scan
-// (and a key of another type WRONGTYPE) before the options are looked at.
-void HScan(CommandContext& ctx, Args& argv, std::string* out) {
-  uint64_t cursor = 0, count = 0;
-  std::string pattern;
-  if (!ParseCollectionScan(ctx, argv, storage::KeyType::kHash, &cursor, &pattern, &count, out)) {
-    return;
-  }
-  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
-  request.target = ScanTarget::kHash;
-  request.key = argv[1];
-  request.cursor = cursor;
-  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
-  request.count = count;
-  ReplyScan(ctx, request, out);
-}
-
 }  // namespace
 
 // clang-format off
@@ -321,7 +304,7 @@ const std::vector<CommandSpec> kHashCommands = {
     {"hincrbyfloat", 4, kWrite | kFast, 1, 1, 1, HIncrByFloat},
     {"hstrlen", 3, kReadOnly | kFast | kCacheRead, 1, 1, 1, HStrLen, RtcHStrLen},
     {"hrandfield", -2, kReadOnly, 1, 1, 1, HRandField},
-    {"hscan", -3, kReadOnly, 1, 1, 1, HScan},
+    {"hscan", -3, kReadOnly, 1, 1, 1, CollectionScan},
 };
 // clang-format on
 

@@ -6,6 +6,7 @@
 
 #include "server/commands/args.h"
 #include "server/protocol/reply.h"
+#include "server/slicing/sliced_scan.h"
 
 namespace rockcache::server {
 
@@ -57,6 +58,28 @@ bool ParseCollectionScan(CommandContext& ctx, const Args& argv, storage::KeyType
   }
   *pattern = "*";
   return true;
+}
+
+void CollectionScan(CommandContext& ctx, Args& argv, std::string* out) {
+  ScanRequest request;
+  storage::KeyType type = storage::KeyType::kHash;
+  if (Is(argv[0], "HSCAN")) {
+    request.target = ScanTarget::kHash;
+  } else if (Is(argv[0], "SSCAN")) {
+    request.target = ScanTarget::kSet;
+    type = storage::KeyType::kSet;
+  } else {
+    request.target = ScanTarget::kZSet;
+    type = storage::KeyType::kZSet;
+  }
+  uint64_t cursor = 0, count = 0;
+  std::string pattern;
+  if (!ParseCollectionScan(ctx, argv, type, &cursor, &pattern, &count, out)) return;
+  request.key = argv[1];
+  request.cursor = cursor;
+  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
+  request.count = count;
+  ReplyScan(ctx, request, out);
 }
 
 }  // namespace rockcache::server

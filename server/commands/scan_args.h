@@ -1,4 +1,5 @@
-// Argument parsing shared by the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN). Pure, any thread.
+// The SCAN family (SCAN, HSCAN, SSCAN, ZSCAN): argument parsing (pure, any thread) and the one
+// handler of HSCAN, SSCAN and ZSCAN.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +25,10 @@ bool ParseScanOptions(const Args& argv, size_t first, std::string* pattern, uint
 // falls back to "*". Returns false when the reply was written (an error).
 bool ParseCollectionScan(CommandContext& ctx, const Args& argv, storage::KeyType expected,
                          uint64_t* cursor, std::string* pattern, uint64_t* count, std::string* out);
+
+// HSCAN / SSCAN / ZSCAN key cursor [MATCH pattern] [COUNT count], the type from argv[0]: a
+// worker handler, sliced when COUNT is big (server/slicing/sliced_scan.h). As Redis, an absent
+// key replies an empty scan (and a key of another type WRONGTYPE) before the options are read.
+void CollectionScan(CommandContext& ctx, Args& argv, std::string* out);
 
 }  // namespace rockcache::server

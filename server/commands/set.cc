@@ -231,23 +231,6 @@ void SInterCard(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *size);
 }
 
-// SSCAN key cursor [MATCH pattern] [COUNT count]. As Redis, an absent key replies an empty scan
-// (and a key of another type WRONGTYPE) before the options are looked at.
-void SScan(CommandContext& ctx, Args& argv, std::string* out) {
-  uint64_t cursor = 0, count = 0;
-  std::string pattern;
-  if (!ParseCollectionScan(ctx, argv, storage::KeyType::kSet, &cursor, &pattern, &count, out)) {
-    return;
-  }
-  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
-  request.target = ScanTarget::kSet;
-  request.key = argv[1];
-  request.cursor = cursor;
-  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
-  request.count = count;
-  ReplyScan(ctx, request, out);
-}
-
 }  // namespace
 
 // SINTERCARD's keys are movable (after numkeys): its row lists none, as Redis's does, and
@@ -270,7 +253,7 @@ const std::vector<CommandSpec> kSetCommands = {
     {"sinterstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
     {"sunionstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
     {"sdiffstore", -3, kWrite, 1, -1, 1, SetAlgebraStore},
-    {"sscan", -3, kReadOnly, 1, 1, 1, SScan},
+    {"sscan", -3, kReadOnly, 1, 1, 1, CollectionScan},
 };
 // clang-format on
 

@@ -321,23 +321,6 @@ void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
   AppendScoredMembers(out, *popped, true);
 }
 
-// ZSCAN key cursor [MATCH pattern] [COUNT count]. As Redis, an absent key replies an empty scan
-// (and a key of another type WRONGTYPE) before the options are looked at.
-void ZScan(CommandContext& ctx, Args& argv, std::string* out) {
-  uint64_t cursor = 0, count = 0;
-  std::string pattern;
-  if (!ParseCollectionScan(ctx, argv, storage::KeyType::kZSet, &cursor, &pattern, &count, out)) {
-    return;
-  }
-  ScanRequest request;  // sliced when COUNT is big (server/slicing/sliced_scan.h)
-  request.target = ScanTarget::kZSet;
-  request.key = argv[1];
-  request.cursor = cursor;
-  request.pattern = pattern;  // "" (MATCH "") replies the item named "" only
-  request.count = count;
-  ReplyScan(ctx, request, out);
-}
-
 }  // namespace
 
 // clang-format off
@@ -364,7 +347,7 @@ const std::vector<CommandSpec> kZSetCommands = {
     {"zremrangebylex", 4, kWrite, 1, 1, 1, ZRemRangeByLex},
     {"zpopmin", -2, kWrite | kFast, 1, 1, 1, ZPop},
     {"zpopmax", -2, kWrite | kFast, 1, 1, 1, ZPop},
-    {"zscan", -3, kReadOnly, 1, 1, 1, ZScan},
+    {"zscan", -3, kReadOnly, 1, 1, 1, CollectionScan},
 };
 // clang-format on
 
