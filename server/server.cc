@@ -13,6 +13,7 @@
 #include <functional>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
@@ -181,13 +182,71 @@ Server::~Server() {
   if (shutdown_fd_ >= 0) close(shutdown_fd_);
 }
 
+namespace {
+
+// The settings that mirror one option each: a config change stores the new value, readers load
+// it. Options that do more (resize the cache, set the log level, retune the pool...) are
+// ApplySetting's own branches.
+template <typename T>
+struct SettingBinding {
+  const char* option;
+  std::atomic<T> Settings::*field;
+};
+const SettingBinding<bool> kBoolSettings[] = {
+    {"protected-mode", &Settings::protected_mode},
+    {"latency-tracking", &Settings::latency_tracking},
+    {"rtc-reads", &Settings::rtc_reads},
+    {"write-coalescing", &Settings::write_coalescing},
+};
+const SettingBinding<int64_t> kInt64Settings[] = {
+    {"timeout", &Settings::timeout_sec},
+    {"maxclients", &Settings::maxclients},
+    {"slowlog-log-slower-than", &Settings::slowlog_log_slower_than},
+};
+const SettingBinding<uint64_t> kUint64Settings[] = {
+    {"proto-max-bulk-len", &Settings::proto_max_bulk_len},
+    {"client-query-buffer-limit", &Settings::client_query_buffer_limit},
+    {"rtc-storage-read-max-bytes", &Settings::rtc_storage_read_max_bytes},
+    {"slice-items", &Settings::slice_items},
+    {"slice-usec", &Settings::slice_usec},
+};
+const SettingBinding<int> kIntSettings[] = {
+    {"tcp-keepalive", &Settings::tcp_keepalive},
+    {"hz", &Settings::hz},
+};
+const SettingBinding<uint32_t> kUint32Settings[] = {
+    {"cache-sweep-samples", &Settings::cache_sweep_samples},
+};
+
+// Stores `value` (the config's text of an option of that type) in the binding named `name`, if
+// one is. True when it did.
+template <typename T, size_t N>
+bool StoreBound(const SettingBinding<T> (&bindings)[N], Settings& settings, const std::string& name,
+                const std::string& value) {
+  for (const auto& binding : bindings) {
+    if (name != binding.option) continue;
+    if constexpr (std::is_same_v<T, bool>) {
+      (settings.*binding.field).store(value == "yes");
+    } else {
+      (settings.*binding.field).store(static_cast<T>(std::stoll(value.empty() ? "0" : value)));
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void Server::ApplySetting(const std::string& name, const std::string& value) {
+  if (StoreBound(kBoolSettings, settings_, name, value) ||
+      StoreBound(kInt64Settings, settings_, name, value) ||
+      StoreBound(kUint64Settings, settings_, name, value) ||
+      StoreBound(kIntSettings, settings_, name, value) ||
+      StoreBound(kUint32Settings, settings_, name, value)) {
+    return;
+  }
   auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
-  if (name == "proto-max-bulk-len") {
-    settings_.proto_max_bulk_len = static_cast<uint64_t>(as_int());
-  } else if (name == "client-query-buffer-limit") {
-    settings_.client_query_buffer_limit = static_cast<uint64_t>(as_int());
-  } else if (name == "client-output-buffer-limit") {
+  if (name == "client-output-buffer-limit") {
     config::ClientBufferLimits limits;
     if (config::ParseClientBufferLimits(value, limits, &limits).ok()) {
       settings_.client_output_buffer_limit = static_cast<uint64_t>(limits.normal.hard);
@@ -197,33 +256,11 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
       settings_.pubsub_output_buffer_soft_limit = static_cast<uint64_t>(limits.pubsub.soft);
       settings_.pubsub_output_buffer_soft_seconds = limits.pubsub.soft_seconds;
     }
-  } else if (name == "timeout") {
-    settings_.timeout_sec = as_int();
-  } else if (name == "maxclients") {
-    settings_.maxclients = as_int();
-  } else if (name == "tcp-keepalive") {
-    settings_.tcp_keepalive = static_cast<int>(as_int());
-  } else if (name == "protected-mode") {
-    settings_.protected_mode = value == "yes";
   } else if (name == "requirepass") {
     settings_.auth_required = !value.empty();
-  } else if (name == "latency-tracking") {
-    settings_.latency_tracking = value == "yes";
-  } else if (name == "slowlog-log-slower-than") {
-    settings_.slowlog_log_slower_than = as_int();
   } else if (name == "slowlog-max-len") {
     settings_.slowlog_max_len = as_int();
     slowlog_.Trim(static_cast<size_t>(as_int()));
-  } else if (name == "rtc-reads") {
-    settings_.rtc_reads = value == "yes";
-  } else if (name == "write-coalescing") {
-    settings_.write_coalescing = value == "yes";
-  } else if (name == "rtc-storage-read-max-bytes") {
-    settings_.rtc_storage_read_max_bytes = static_cast<uint64_t>(as_int());
-  } else if (name == "slice-items") {
-    settings_.slice_items = static_cast<uint64_t>(as_int());
-  } else if (name == "slice-usec") {
-    settings_.slice_usec = static_cast<uint64_t>(as_int());
   } else if (name == "cache-maxmemory" && cache_) {
     uint64_t target = static_cast<uint64_t>(as_int());
     uint64_t generation = settings_.cache_resize_generation.fetch_add(1) + 1;
@@ -237,10 +274,6 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
   } else if (name == "cache-policy" && cache_) {
     cache_->SetPolicy(value == "allkeys-lfu" ? cache::Policy::kAllKeysLfu
                                              : cache::Policy::kAllKeysLru);
-  } else if (name == "hz") {
-    settings_.hz = static_cast<int>(as_int());
-  } else if (name == "cache-sweep-samples") {
-    settings_.cache_sweep_samples = static_cast<uint32_t>(as_int());
   } else if (name == "loglevel") {
     spdlog::level::level_enum level = spdlog::level::info;
     if (value == "debug") level = spdlog::level::debug;
