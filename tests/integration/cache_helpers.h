@@ -107,4 +107,8 @@ inline std::string ListIndexReply(const std::deque<std::string>& list, int64_t i
   return "bulk:" + list[static_cast<size_t>(index)];
 }
 
+// TTL right after EXPIRE 100: 100, or 99 when the machine took over half a second meanwhile
+// (TTL rounds to the nearest second).
+inline bool Ttl100(const std::string& reply) { return reply == "int:100" || reply == "int:99"; }
+
 }  // namespace rockcache::testing
