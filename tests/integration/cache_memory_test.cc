@@ -1,25 +1,13 @@
 // The read cache stays in its memory budget under a million keys.
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <deque>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <random>
-#include <set>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/integration/cache_helpers.h"
@@ -28,23 +16,11 @@
 
 using rockcache::testing::CacheVerify;
 using rockcache::testing::Client;
-using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
-using rockcache::testing::InfoNumber;
 using rockcache::testing::InfoText;
-using rockcache::testing::ListIndexReply;
-using rockcache::testing::ListRangeReply;
-using rockcache::testing::Lower;
 using rockcache::testing::Reply;
-using rockcache::testing::RtcCalls;
-using rockcache::testing::Run;
-using rockcache::testing::RunRtc;
 using rockcache::testing::RunShell;
-using rockcache::testing::SleepMs;
-using rockcache::testing::SubFields;
 using rockcache::testing::TestServer;
-using rockcache::testing::Ttl100;
-using rockcache::testing::VerifyResult;
 
 namespace {
 

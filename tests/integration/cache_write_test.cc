@@ -2,24 +2,10 @@
 // misses filled in the network thread never install an outdated value, and pipelines keep order
 // and read-your-writes.
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <deque>
-#include <fstream>
-#include <iostream>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <random>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,18 +20,11 @@ using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoNumber;
 using rockcache::testing::InfoText;
-using rockcache::testing::ListIndexReply;
-using rockcache::testing::ListRangeReply;
-using rockcache::testing::Lower;
 using rockcache::testing::Reply;
 using rockcache::testing::RtcCalls;
 using rockcache::testing::Run;
 using rockcache::testing::RunRtc;
-using rockcache::testing::RunShell;
-using rockcache::testing::SleepMs;
-using rockcache::testing::SubFields;
 using rockcache::testing::TestServer;
-using rockcache::testing::Ttl100;
 using rockcache::testing::VerifyResult;
 
 // MSET writes a key the cache holds without reading its old meta (as SET does): what a user

@@ -1,16 +1,8 @@
 // Observability from outside: INFO commandstats / errorstats / stats / pool / latencystats add up,
 // SLOWLOG records slow commands with their stage breakdown, and LATENCY HISTOGRAM has Redis 7's
 // shape (the Prometheus endpoint: metrics_http_test.cc).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
-#include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -24,13 +16,11 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
-using rockcache::testing::FreePort;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
-using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
 namespace {
