@@ -5,9 +5,9 @@
 // Debian's librocksdb is built with its assertions on, and that skip list checks the order of the
 // nodes around every step of a search: three key comparisons a step instead of one, each two
 // virtual calls deep, the largest part of a spread SET's cost and of a pop's tombstone insert.
-// This is the same
-// structure compiled with our flags, comparing keys inline for the bytewise order every rockcache
-// column family uses (`rocksdb-memtable`, config/config.cc, chooses it; `rocksdb` is RocksDB's).
+// This is the same structure compiled with our flags, comparing keys inline for the bytewise
+// order every rockcache column family uses (`rocksdb-memtable`, config/config.cc, chooses it;
+// `rocksdb` is RocksDB's).
 //
 // Contract (RocksDB's SkipListRep's, without concurrent inserts):
 // - One writer at a time: the DB must run with DBOptions::allow_concurrent_memtable_write =

@@ -70,9 +70,9 @@ class CollectionPrefix final : public rocksdb::SliceTransform {
 // The meta column families' insert hint: one for the whole memtable (every key has the empty
 // prefix). A write group's metas go to RocksDB in key order (batch_records::SortedByKey), so each
 // insert starts from the one before it: a pipelined SET of spread keys makes about a quarter
-// fewer key comparisons in the skiplist. A range
-// deletion must not be given a point entry's hint (above), so the entry after
-// kMetaHintBreakerKey is outside the domain. (Stateful like CollectionPrefix.)
+// fewer key comparisons in the skiplist. A range deletion must not be given a point entry's
+// hint (above), so the entry after kMetaHintBreakerKey is outside the domain. (Stateful like
+// CollectionPrefix.)
 class MetaRunPrefix final : public rocksdb::SliceTransform {
  public:
   const char* Name() const override { return "rockcache.MetaRunPrefix"; }
@@ -153,9 +153,9 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   // rocksdb-pin-metadata: every file's index and filter partitions are loaded when the file is
   // opened and held by its reader (still charged to the block cache), so a point read finds
   // them without a block cache lookup (a hash, a shard mutex and a reference count each) and
-  // never reads them from the file again. The price is their memory, about 1% of
-  // the data (bloom filters 1.25 bytes a key, an index entry per data block), whatever the
-  // block cache's size.
+  // never reads them from the file again. The price is their memory, about 1% of the data
+  // (bloom filters 1.25 bytes a key, an index entry per data block), whatever the block cache's
+  // size.
   if (options.pin_metadata) {
     table.metadata_cache_options.top_level_index_pinning = rocksdb::PinningTier::kAll;
     table.metadata_cache_options.partition_pinning = rocksdb::PinningTier::kAll;
@@ -191,9 +191,9 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
     cf.compression = compression;
     if (!options.compress_level0 && compression != rocksdb::kNoCompression) {
       // Level 0 (what a memtable flush writes) uncompressed: the flush runs on every write's
-      // CPU budget for files the first
-      // compaction rewrites anyway. With level_compaction_dynamic_level_bytes the entries after
-      // the first apply from the base level down.
+      // CPU budget for files the first compaction rewrites anyway. With
+      // level_compaction_dynamic_level_bytes the entries after the first apply from the base
+      // level down.
       cf.compression_per_level.assign(cf.num_levels, compression);
       cf.compression_per_level[0] = rocksdb::kNoCompression;
     }
