@@ -15,9 +15,14 @@ BUILD      ?= build
 OPT        ?= -O2 -g
 SANFLAGS   ?=
 PKGS        = libevent libevent_pthreads spdlog rocksdb
-CPPFLAGS   += -I. -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# Lua 5.1 for scripting (server/scripting/): Debian's build of it as C++ (a Lua error unwinds
+# C++ frames as an exception, running their destructors), with lua-cjson and lua-bitop; all
+# three linked statically, so the server needs no Lua package at run time.
+LUA_CFLAGS  = $(shell pkg-config --cflags lua5.1 2>/dev/null)
+LUA_LIBS    = -Wl,-Bstatic -llua5.1-cjson -llua5.1-bitop -llua5.1-c++ -Wl,-Bdynamic -ldl
+CPPFLAGS   += -I. -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(LUA_CFLAGS)
 CXXFLAGS   += -std=c++17 $(OPT) -Wall -Wextra -Wno-unused-parameter -pthread $(SANFLAGS)
-LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lrocksdb -lfmt -pthread
+LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lrocksdb -lfmt $(LUA_LIBS) -pthread
 LDFLAGS    += $(SANFLAGS)
 
 MODULES     = config pool cache storage server
@@ -42,7 +47,7 @@ BIGBENCH    = $(BUILD)/bigbench
 ROCKS_REF   = $(BUILD)/rocksdb-reference
 
 DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev libfmt-dev \
-               libhiredis-dev catch2 redis-tools
+               libhiredis-dev catch2 redis-tools liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 # redis-server is the reference `make bench` compares against and the one the differential test
 # ([differential]) checks replies against; installed by bench and test, which start their own
 # redis-server processes (the test on a free port, stopped by pid). On a systemd machine the
@@ -209,7 +214,7 @@ lint:
 	@./scripts/install-deps.sh $(LINT_PACKAGES)
 	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
 	clang-tidy --quiet $(filter-out tests/%,$(filter %.cc,$(FORMAT_FILES))) -- \
-	  -std=c++17 -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	  -std=c++17 -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(LUA_CFLAGS)
 
 clean:
 	rm -rf build
