@@ -80,6 +80,40 @@ void KeyLocks::EndWrite(const std::vector<uint32_t>& stripes) {
   }
 }
 
+KeyLocks::WriteWindow::WriteWindow(KeyLocks& locks, const std::vector<uint32_t>* stripes)
+    : locks_(&locks), borrowed_(stripes) {
+  locks_->BeginWrite(*borrowed_);
+}
+
+KeyLocks::WriteWindow::WriteWindow(KeyLocks& locks, std::vector<uint32_t>&& stripes)
+    : locks_(&locks), owned_(std::move(stripes)) {
+  locks_->BeginWrite(owned_);
+}
+
+KeyLocks::WriteWindow::WriteWindow(WriteWindow&& other) noexcept
+    : locks_(other.locks_), borrowed_(other.borrowed_), owned_(std::move(other.owned_)) {
+  other.locks_ = nullptr;
+  other.borrowed_ = nullptr;
+}
+
+KeyLocks::WriteWindow& KeyLocks::WriteWindow::operator=(WriteWindow&& other) noexcept {
+  if (this != &other) {
+    Close();
+    locks_ = other.locks_;
+    borrowed_ = other.borrowed_;
+    owned_ = std::move(other.owned_);
+    other.locks_ = nullptr;
+    other.borrowed_ = nullptr;
+  }
+  return *this;
+}
+
+void KeyLocks::WriteWindow::Close() {
+  if (locks_ == nullptr) return;
+  locks_->EndWrite(stripes());
+  locks_ = nullptr;
+}
+
 KeyLocks::Guard KeyLocks::Lock(const std::vector<std::string_view>& keys) {
   Guard guard;
   if (keys.empty()) return guard;

@@ -17,8 +17,8 @@
 // commit locks every stripe of a whole group of commands with one Lock(keys) call.
 //
 // Write sequence (a seqlock per stripe, beside its mutex on the same cache line): a thread that
-// holds a stripe and is about to change cache entries of its keys calls BeginWrite (sequence
-// becomes odd), then EndWrite (even again) once the write is in RocksDB: a group commit keeps
+// holds a stripe and is about to change cache entries of its keys opens a WriteWindow (sequence
+// becomes odd) and closes it (even again) once the write is in RocksDB: a group commit keeps
 // its segment's written stripes odd until the segment's commit (server/group_commit.cc). Only
 // the stripe's holder writes it, so both are a relaxed load and a plain store: no atomic
 // read-modify-write, nothing shared between stripes.
@@ -87,9 +87,37 @@ class KeyLocks {
   // The same, into *out (replacing what it held; its capacity is reused).
   void StripesOf(const std::vector<std::string_view>& keys, std::vector<uint32_t>* out) const;
 
-  // Write sequence. REQUIRES: the caller holds every stripe in `stripes`, and they are distinct.
-  void BeginWrite(const std::vector<uint32_t>& stripes);
-  void EndWrite(const std::vector<uint32_t>& stripes);
+  // A write window: the write sequence of a set of stripes held odd from construction until
+  // Close() or destruction (see the top). The only way to mark stripes written, so a window can
+  // not be left open by an early return. Movable, not copyable; an empty (default) window marks
+  // nothing.
+  // REQUIRES: the caller holds every stripe of the window, they are distinct, and it keeps
+  // holding them until the window closes (destroy the window before the Guard).
+  class [[nodiscard]] WriteWindow {
+   public:
+    WriteWindow() = default;
+    // Opens over *stripes, which the window borrows: *stripes must outlive it unchanged.
+    WriteWindow(KeyLocks& locks, const std::vector<uint32_t>* stripes);
+    // Opens over stripes it owns.
+    WriteWindow(KeyLocks& locks, std::vector<uint32_t>&& stripes);
+    WriteWindow(WriteWindow&& other) noexcept;
+    WriteWindow& operator=(WriteWindow&& other) noexcept;
+    WriteWindow(const WriteWindow&) = delete;
+    WriteWindow& operator=(const WriteWindow&) = delete;
+    ~WriteWindow() { Close(); }
+
+    // Ends the write (sequences even again); idempotent.
+    void Close();
+    bool open() const { return locks_ != nullptr; }
+
+   private:
+    const std::vector<uint32_t>& stripes() const {
+      return borrowed_ != nullptr ? *borrowed_ : owned_;
+    }
+    KeyLocks* locks_ = nullptr;
+    const std::vector<uint32_t>* borrowed_ = nullptr;
+    std::vector<uint32_t> owned_;
+  };
   // Any thread, never blocks: the write sequence of key's stripe (acquire). Odd while a write is
   // in progress.
   uint64_t WriteSeq(std::string_view key) const {
@@ -129,6 +157,10 @@ class KeyLocks {
     std::atomic<uint64_t> seq{0};  // written only by the holder of mu (see top)
   };
   void LockStripe(uint32_t index);
+  // Write sequence (WriteWindow). REQUIRES: the caller holds every stripe in `stripes`, and
+  // they are distinct.
+  void BeginWrite(const std::vector<uint32_t>& stripes);
+  void EndWrite(const std::vector<uint32_t>& stripes);
 
   const size_t count_;
   std::unique_ptr<Stripe[]> stripes_;

@@ -1,4 +1,6 @@
-// Runs commands under the cache discipline that keeps the cache coherent with RocksDB.
+// The cache discipline that keeps the cache coherent with RocksDB, and the network thread's
+// cache answers. Call (server/call.h) applies the discipline to every command a worker runs;
+// this header states it and holds what answers without a worker.
 //
 // The rules (see "Cache coherence" in docs/DESIGN.md and cache/key_locks.h):
 // - One lock layer: the cache's key stripes (cache::KeyLocks) are the only per-key locks;
@@ -18,7 +20,7 @@
 //   read for both.
 // - A multi-key read answered from the cache (MGET, EXISTS k1 k2) must not mix values from
 //   before and after a write: every write marks the write sequence of its keys' stripes odd
-//   before it changes the cache and even after (KeyLocks::BeginWrite/EndWrite, per stripe, no
+//   before it changes the cache and even after (a KeyLocks::WriteWindow, per stripe, no
 //   global counter); such a read snapshots the sequences of its keys' stripes first and retries
 //   on a worker when one was odd or moved. Argument: if the read observed any cache change of a
 //   write W (through the shard mutex that published it), W's odd store happened before, so the
@@ -56,49 +58,6 @@ class CacheReadFence {
   const cache::KeyLocks& locks_;
   std::vector<uint64_t> seqs_;
 };
-
-// Worker thread: runs one command whose key locks the caller holds (all of them with kAllKeys).
-// Applies the cache discipline above; may block on disk. `rtc_missed`: the network thread
-// already looked this command up in the cache and missed (a hit now is a coalesced miss, and
-// the lookup is not counted twice). `budget`: the batch's reply budget
-// (server/commands/reply_budget.h); nullptr = unlimited. `waiter`: a kMayBlock command's waiter
-// (CommandContext::waiter); nullptr = it must not block.
-// After a write it serves the clients blocked on the command's keys (server/blocking/serve.h),
-// still under the locks; one relaxed load when nobody is blocked.
-// REQUIRES: the caller holds the key-stripe locks of CommandKeys(spec, argv).
-// `db`: the connection's SELECTed database (CommandContext::db); the command's storage and
-// cache calls go to it (config/current_db.h).
-// `slices`: where a big read leaves its continuation (server/slicing/sliced_read.h); nullptr =
-// big reads run whole.
-// `in_write_window`: the caller has already marked the command's stripes written
-// (KeyLocks::BeginWrite) and ends the window itself once the write is committed (the group
-// commit, whose RocksDB write comes after the command); false = a write opens and closes its
-// own window around its handler.
-void ExecuteLocked(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                   bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0,
-                   const std::shared_ptr<Waiter>* waiter = nullptr, SliceSink* slices = nullptr,
-                   bool in_write_window = false);
-
-// Whether writes may run as write runs (WriteRun, server/commands/command.h) now: the
-// write-coalescing setting is on, no client is blocked (one-by-one, a push would serve a
-// blocked pop between two commands) and no keyspace event is enabled (each command publishes
-// its own). WATCH needs no exception: a run dirties its key as its first command would, and
-// no EXEC runs between the commands of a run (the group holds the key's lock). Any thread.
-bool WriteRunsAllowed(Server& server);
-
-// Worker thread: runs the commands of `run` (all rows `spec`, which has a write_run, on one key)
-// as one write, with ExecuteLocked's cache discipline, and appends each command's reply.
-// REQUIRES: the caller holds the key's lock and has opened the write window of its stripe
-// (in_write_window above); WriteRunsAllowed(server) was true since the caller took the lock.
-void ExecuteRunLocked(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms,
-                      int db);
-
-// Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
-// kAllKeys, its keys' stripes otherwise), runs it with ExecuteLocked and releases them. BLOCKS
-// on key locks and disk. REQUIRES: the calling thread holds no key lock.
-void ExecuteOnWorker(Server& server, const CommandSpec& spec, Args& argv, int64_t now_ms,
-                     bool rtc_missed, std::string* out, ReplyBudget* budget = nullptr, int db = 0,
-                     SliceSink* slices = nullptr);
 
 // Network thread: tries to answer a kCacheRead command from the cache alone. Never blocks.
 // True when the reply was appended.

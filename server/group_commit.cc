@@ -6,6 +6,7 @@
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/blocking/wait_registry.h"
+#include "server/call.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
 #include "server/flat_key_set.h"
@@ -38,28 +39,18 @@ bool IsBarrier(const PreparedCommand& command) {
 
 // A segment's write window (cache/key_locks.h): the distinct stripes of its writes' keys marked
 // written from before the first write changes the cache until the segment's RocksDB commit,
-// which happens before the window closes. Commands run with in_write_window (ExecuteLocked).
+// which happens before the window closes. Commands run with CallRequest::in_write_window.
+// `stripes` keeps the stripes for the window's life (reused between segments). No cache: nothing
+// to fence, an empty window.
 // REQUIRES: the segment's locks, which cover those stripes, are held for the window's life.
-class WriteWindow {
- public:
-  WriteWindow(Server& server, const std::vector<std::string_view>& keys,
-              std::vector<uint32_t>* stripes)
-      : locks_(server.key_locks()), stripes_(stripes) {
-    stripes_->clear();
-    if (server.cache() == nullptr || keys.empty()) return;  // no cache: nothing to fence
-    locks_.StripesOf(keys, stripes_);
-    locks_.BeginWrite(*stripes_);
-  }
-  ~WriteWindow() {
-    if (!stripes_->empty()) locks_.EndWrite(*stripes_);
-  }
-  WriteWindow(const WriteWindow&) = delete;
-  WriteWindow& operator=(const WriteWindow&) = delete;
-
- private:
-  cache::KeyLocks& locks_;
-  std::vector<uint32_t>* const stripes_;
-};
+cache::KeyLocks::WriteWindow SegmentWindow(Server& server,
+                                           const std::vector<std::string_view>& keys,
+                                           std::vector<uint32_t>* stripes) {
+  stripes->clear();
+  if (server.cache() == nullptr || keys.empty()) return {};
+  server.key_locks().StripesOf(keys, stripes);
+  return cache::KeyLocks::WriteWindow(server.key_locks(), stripes);
+}
 
 class GroupTask : public pool::Task {
  public:
@@ -120,7 +111,8 @@ class GroupTask : public pool::Task {
         auto guard = server_->key_locks().Lock(keys);
         // The write window of the segment's written stripes stays open until its commit: until
         // then RocksDB does not hold what the cache may already show (cache/key_locks.h).
-        WriteWindow window(*server_, written_keys, &window_stripes_);
+        const cache::KeyLocks::WriteWindow window =
+            SegmentWindow(*server_, written_keys, &window_stripes_);
         const bool read_ahead = ReadAheadMisses(i, j, written_keys);
         for (size_t k = i; k < j;) {
           ChargeFrom(k);
@@ -147,8 +139,16 @@ class GroupTask : public pool::Task {
             RunTxCommand(*server_, write_group_.get(), barrier, budget);
             return;
           }
-          ExecuteOnWorker(*server_, *barrier->spec, barrier->argv, NowUnixMs(), barrier->rtc_missed,
-                          &barrier->reply, budget, barrier->db, SinkFor(barrier, budget_of_[j]));
+          CallRequest request;
+          request.spec = barrier->spec;
+          request.argv = &barrier->argv;
+          request.out = &barrier->reply;
+          request.db = barrier->db;
+          request.now_ms = NowUnixMs();
+          request.budget = budget;
+          request.slices = SinkFor(barrier, budget_of_[j]);
+          request.rtc_missed = barrier->rtc_missed;
+          CallWithLocks(*server_, request);
         });
         NoteSliced(barrier, budget_of_[j]);
         CommitPending();
@@ -312,7 +312,7 @@ class GroupTask : public pool::Task {
     return n;
   }
 
-  // Runs order_[k, k + n) as one write run (ExecuteRunLocked) under the segment's locks; each
+  // Runs order_[k, k + n) as one write run (CallRun) under the segment's locks; each
   // command then stands as if it had run alone: timed, its reply counted against its batch,
   // pending until the commit.
   void RunWrites(size_t k, size_t n) {
@@ -327,7 +327,7 @@ class GroupTask : public pool::Task {
     }
     const bool timed = group_timed();
     const uint64_t start = timed ? Clock::Now() : 0;
-    ExecuteRunLocked(*server_, *head.spec, run_, NowUnixMs(), head.db);
+    CallRun(*server_, *head.spec, run_, NowUnixMs(), head.db);
     const uint64_t end = timed ? Clock::Now() : 0;
     for (size_t m = k; m < k + n; ++m) {
       PreparedCommand* command = order_[m];
@@ -362,10 +362,18 @@ class GroupTask : public pool::Task {
         RunTxCommand(*server_, write_group_.get(), command, budget);
         return;
       }
-      ExecuteLocked(*server_, spec, command->argv, NowUnixMs(), command->rtc_missed,
-                    &command->reply, budget, command->db,
-                    command->waiter ? &command->waiter : nullptr, SinkFor(command, batch),
-                    /*in_write_window=*/true);
+      CallRequest request;
+      request.spec = &spec;
+      request.argv = &command->argv;
+      request.out = &command->reply;
+      request.db = command->db;
+      request.now_ms = NowUnixMs();
+      request.budget = budget;
+      request.waiter = command->waiter ? &command->waiter : nullptr;
+      request.slices = SinkFor(command, batch);
+      request.rtc_missed = command->rtc_missed;
+      request.in_write_window = true;
+      Call(*server_, request);
     });
     NoteSliced(command, batch);
     if (spec.flags & kWrite) {

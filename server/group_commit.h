@@ -9,8 +9,8 @@
 //    segments at *barriers*: commands with no keys in the command table (KEYS, SCAN, DBSIZE,
 //    RANDOMKEY, DEBUG...) and kAllKeys commands (FLUSHALL). A segment locks the key
 //    stripes of all its commands at once (cache::KeyLocks::Lock: ascending, so deadlock-free
-//    against any other group or command), runs them with ExecuteLocked, commits, unlocks. A
-//    barrier runs alone after that commit, taking its own locks (ExecuteOnWorker).
+//    against any other group or command), runs them with Call (server/call.h), commits, unlocks. A
+//    barrier runs alone after that commit, taking its own locks (CallWithLocks).
 // 2. Storage writes go to the worker's storage::WriteGroup: deferred, not yet visible to
 //    storage reads. Read-your-writes: before a command touching a key that an earlier command of
 //    the group wrote since the last commit (same connection or another), the pending writes are
@@ -19,7 +19,7 @@
 //    writes to one hot key still costs one commit per group. Distinct keys pay nothing for it.
 //    Write runs: consecutive commands of one row on one key that the row lets join (LPUSH,
 //    RPUSH, LPOP, RPOP, SADD, HSET..., WriteRun in server/commands/command.h) run as one storage
-//    operation (ExecuteRunLocked) while nothing could observe the states between them (no
+//    operation (CallRun) while nothing could observe the states between them (no
 //    blocked client, no keyspace event: WriteRunsAllowed); each keeps its own reply, timing and
 //    budget. A pipeline of 16 pushes on a hot list reads and writes the list's meta once.
 // 3. Replies are kept per command and handed back only after the commit that made the

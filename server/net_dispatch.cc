@@ -1,15 +1,18 @@
-// NetLoop dispatch: where each parsed command runs — in the loop (cache answers, connection and
-// anywhere commands) or in a batch for the worker pool (group commit, parking when the pool is
-// full) — and the completions that bring replies back. Loop thread only, except
-// PostCompletion(s) (any thread). See server/net_loop.h.
+// NetLoop dispatch: parses a connection's input and acts on each command's admission
+// (server/admission.h) — answered in the loop (cache answers, connection and anywhere commands,
+// through Call) or gathered in a batch for the worker pool (group commit, parking when the pool
+// is full). Loop thread only. See server/net_loop.h.
 #include <event2/event.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "pool/worker_pool.h"
+#include "server/admission.h"
 #include "server/blocking/timeout.h"
 #include "server/blocking/wait_registry.h"
+#include "server/call.h"
 #include "server/clock.h"
+#include "server/executor.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/subscriptions.h"
@@ -37,37 +40,6 @@ PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_mi
 }
 
 }  // namespace
-
-void NetLoop::PostCompletion(Completion completion) {
-  bool was_empty;
-  {
-    std::lock_guard<std::mutex> lock(completions_mu_);
-    was_empty = completions_.empty();
-    completions_.push_back(std::move(completion));
-  }
-  if (was_empty) {
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
-  }
-}
-
-void NetLoop::PostCompletions(std::vector<Completion> completions) {
-  if (completions.empty()) return;
-  bool was_empty;
-  {
-    std::lock_guard<std::mutex> lock(completions_mu_);
-    was_empty = completions_.empty();
-    if (was_empty) {
-      completions_.swap(completions);
-    } else {
-      for (auto& c : completions) completions_.push_back(std::move(c));
-    }
-  }
-  if (was_empty) {
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
-  }
-}
 
 void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
   // MLFQ (pool/mlfq.h): a client demoted for the execution time it used recently sends its batch
@@ -164,7 +136,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
     conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
-    if (conn->tx_multi() || (spec != nullptr && (spec->flags & kTransaction))) {
+    if (ForTransaction(spec, conn->tx_multi())) {
       const size_t batched = batch.size();
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
       if (batch.size() != batched) batch_reads_only = false;
@@ -178,119 +150,118 @@ void NetLoop::ProcessInput(Connection* conn) {
       if (handled == TxInLoop::kHandled) continue;
       if (handled == TxInLoop::kHandledLast) break;  // the rest waits for EXEC's batch
     }
-    std::string error;
-    if (spec == nullptr) {
-      AppendUnknownCommand(&error, argv);
-    } else if (!ArityOk(*spec, argv.size())) {
-      AppendArityError(&error, argv[0]);
-    } else if (!conn->authenticated && !(spec->flags & kNoAuth)) {
-      error = "-NOAUTH Authentication required.\r\n";
-    }
-    if (!error.empty()) {
-      if (spec != nullptr) metrics.RecordRejected(id);
-      metrics.RecordError(ErrorCode(error.data(), error.size()));
-      if (batch.empty()) {
-        conn->output += error;
-      } else {
-        PreparedCommand rejected;
-        rejected.reply = std::move(error);
-        batch.push_back(std::move(rejected));
-      }
-      continue;
-    }
-    if (conn->pubsub != nullptr) {  // RESP2 subscribed mode: an error, or PING's ["pong", arg]
-      const size_t reply_start = conn->output.size();
-      if (AnswerInSubscribedMode(*spec, argv, &conn->output)) {
-        const uint64_t end = timed ? Clock::Now() : 0;
-        RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
-                     conn->output.size() - reply_start, parsed, start, end);
-        start = end;
+    AdmissionState state;
+    state.authenticated = conn->authenticated;
+    state.subscribed = conn->pubsub != nullptr;
+    state.batch_empty = batch.empty();
+    state.batch_reads_only = batch_reads_only;
+    state.rtc_reads = rtc_reads;
+    const Route route = Admit(spec, argv.size(), state);
+    // Answered in the loop: the reply was appended to *out from reply_start.
+    auto answered_here = [&](const std::string& out, size_t reply_start, bool from_cache) {
+      const uint64_t end = timed ? Clock::Now() : 0;
+      RecordInLoop(conn, id, argv, from_cache, out.data() + reply_start, out.size() - reply_start,
+                   parsed, start, end);
+      start = end;
+    };
+    switch (route) {
+      case Route::kUnknownCommand:
+      case Route::kWrongArity:
+      case Route::kNoAuth: {
+        std::string error;
+        if (route == Route::kUnknownCommand) {
+          AppendUnknownCommand(&error, argv);
+        } else if (route == Route::kWrongArity) {
+          AppendArityError(&error, argv[0]);
+        } else {
+          error = "-NOAUTH Authentication required.\r\n";
+        }
+        if (spec != nullptr) metrics.RecordRejected(id);
+        metrics.RecordError(ErrorCode(error.data(), error.size()));
+        if (batch.empty()) {
+          conn->output += error;
+        } else {
+          PreparedCommand rejected;
+          rejected.reply = std::move(error);
+          batch.push_back(std::move(rejected));
+        }
         continue;
       }
-    }
-    if (spec->flags & kConnection) {
-      if (!batch.empty()) {
-        pos = command_start;  // runs after the batch's replies are back
+      case Route::kSubscribedReply: {
+        const size_t reply_start = conn->output.size();
+        AnswerInSubscribedMode(*spec, argv, &conn->output);
+        answered_here(conn->output, reply_start, false);
+        continue;
+      }
+      case Route::kAfterBatch:
+        pos = command_start;  // parsed again once the batch's replies are back
         --commands;
         break;
-      }
-      size_t reply_start = conn->output.size();
-      RunConnectionCommand(conn, *spec, argv);
-      uint64_t end = timed ? Clock::Now() : 0;
-      RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
-                   conn->output.size() - reply_start, parsed, start, end);
-      start = end;
-      continue;
-    }
-    if ((spec->flags & kCacheRead) && !batch.empty() && batch_reads_only && rtc_reads) {
-      // A cache read behind a miss of the same pipeline: answered from the cache now, its reply
-      // carried in the batch (a command with no spec, as a rejected one) to keep the order, so
-      // the worker runs only the misses. Only while the batch holds reads: a read behind a
-      // write of this connection must see the write. Answering it before the reads queued
-      // ahead of it is a valid order: pipelined reads are concurrent operations for the client
-      // (none waits for another's reply), and each still reads a value no older than every
-      // write acknowledged before it was sent.
-      if (now_ms == 0) now_ms = NowUnixMs();
-      PreparedCommand answered;
-      if (TryAnswerFromCache(server, *spec, argv, now_ms, &answered.reply, conn->db)) {
-        ++rtc_answers;
-        const uint64_t end = timed ? Clock::Now() : 0;
-        RecordInLoop(conn, id, argv, true, answered.reply.data(), answered.reply.size(), parsed,
-                     start, end);
-        start = end;
-        carried_reply_bytes += answered.reply.size();
-        batch.push_back(std::move(answered));
+      case Route::kLoop: {
+        const size_t reply_start = conn->output.size();
+        CallRequest request;
+        request.spec = spec;
+        request.argv = &argv;
+        request.out = &conn->output;
+        request.mode = CallMode::kLoop;
+        request.db = conn->db;
+        // A kConnection command gets its connection; a kAnywhere one runs as on any thread.
+        if (spec->flags & kConnection) request.conn = conn;
+        Call(server, request);
+        answered_here(conn->output, reply_start, false);
         continue;
       }
-      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
-      continue;
-    }
-    if ((spec->flags & kCacheRead) && batch.empty() && rtc_reads) {
-      // Run to completion: a read the cache holds is answered here, with no thread hop.
-      if (now_ms == 0) now_ms = NowUnixMs();
-      size_t reply_start = conn->output.size();
-      bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
-      if (!answered && storage_read_max > 0 && (spec->flags & kStringRead) &&
-          memory_gate_.ShouldTry()) {
-        answered = TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
-                                       storage_read_max);
-        memory_gate_.Record(answered);
-        if (answered) ++storage_fills;  // a miss filled from RocksDB's memory: no thread hop
-      }
-      if (answered) {
-        ++rtc_answers;
-        uint64_t end = timed ? Clock::Now() : 0;
-        RecordInLoop(conn, id, argv, true, conn->output.data() + reply_start,
-                     conn->output.size() - reply_start, parsed, start, end);
-        start = end;
+      case Route::kCacheBehindBatch: {
+        // A cache read behind a miss of the same pipeline: answered from the cache now, its
+        // reply carried in the batch (a command with no spec, as a rejected one) to keep the
+        // order, so the worker runs only the misses. Answering it before the reads queued ahead
+        // of it is a valid order: pipelined reads are concurrent operations for the client
+        // (none waits for another's reply), and each still reads a value no older than every
+        // write acknowledged before it was sent.
+        if (now_ms == 0) now_ms = NowUnixMs();
+        PreparedCommand answered;
+        if (TryAnswerFromCache(server, *spec, argv, now_ms, &answered.reply, conn->db)) {
+          ++rtc_answers;
+          answered_here(answered.reply, 0, true);
+          carried_reply_bytes += answered.reply.size();
+          batch.push_back(std::move(answered));
+          continue;
+        }
+        add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
         continue;
       }
-      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
-      continue;
-    }
-    if ((spec->flags & kAnywhere) && batch.empty()) {
-      CommandContext ctx{&server, nullptr, nullptr};
-      ctx.db = conn->db;
-      size_t reply_start = conn->output.size();
-      spec->handler(ctx, argv, &conn->output);
-      uint64_t end = timed ? Clock::Now() : 0;
-      RecordInLoop(conn, id, argv, false, conn->output.data() + reply_start,
-                   conn->output.size() - reply_start, parsed, start, end);
-      start = end;
-      continue;
-    }
-    if (spec->flags & kMayBlock) {
-      // Alone in its batch, and nothing after it runs until it is answered (as Redis).
-      if (!batch.empty()) {
-        pos = command_start;
-        --commands;
+      case Route::kCache: {
+        // Run to completion: a read the cache holds is answered here, with no thread hop.
+        if (now_ms == 0) now_ms = NowUnixMs();
+        const size_t reply_start = conn->output.size();
+        bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
+        if (!answered && storage_read_max > 0 && (spec->flags & kStringRead) &&
+            memory_gate_.ShouldTry()) {
+          answered = TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
+                                         storage_read_max);
+          memory_gate_.Record(answered);
+          if (answered) ++storage_fills;  // a miss filled from RocksDB's memory: no thread hop
+        }
+        if (answered) {
+          ++rtc_answers;
+          answered_here(conn->output, reply_start, true);
+          continue;
+        }
+        add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
+        continue;
+      }
+      case Route::kBlocking:
+        // Alone in its batch, and nothing after it runs until it is answered (as Redis).
+        add(pos, input_size,
+            Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
+        BeginWait(conn, &batch.back());
         break;
-      }
-      add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
-      BeginWait(conn, &batch.back());
-      break;
+      case Route::kPool:
+        add(pos, input_size,
+            Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
+        continue;
     }
-    add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
+    break;  // kAfterBatch, kBlocking: nothing more is parsed in this pass
   }
   LoopCounters::Add(&counters_->commands, commands);
   if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
@@ -373,130 +344,5 @@ void NetLoop::SubmitParked() {
 }
 
 void NetLoop::OnRetryParked(int, short, void* arg) { static_cast<NetLoop*>(arg)->SubmitParked(); }
-
-void NetLoop::DrainCompletions() {
-  std::vector<Completion> batch;
-  {
-    std::lock_guard<std::mutex> lock(completions_mu_);
-    batch.swap(completions_);
-  }
-  if (!parked_.empty()) SubmitParked();  // the pool just drained some
-  for (auto& completion : batch) {
-    auto it = connections_.find(completion.conn_id);
-    if (it == connections_.end()) continue;  // closed while its batch was in flight
-    Connection* conn = it->second.get();
-    if (completion.slice_bytes > 0) {
-      conn->info->slice_queued_bytes.fetch_sub(completion.slice_bytes, std::memory_order_relaxed);
-    }
-    if (completion.kind == Completion::Kind::kClose) {
-      CloseConnection(conn);
-      continue;
-    }
-    if (completion.kind == Completion::Kind::kKill) {
-      if (conn->in_flight && conn->waiter == nullptr) {
-        conn->close_after_reply = true;  // closes when the batch returns
-      } else {
-        CloseConnection(conn);
-      }
-      continue;
-    }
-    if (completion.close_client) {  // the batch passed the output-buffer limit
-      spdlog::warn(
-          "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer "
-          "limits.",
-          conn->id, conn->info->addr);
-      CloseConnection(conn);
-      continue;
-    }
-    // The batch that ended with a deferred EXEC is back (the last completion of a batch: not a
-    // chunk of a sliced read, no commands left after one): its queued kConnection commands.
-    if (!completion.more && completion.rest.empty() && conn->tx != nullptr &&
-        conn->tx->deferred_exec != nullptr) {
-      FinishExecInLoop(*server_, conn, &completion.replies);
-    }
-    conn->output += completion.replies;
-    if (completion.more) {  // a chunk of a sliced read: still in flight, parse nothing more
-      if (!completion.commands.empty()) {
-        RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
-      }
-      Flush(conn);  // applies the output-buffer limits to what is pending
-      continue;
-    }
-    if (!completion.rest.empty() &&
-        !conn->close_after_reply) {  // the batch's commands after a sliced read
-      if (!completion.commands.empty()) {
-        RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
-      }
-      BatchTimes times;
-      times.parsed = completion.times.parsed;
-      SubmitOrPark(conn, std::move(completion.rest), times);
-      Flush(conn);
-      continue;
-    }
-    conn->in_flight = false;
-    if (conn->waiter != nullptr) {
-      if (completion.unblock != Completion::Unblock::kNone) RecordUnblocked(conn, completion);
-      EndWait(conn);
-    }
-    if (!completion.commands.empty()) {
-      RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
-    }
-    if (conn->reading_paused) {
-      event_add(conn->read_event, nullptr);
-      conn->reading_paused = false;
-    }
-    if (conn->close_after_reply) {
-      Flush(conn);
-      continue;
-    }
-    for (PreparedCommand& command : completion.commands) spare_args_.Keep(std::move(command.argv));
-    ProcessInput(conn);  // resumes parsing; flushes
-  }
-}
-
-void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
-  const Args& argv = command->argv;
-  int64_t ms = 0;
-  if (!ParseBlockTimeout(argv[BlockTimeoutIndex(argv[0], argv.size())], &ms).empty()) {
-    return;  // no waiter: the worker replies the error
-  }
-  command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
-  conn->waiter = command->waiter;
-  conn->blocked_command_id = command->command_id;
-  conn->blocked_argv = command->argv;
-  constexpr int64_t kMaxTimerSec = 100LL * 365 * 24 * 3600;  // longer ones never fire anyway
-  if (ms == 0 || ms / 1000 > kMaxTimerSec) return;
-  if (conn->wait_timer == nullptr) {
-    conn->wait_timer = evtimer_new(base_, &NetLoop::OnWaitTimeout, conn);
-  }
-  timeval after{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-  evtimer_add(conn->wait_timer, &after);
-}
-
-void NetLoop::EndWait(Connection* conn) {
-  if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
-  conn->waiter.reset();
-  conn->blocked_argv.clear();
-}
-
-void NetLoop::OnWaitTimeout(int, short, void* arg) {
-  auto* conn = static_cast<Connection*>(arg);
-  conn->loop->WaitTimedOut(conn);
-}
-
-void NetLoop::WaitTimedOut(Connection* conn) {
-  if (conn->waiter == nullptr || !server_->blocking().TimeOut(conn->waiter.get())) return;
-  Completion completion;  // handled like any reply, after what is queued already
-  completion.conn_id = conn->id;
-  completion.replies = std::string(conn->waiter->NullReply());
-  completion.unblock = Completion::Unblock::kTimedOut;
-  PostCompletion(std::move(completion));
-}
-
-void NetLoop::RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv) {
-  CommandContext ctx{server_, nullptr, conn};
-  ctx.db = conn->db;
-  spec.handler(ctx, argv, &conn->output);
-}
 
 }  // namespace rockcache::server

@@ -10,8 +10,9 @@
 // The implementation is split by concern:
 //   net_loop.cc      lifecycle: listen, accept, wake-up, close, the 1 s timer (idle timeouts)
 //   net_io.cc        connection I/O: read, query-buffer limit, Flush, output-buffer limit
-//   net_dispatch.cc  parse and route: RTC cache answers, in-loop commands, batches (group
-//                    commit, submit / park), completions, blocking-pop waits
+//   net_dispatch.cc  parse and route (server/admission.h): RTC cache answers, in-loop
+//                    commands, batches (group commit, submit / park)
+//   net_completions.cc  replies back from the pool, blocking-pop waits
 //   net_record.cc    metrics and slow-log entries of commands and batches
 #pragma once
 
@@ -124,9 +125,8 @@ class NetLoop {
   // limit, or over the soft limit for longer than its seconds (Redis's rule); logs why.
   bool OverOutputLimit(Connection* conn, size_t pending);
 
-  // ---- net_dispatch.cc: parse and route, batches, completions (loop thread) ----
+  // ---- net_dispatch.cc: parse and route, batches (loop thread) ----
   static void OnRetryParked(int fd, short events, void* arg);
-  static void OnWaitTimeout(int fd, short events, void* arg);
   static void OnSubmitGroup(int fd, short events, void* arg);
   // Parses and runs commands until the input is used up or a batch goes in flight.
   void ProcessInput(Connection* conn);
@@ -144,7 +144,9 @@ class NetLoop {
   // running, so it runs after every event already active in this pass (reads, the completion
   // wake-up) and within the same pass.
   void QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
-  void RunConnectionCommand(Connection* conn, const CommandSpec& spec, Args& argv);
+
+  // ---- net_completions.cc: replies back, blocking-pop waits (loop thread) ----
+  static void OnWaitTimeout(int fd, short events, void* arg);
   // Blocking pops (server/blocking/): gives a kMayBlock command its waiter and arms the timeout;
   // ends the wait when the command's reply is back; times it out.
   void BeginWait(Connection* conn, PreparedCommand* command);

@@ -34,10 +34,8 @@ class Serving {
         locks_(server.key_locks()),
         registry_(server.blocking()),
         held_(std::move(held)) {
-    if (cache_ != nullptr && !in_write_window) {
-      locks_.BeginWrite(held_);
-      own_window_ = true;
-    }
+    if (cache_ != nullptr && !in_write_window)
+      window_ = cache::KeyLocks::WriteWindow(locks_, &held_);
   }
 
   void Run(std::deque<std::string> ready) {
@@ -87,9 +85,11 @@ class Serving {
             deferred_.push_back(key);  // the rest of this queue, in order, by a pool task
             return;
           }
-          if (cache_ != nullptr) locks_.BeginWrite({stripe});
           extra_stripes_.push_back(stripe);
           extra_.push_back(std::move(guard));
+          if (cache_ != nullptr) {
+            extra_windows_.emplace_back(locks_, std::vector<uint32_t>{stripe});
+          }
         }
         auto dst_type = store_.Type(waiter->op.dst);
         if (!dst_type.ok()) return;
@@ -141,11 +141,9 @@ class Serving {
   }
 
   void Finish() {
-    if (cache_ != nullptr) {
-      if (own_window_) locks_.EndWrite(held_);
-      if (!extra_stripes_.empty()) locks_.EndWrite(extra_stripes_);
-    }
-    extra_.clear();  // releases the try-locked stripes
+    window_.Close();
+    extra_windows_.clear();
+    extra_.clear();  // releases the try-locked stripes, after their windows closed
     for (auto& served : served_) {
       Completion completion;
       completion.conn_id = served.waiter->client_id;
@@ -167,10 +165,12 @@ class Serving {
   cache::KeyLocks& locks_;
   WaitRegistry& registry_;
   const std::vector<uint32_t> held_;
-  bool own_window_ = false;
   bool failed_ = false;
   std::vector<cache::KeyLocks::Guard> extra_;
   std::vector<uint32_t> extra_stripes_;
+  // Declared after what they cover: a window closes before its stripes are released.
+  cache::KeyLocks::WriteWindow window_;  // over held_, unless the caller opened it
+  std::vector<cache::KeyLocks::WriteWindow> extra_windows_;  // one per try-locked stripe
   std::vector<Served> served_;
   std::vector<std::string> deferred_;
 };
@@ -214,36 +214,12 @@ void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
   Serving(server, held, in_write_window).Run(std::move(ready));
 }
 
-namespace {
-thread_local ServeAfterCommit* deferral = nullptr;
-}  // namespace
-
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window) {
   if (spec.flags & kAllKeys) return;  // FLUSHALL adds no element
   std::vector<std::string_view> keys = CommandKeys(spec, argv);
   if (keys.empty()) return;
-  if (deferral != nullptr) return deferral->Add(keys);
   ServeBlockedOn(server, keys, server.key_locks().StripesOf(keys), in_write_window);
-}
-
-ServeAfterCommit::ServeAfterCommit() { deferral = this; }
-
-ServeAfterCommit::~ServeAfterCommit() {
-  if (active_) deferral = nullptr;
-}
-
-void ServeAfterCommit::Add(const std::vector<std::string_view>& keys) {
-  for (auto key : keys) {
-    if (std::find(keys_.begin(), keys_.end(), key) == keys_.end()) keys_.emplace_back(key);
-  }
-}
-
-void ServeAfterCommit::Serve(Server& server, const std::vector<uint32_t>& held) {
-  if (active_) deferral = nullptr;
-  active_ = false;
-  std::vector<std::string_view> keys(keys_.begin(), keys_.end());
-  if (!keys.empty()) ServeBlockedOn(server, keys, held, /*in_write_window=*/false);
 }
 
 Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::string* out) {

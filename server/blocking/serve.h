@@ -36,37 +36,16 @@ namespace rockcache::server {
 class Server;
 
 // Worker thread. REQUIRES: the caller holds the key-stripe locks `held` (covering `keys`);
-// `in_write_window`: it also has BeginWrite()n them (cache::KeyLocks), as ExecuteLocked does
-// around a write. May block on disk. Cheap to skip: callers test server.blocking().any() first.
+// `in_write_window`: it also has a write window open over them (cache::KeyLocks::WriteWindow),
+// as Call does around a write. May block on disk. Cheap to skip: callers test
+// server.blocking().any() first.
 void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
                     const std::vector<uint32_t>& held, bool in_write_window);
 
-// After a write command (ExecuteLocked): ServeBlockedOn(the command's keys), or, inside a
-// ServeAfterCommit scope on this thread, only remembers the keys. REQUIRES as above.
+// After a write command (Call, server/call.h): ServeBlockedOn(the command's keys). REQUIRES as
+// above.
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window);
-
-// For EXEC (and anything else that must commit several writes as one WriteBatch): while one is
-// alive on a thread, the writes run by ExecuteLocked there do not serve blocked clients (serving
-// flushes the thread's WriteGroup, which would split the batch); they record their keys.
-// Serve() then serves them all, as Redis serves the clients blocked on keys an EXEC touched
-// after the whole transaction. Worker thread; not nestable.
-class ServeAfterCommit {
- public:
-  ServeAfterCommit();
-  ~ServeAfterCommit();  // forgets keys not served
-  ServeAfterCommit(const ServeAfterCommit&) = delete;
-  ServeAfterCommit& operator=(const ServeAfterCommit&) = delete;
-
-  void Add(const std::vector<std::string_view>& keys);
-  // REQUIRES: after the commit, while still holding the key locks `held` (covering the keys);
-  // not inside a BeginWrite window. Ends the deferral.
-  void Serve(Server& server, const std::vector<uint32_t>& held);
-
- private:
-  std::vector<std::string> keys_;
-  bool active_ = true;
-};
 
 // Runs `op` on `key` with ctx.store and appends the reply: [key, element] (BLPOP), [key, member,
 // score] (BZPOPMIN), [key, [elements]] (BLMPOP/BZMPOP) or the moved element (BLMOVE); publishes

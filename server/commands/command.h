@@ -128,7 +128,7 @@ using KeysFinder = std::vector<std::string_view> (*)(const Args& argv);
 // A write run: consecutive commands of one row on one key, in one group of the group commit
 // (server/group_commit.h), run as one storage operation — a pipeline of 16 LPUSHes on a hot list
 // reads and writes the list's meta once, not 16 times. Only where nothing can observe the states
-// between the commands (ExecuteRunLocked, server/executor.h, says when).
+// between the commands (CallRun, server/call.h, says when).
 struct WriteRun {
   std::vector<Args*> argvs;           // in execution order; argv[1] is the same key in all
   std::vector<std::string*> replies;  // replies[i]: where argvs[i]'s reply is appended

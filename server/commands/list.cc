@@ -6,7 +6,7 @@
 // cache-max-list-elements, and its length. LRANGE fills it with the head its range lies in;
 // LRANGE / LINDEX inside the head and LLEN are then answered from it in the network thread.
 // Pushes and pops keep it (they are kCacheAware: they edit the head as they edit the list);
-// every other list write drops it (ExecuteLocked erases the keys of a write that is not).
+// every other list write drops it (Call erases the keys of a write that is not).
 #include <algorithm>
 #include <climits>
 #include <deque>

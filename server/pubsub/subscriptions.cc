@@ -49,18 +49,23 @@ void UnsubscribeAll(Server& server, Connection* conn) {
   conn->info->shard_subscriptions.store(0, std::memory_order_relaxed);
 }
 
-bool AnswerInSubscribedMode(const CommandSpec& spec, const Args& argv, std::string* out) {
+bool SubscribedModeAnswers(const CommandSpec& spec, size_t argc) {
   const char* name = spec.name;
-  if (IsName(name, "ping")) {
-    if (argv.size() > 2) return false;  // the arity error, as usual
+  if (IsName(name, "ping")) return argc <= 2;  // more: the arity error, as usual
+  for (const char* allowed : {"subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                              "psubscribe", "punsubscribe", "quit", "reset"}) {
+    if (IsName(name, allowed)) return false;
+  }
+  return true;
+}
+
+bool AnswerInSubscribedMode(const CommandSpec& spec, const Args& argv, std::string* out) {
+  if (!SubscribedModeAnswers(spec, argv.size())) return false;
+  if (IsName(spec.name, "ping")) {
     AppendArrayHeader(out, 2);
     AppendBulk(out, "pong");
     AppendBulk(out, argv.size() == 2 ? std::string_view(argv[1]) : std::string_view());
     return true;
-  }
-  for (const char* allowed : {"subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
-                              "psubscribe", "punsubscribe", "quit", "reset"}) {
-    if (IsName(name, allowed)) return false;
   }
   AppendError(out, "ERR Can't execute '" + FullName(spec, argv) +
                        "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "

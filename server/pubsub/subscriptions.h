@@ -19,5 +19,7 @@ void UnsubscribeAll(Server& server, Connection* conn);
 // allowed in this context"), or is PING (answered here as ["pong", <arg or "">]); the reply is
 // appended to *out. False: run the command as usual.
 bool AnswerInSubscribedMode(const CommandSpec& spec, const Args& argv, std::string* out);
+// Pure: whether AnswerInSubscribedMode answers a command of `argc` arguments (with its row).
+bool SubscribedModeAnswers(const CommandSpec& spec, size_t argc);
 
 }  // namespace rockcache::server

@@ -6,11 +6,11 @@
 #include "cache/key_locks.h"
 #include "config/current_db.h"
 #include "server/blocking/serve.h"
+#include "server/call.h"
 #include "server/commands/args.h"
 #include "server/commands/reply_budget.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
-#include "server/pubsub/notify.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -193,7 +193,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   const std::vector<uint32_t>& stripes = guard.stripes();
   cache::Cache* cache = server.cache();
   storage::Store* store = server.store();
-  locks.BeginWrite(stripes);
+  cache::KeyLocks::WriteWindow window(locks, &stripes);
   if (cache != nullptr) {
     if (all) {
       cache->Clear();
@@ -226,19 +226,19 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
       (void)group->Commit();
       group->BeginAtomic();
     }
-    DbScope scope(store->PhysicalDb(command.db));
-    CommandContext ctx{&server, store, nullptr, nullptr, NowUnixMs()};
-    ctx.reply_budget = budget;
-    ctx.db = command.db;
-    ctx.in_exec = true;
-    NewKeyWatch new_keys;
-    BeforeCommand(ctx, spec, command.argv, &new_keys);
-    const size_t reply_start = out->size();
-    spec.handler(ctx, command.argv, out);
+    CallRequest request;
+    request.spec = &spec;
+    request.argv = &command.argv;
+    request.out = out;
+    request.mode = CallMode::kAtomic;
+    request.db = command.db;
+    request.now_ms = NowUnixMs();
+    request.budget = budget;
+    Call(server, request);
     if (budget != nullptr && budget->exceeded) break;
     if (spec.flags & kWrite) {
-      NoteWriteForWatch(watches, spec, command.argv, *out, reply_start);
-      for (auto key : command_keys) written_all.emplace_back(CurrentDb(), key);
+      const int physical_db = store->PhysicalDb(command.db);
+      for (auto key : command_keys) written_all.emplace_back(physical_db, key);
     }
   }
   Status s = group->Commit();
@@ -250,7 +250,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   }
   payload.ran = s.ok() && (budget == nullptr || !budget->exceeded);
   payload.reply_size = out->size();
-  locks.EndWrite(stripes);
+  window.Close();
   // Clients blocked on keys the transaction pushed to are served after the whole transaction
   // (as Redis), still under its locks, so nobody else takes the elements first.
   if (s.ok() && !written_all.empty() && server.blocking().any()) {
@@ -276,10 +276,15 @@ void FinishExecInLoop(Server& server, Connection* conn, std::string* replies) {
     const size_t at = payload->connection_slots[slot++];
     replies->append(exec_reply, from, at - from);
     from = at;
-    CommandContext ctx{&server, nullptr, conn};
-    ctx.db = conn->db;
-    ctx.in_exec = true;
-    command.spec->handler(ctx, command.argv, replies);
+    CallRequest request;
+    request.spec = command.spec;
+    request.argv = &command.argv;
+    request.out = replies;
+    request.mode = CallMode::kLoop;
+    request.db = conn->db;
+    request.conn = conn;
+    request.in_exec = true;
+    Call(server, request);
   }
   replies->append(exec_reply, from, std::string::npos);
 }

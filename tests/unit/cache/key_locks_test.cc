@@ -296,13 +296,14 @@ TEST_CASE("a ticketed fill is refused once a write of its stripe began", "[key_l
   {
     // A write of k: its window covers its cache change and its storage write.
     KeyLocks::Guard guard = locks.Lock("k");
-    locks.BeginWrite(guard.stripes());
+    KeyLocks::WriteWindow window(locks, &guard.stripes());
     // While it is open, no ticket is usable and the earlier one no longer holds.
     CHECK_FALSE(locks.TicketFor("k").usable());
     CHECK_FALSE(ticket.Unchanged());
     cache.Put("k", Value::String("1"), 0);
     store.Put("k", "1");
-    locks.EndWrite(guard.stripes());
+    window.Close();
+    CHECK(locks.TicketFor("k").usable());
   }
   // Even with the window closed again, the ticket from before it refuses the old value, and the
   // refusal leaves the write's entry in place.
@@ -321,8 +322,7 @@ TEST_CASE("a ticketed fill is refused once a write of its stripe began", "[key_l
   while (locks.StripeOf(other) == locks.StripeOf("k")) other += "x";
   {
     KeyLocks::Guard guard = locks.Lock(other);
-    locks.BeginWrite(guard.stripes());
-    locks.EndWrite(guard.stripes());
+    KeyLocks::WriteWindow window(locks, &guard.stripes());
   }
   CHECK(fresh.Unchanged());
 }
@@ -365,7 +365,7 @@ TEST_CASE("ticketed fills stay coherent with writes that commit after their cach
       uint64_t version;
       {
         KeyLocks::Guard guard = locks.Lock(key);
-        locks.BeginWrite(guard.stripes());
+        KeyLocks::WriteWindow window(locks, &guard.stripes());
         version = ++next_version[k];
         switch (rng() % 3) {
           case 0:
@@ -381,7 +381,7 @@ TEST_CASE("ticketed fills stay coherent with writes that commit after their cach
             });
         }
         store.Put(key, std::to_string(version));  // the commit, after the cache change
-        locks.EndWrite(guard.stripes());
+        window.Close();
       }
       acked[k].store(version);
     }
@@ -421,4 +421,28 @@ TEST_CASE("ticketed fills stay coherent with writes that commit after their cach
     INFO(key);
     if (cached != "<miss>") CHECK(cached == *store.Get(key));
   }
+}
+
+TEST_CASE("a write window is open exactly for its life", "[key_locks][window]") {
+  KeyLocks locks(64);
+  KeyLocks::Guard guard = locks.Lock("k");
+  CHECK(locks.TicketFor("k").usable());
+  {
+    KeyLocks::WriteWindow window(locks, &guard.stripes());
+    CHECK(window.open());
+    CHECK_FALSE(locks.TicketFor("k").usable());
+    // Moving hands the window over: the moved-from one closes nothing.
+    KeyLocks::WriteWindow moved = std::move(window);
+    CHECK_FALSE(window.open());  // NOLINT(bugprone-use-after-move): the moved-from state
+    CHECK_FALSE(locks.TicketFor("k").usable());
+  }
+  CHECK(locks.TicketFor("k").usable());
+  // An owning window, closed early; closing again changes nothing.
+  const uint64_t before = locks.WriteSeq("k");
+  KeyLocks::WriteWindow owned(locks,
+                              std::vector<uint32_t>{static_cast<uint32_t>(locks.StripeOf("k"))});
+  owned.Close();
+  owned.Close();
+  CHECK(locks.WriteSeq("k") == before + 2);
+  CHECK_FALSE(KeyLocks::WriteWindow().open());
 }

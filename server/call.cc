@@ -1,0 +1,213 @@
+#include "server/call.h"
+
+#include <optional>
+#include <utility>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
+#include "server/blocking/serve.h"
+#include "server/pubsub/notify.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace rockcache::server {
+namespace {
+
+// After a write: somebody is blocked (one relaxed load), and the write was not a blocking pop
+// that just queued its client (it wrote nothing).
+bool ShouldServe(Server& server, const std::shared_ptr<Waiter>* waiter) {
+  return server.blocking().any() && (waiter == nullptr || !(*waiter)->queued);
+}
+
+// A write command's keys and their distinct stripes, in two vectors the thread keeps between
+// commands, so a write allocates nothing for them (two allocations and frees per command
+// before: ~5% of a pipelined SET). A call inside another one on the same thread (a nested Call)
+// uses vectors of its own. Vectors grown past kKeepKeys entries (a DEL of many keys) are freed
+// rather than kept.
+class WriteKeys {
+ public:
+  WriteKeys(const CommandSpec& spec, const Args& argv, const cache::KeyLocks& locks)
+      : nested_(tls_depth++ > 0),
+        keys_(nested_ ? &own_keys_ : &tls_keys),
+        stripes_(nested_ ? &own_stripes_ : &tls_stripes) {
+    keys_->clear();
+    AppendCommandKeys(spec, argv, keys_);
+    locks.StripesOf(*keys_, stripes_);
+  }
+  ~WriteKeys() {
+    --tls_depth;
+    if (keys_->capacity() > kKeepKeys) std::vector<std::string_view>().swap(*keys_);
+    if (stripes_->capacity() > kKeepKeys) std::vector<uint32_t>().swap(*stripes_);
+  }
+  WriteKeys(const WriteKeys&) = delete;
+  WriteKeys& operator=(const WriteKeys&) = delete;
+
+  const std::vector<std::string_view>& keys() const { return *keys_; }
+  const std::vector<uint32_t>& stripes() const { return *stripes_; }
+
+ private:
+  static constexpr size_t kKeepKeys = 1024;
+  static inline thread_local int tls_depth = 0;
+  static inline thread_local std::vector<std::string_view> tls_keys;
+  static inline thread_local std::vector<uint32_t> tls_stripes;
+  const bool nested_;
+  std::vector<std::string_view> own_keys_;
+  std::vector<uint32_t> own_stripes_;
+  std::vector<std::string_view>* const keys_;
+  std::vector<uint32_t>* const stripes_;
+};
+
+// What Call does around a handler in kWorker and kAtomic modes (nothing in kLoop): the cache
+// discipline of server/executor.h before it, WATCH and blocked clients after it.
+class Discipline {
+ public:
+  Discipline(Server& server, const CallRequest& request, CommandContext* ctx)
+      : server_(server), request_(request), spec_(*request.spec), ctx_(*ctx) {}
+  Discipline(const Discipline&) = delete;
+  Discipline& operator=(const Discipline&) = delete;
+
+  // Before the handler. False when the command was answered without it (a cache hit).
+  bool Before() {
+    if (request_.mode == CallMode::kLoop) return true;
+    BeforeCommand(ctx_, spec_, *request_.argv, &new_keys_);  // keymiss / new (pubsub/notify.h)
+    // The discipline holds even while cache-maxmemory is 0: a write that skipped the window
+    // could race a fill that started just after CONFIG SET turned the cache back on.
+    cache::Cache* cache = server_.cache();
+    if (spec_.flags & kWrite) {
+      reply_start_ = request_.out->size();
+      if (cache == nullptr) return true;
+      if (request_.mode == CallMode::kAtomic) {
+        // The window is the caller's; the unit's reads do not use the cache (ctx.cache stays
+        // null), so its keys only leave it.
+        if (spec_.flags & kAllKeys) {
+          cache->Clear();
+        } else {
+          for (auto key : CommandKeys(spec_, *request_.argv)) cache->Erase(key);
+        }
+        return true;
+      }
+      cache::KeyLocks& locks = server_.key_locks();
+      if (spec_.flags & kAllKeys) {
+        std::vector<uint32_t> all(locks.stripe_count());
+        for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+        window_ = cache::KeyLocks::WriteWindow(locks, std::move(all));
+        // kCacheAware: the handler fixes the cache itself (FLUSHDB clears one database, SWAPDB
+        // needs nothing: the cache is keyed by physical database). Clear is O(databases): it
+        // advances generations ("Flushes" in cache/cache.h).
+        if (!(spec_.flags & kCacheAware)) cache->Clear();
+      } else {
+        write_keys_.emplace(spec_, *request_.argv, locks);
+        if (!request_.in_write_window) {
+          window_ = cache::KeyLocks::WriteWindow(locks, &write_keys_->stripes());
+        }
+        if (!(spec_.flags & kCacheAware)) {
+          for (auto key : write_keys_->keys()) cache->Erase(key);
+        }
+      }
+      ctx_.cache = cache;
+      ctx_.cache_generation = cache->generation();
+      return true;
+    }
+    if (request_.mode == CallMode::kWorker && (spec_.flags & kCacheRead) && cache != nullptr) {
+      RtcContext rtc{cache, request_.now_ms, /*count_stats=*/!request_.rtc_missed, &server_,
+                     request_.db};
+      if (spec_.rtc(rtc, *request_.argv, request_.out)) {
+        // After a miss in the network thread, a hit here means another worker filled the key
+        // while this one waited for its lock: one RocksDB read served both.
+        if (request_.rtc_missed) {
+          server_.stats().coalesced_misses.fetch_add(1, std::memory_order_relaxed);
+        }
+        return false;
+      }
+      ctx_.cache = cache;
+      ctx_.cache_generation = cache->generation();
+    }
+    return true;
+  }
+
+  // After the handler.
+  void After() {
+    if (request_.mode == CallMode::kLoop || !(spec_.flags & kWrite)) return;
+    NoteWriteForWatch(server_.watches(), spec_, *request_.argv, *request_.out, reply_start_);
+    // kAtomic: the caller serves after its commit; kAllKeys writes (FLUSHALL...) push nothing.
+    if (request_.mode == CallMode::kAtomic || (spec_.flags & kAllKeys)) return;
+    if (ShouldServe(server_, request_.waiter)) {
+      ServeBlockedAfterCommand(server_, spec_, *request_.argv,
+                               /*in_write_window=*/server_.cache() != nullptr);
+    }
+  }
+
+ private:
+  Server& server_;
+  const CallRequest& request_;
+  const CommandSpec& spec_;
+  CommandContext& ctx_;
+  NewKeyWatch new_keys_;
+  size_t reply_start_ = 0;
+  std::optional<WriteKeys> write_keys_;
+  cache::KeyLocks::WriteWindow window_;  // declared after write_keys_: closes before it goes
+};
+
+}  // namespace
+
+void Call(Server& server, const CallRequest& request) {
+  const CommandSpec& spec = *request.spec;
+  // The one place a command's database is applied: storage and cache calls below this point go
+  // to its physical database. On a worker it is resolved under the command's key locks, so a
+  // SWAPDB (which holds all of them) never lands in the middle of a command.
+  DbScope scope(server.store()->PhysicalDb(request.db));
+  CommandContext ctx{&server, request.mode == CallMode::kLoop ? nullptr : server.store(),
+                     request.conn, nullptr, request.now_ms};
+  ctx.reply_budget = request.budget;
+  ctx.db = request.db;
+  ctx.in_exec = request.mode == CallMode::kAtomic || request.in_exec;
+  ctx.waiter = request.waiter;
+  ctx.slices = request.slices;
+  Discipline discipline(server, request, &ctx);
+  if (!discipline.Before()) return;
+  spec.handler(ctx, *request.argv, request.out);
+  discipline.After();
+}
+
+void CallWithLocks(Server& server, const CallRequest& request) {
+  const CommandSpec& spec = *request.spec;
+  cache::KeyLocks::Guard guard;
+  if (spec.flags & kAllKeys) {
+    guard = server.key_locks().LockAll();
+  } else if (spec.first_key != 0 || spec.find_keys != nullptr) {
+    guard = server.key_locks().Lock(CommandKeys(spec, *request.argv));
+  }
+  Call(server, request);
+}
+
+bool WriteRunsAllowed(Server& server) {
+  return server.settings().write_coalescing.load(std::memory_order_relaxed) &&
+         !server.blocking().any() && server.pubsub().notify_flags() == 0;
+}
+
+void CallRun(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms, int db) {
+  DbScope scope(server.store()->PhysicalDb(db));
+  CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
+  ctx.db = db;
+  cache::Cache* cache = server.cache();
+  if (cache != nullptr) {
+    if (!(spec.flags & kCacheAware)) cache->Erase((*run.argvs.front())[1]);
+    ctx.cache = cache;
+    ctx.cache_generation = cache->generation();
+  }
+  WatchRegistry& watches = server.watches();
+  if (!watches.active()) {
+    spec.write_run->run(ctx, run);
+  } else {
+    std::vector<size_t> reply_starts(run.replies.size());
+    for (size_t i = 0; i < run.replies.size(); ++i) reply_starts[i] = run.replies[i]->size();
+    spec.write_run->run(ctx, run);
+    for (size_t i = 0; i < run.argvs.size(); ++i) {
+      NoteWriteForWatch(watches, spec, *run.argvs[i], *run.replies[i], reply_starts[i]);
+    }
+  }
+  server.stats().write_runs.fetch_add(1, std::memory_order_relaxed);
+  server.stats().write_run_commands.fetch_add(run.argvs.size(), std::memory_order_relaxed);
+}
+
+}  // namespace rockcache::server
