@@ -141,6 +141,13 @@ const std::vector<OptionSpec> kOptionTable = {
    "A GET (STRLEN, GETBIT, MGET of one key) the cache misses is tried in the network thread "
    "against RocksDB's memory (memtables and block cache, never a file) and fills the cache, for "
    "strings up to this size and absent keys; 0 = every miss goes to the pool."},
+  // ---- scripting ----
+  {"lua-maxmemory", T::kMemory, "128mb", 1 * kMB, LLONG_MAX, nullptr, true,
+   "Memory one worker's Lua state may hold (scripts' tables and strings); a script that needs "
+   "more fails with an error and its writes are kept as far as it got, as any script error."},
+  {"lua-script-cache-bytes", T::kMemory, "64mb", 1 * kMB, LLONG_MAX, nullptr, true,
+   "Bytes of EVAL / SCRIPT LOAD script bodies kept for EVALSHA; past it the oldest are dropped "
+   "(their clients get NOSCRIPT and load them again)."},
   // ---- storage ----
   {"storage-sync", T::kEnum, "no", 0, 0, "no|always", false,
    "always fsyncs the WAL on every write (safe against power loss, slower); no leaves it to the OS."},

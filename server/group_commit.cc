@@ -13,6 +13,7 @@
 #include "server/group_charges.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/scripting/script_unit.h"
 #include "server/slicing/slice_task.h"
 #include "server/tx/transaction.h"
 #include "storage/store.h"
@@ -33,7 +34,7 @@ constexpr size_t kMaxSegmentKeys = 512;
 bool IsBarrier(const PreparedCommand& command) {
   if (command.spec == nullptr) return false;
   const uint32_t flags = command.spec->flags;
-  if (flags & kAllKeys) return true;
+  if (flags & (kAllKeys | kScript)) return true;
   return command.spec->first_key == 0 && command.spec->find_keys == nullptr && !(flags & kAnywhere);
 }
 
@@ -137,6 +138,10 @@ class GroupTask : public pool::Task {
         Budgeted(barrier, budget_of_[j], [&](ReplyBudget* budget) {
           if (barrier->tx != nullptr) {  // EXEC: takes its own locks, commits as one batch
             RunTxCommand(*server_, write_group_.get(), barrier, budget);
+            return;
+          }
+          if (barrier->spec->flags & kScript) {  // the same, for a script
+            scripting::RunScriptUnit(*server_, write_group_.get(), barrier, budget);
             return;
           }
           CallRequest request;

@@ -209,6 +209,8 @@ const SettingBinding<uint64_t> kUint64Settings[] = {
     {"rtc-storage-read-max-bytes", &Settings::rtc_storage_read_max_bytes},
     {"slice-items", &Settings::slice_items},
     {"slice-usec", &Settings::slice_usec},
+    {"lua-maxmemory", &Settings::lua_maxmemory},
+    {"lua-script-cache-bytes", &Settings::lua_script_cache_bytes},
 };
 const SettingBinding<int> kIntSettings[] = {
     {"tcp-keepalive", &Settings::tcp_keepalive},

@@ -23,6 +23,7 @@
 #include "server/executor.h"
 #include "server/metrics/metrics.h"
 #include "server/metrics/slowlog.h"
+#include "server/scripting/scripting.h"
 #include "server/tx/watch.h"
 
 namespace rockcache::pool {
@@ -70,6 +71,9 @@ struct Settings {
   // Sliced reads (server/slicing/): entries per step and the longest a step runs.
   std::atomic<uint64_t> slice_items{1024};
   std::atomic<uint64_t> slice_usec{1000};
+  // Scripting (server/scripting/): a worker's Lua memory cap, and the script cache's bound.
+  std::atomic<uint64_t> lua_maxmemory{128ull << 20};
+  std::atomic<uint64_t> lua_script_cache_bytes{64ull << 20};
   std::atomic<bool> latency_tracking{true};
   std::atomic<int64_t> slowlog_log_slower_than{10000};
   std::atomic<int64_t> slowlog_max_len{128};
@@ -219,6 +223,7 @@ class Server {
   cache::Cache* cache() { return cache_.get(); }
   cache::KeyLocks& key_locks() { return *key_locks_; }
   WatchRegistry& watches() { return watches_; }
+  scripting::Scripting& scripting() { return scripting_; }
   Metrics& metrics() { return *metrics_; }
   SlowLog& slowlog() { return slowlog_; }
   // Channel and pattern subscriptions, PUBLISH, keyspace notifications (server/pubsub/).
@@ -248,6 +253,7 @@ class Server {
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<cache::KeyLocks> key_locks_;
   WatchRegistry watches_;  // before pool_ and loops_: their watchers unregister on destruction
+  scripting::Scripting scripting_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;

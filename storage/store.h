@@ -90,6 +90,9 @@ class WriteGroup {
   // methods that write with their own WriteOptions (FlushAll, FlushDb, SwapDb): the caller
   // commits before them. Commit() fails the whole transaction if any of its writes failed.
   virtual void BeginAtomic() = 0;
+  // Ends a transaction (BeginAtomic) without writing anything of it: its writes and key-count
+  // changes are dropped, as if it never ran (a killed script). No-op outside BeginAtomic.
+  virtual void Rollback() = 0;
   // Group commit of commands that touch the same key (a pipeline of LPUSHes to one list, 50
   // clients' SADDs to one set): from BeginIndexed() to the next Commit(), the group's writes go
   // to the same indexed overlay as a transaction's, so the thread's reads see them without a

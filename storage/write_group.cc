@@ -72,6 +72,16 @@ class RocksWriteGroup final : public WriteGroup {
     OpenOverlay();
   }
 
+  void Rollback() override {
+    if (overlay_ == nullptr || indexing_) return;
+    overlay_.reset();
+    tls_tx_overlay = previous_overlay_;
+    previous_overlay_ = nullptr;
+    failed_ = Status::OK();
+    ndeltas_ = 0;
+    more_deltas_.clear();
+  }
+
   // The overlay opens here, before any write: its reads of the database are remembered too
   // (TxOverlay::Recall), so a run of writes that change nothing (SADD of a member already
   // there) reads the key once. After an early commit (FlushEarly, a range deletion) the next

@@ -62,6 +62,9 @@ enum CommandFlags : uint32_t {
   // Waiter (server/blocking/wait_registry.h), and parses nothing more from the client until it
   // is answered.
   kMayBlock = 1u << 10,
+  // A script (EVAL, EVALSHA...): runs as one atomic unit with its own locks and commit
+  // (server/scripting/script_unit.h), a barrier of the group commit.
+  kScript = 1u << 13,
 };
 
 using Args = std::vector<std::string>;
@@ -221,6 +224,7 @@ extern const std::vector<CommandSpec> kLcsCommands;          // lcs.cc
 extern const std::vector<CommandSpec> kZSetAlgebraCommands;  // zset_algebra.cc
 extern const std::vector<CommandSpec> kMultiPopCommands;     // multipop.cc
 extern const std::vector<CommandSpec> kTransactionCommands;  // transaction.cc
+extern const std::vector<CommandSpec> kScriptingCommands;    // scripting.cc
 extern const std::vector<CommandSpec> kPubSubCommands;       // pubsub.cc
 extern const std::vector<CommandSpec> kBlockingCommands;     // blocking.cc
 extern const std::vector<CommandSpec> kStreamCommands;       // stream.cc

@@ -38,7 +38,7 @@ struct Table {
           &kGeoCommands,           &kSortCommands,          &kBitmapCommands,
           &kLcsCommands,           &kZSetAlgebraCommands,   &kMultiPopCommands,
           &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands,
-          &kDatabaseCommands,      &kStreamCommands}) {
+          &kDatabaseCommands,      &kStreamCommands,        &kScriptingCommands}) {
       // clang-format on
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);

@@ -34,7 +34,7 @@
 namespace rockcache::server::scripting {
 
 // The largest string cmsgpack.pack returns (512 MiB, Redis's default proto-max-bulk-len).
-inline constexpr size_t kMaxPackedBytes = size_t{512} << 20;
+inline constexpr size_t kMaxPackedBytes = size_t{64} << 20;
 
 // Creates the `cmsgpack` table (pack, unpack, unpack_one, unpack_limit, and the _NAME, _VERSION,
 // _COPYRIGHT, _DESCRIPTION fields lua-cmsgpack has), stores it as the global `cmsgpack`, and

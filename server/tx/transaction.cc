@@ -11,6 +11,7 @@
 #include "server/commands/reply_budget.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
+#include "server/scripting/script_unit.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -172,7 +173,9 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   bool all = false;
   std::vector<std::string_view> keys;
   for (const auto& command : payload.commands) {
-    if (command.spec->flags & kAllKeys) all = true;
+    // A script may touch keys it did not declare, and inside EXEC it cannot take more locks
+    // (script_unit.h): a transaction with one holds every stripe.
+    if (command.spec->flags & (kAllKeys | kScript)) all = true;
     for (auto key : CommandKeys(*command.spec, command.argv)) keys.push_back(key);
   }
   std::vector<std::string> watched;
@@ -208,6 +211,8 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   // Every write from here to Commit() reaches RocksDB in that Commit, as one batch; the
   // commands' reads see the earlier writes of the transaction through the store's overlay.
   group->BeginAtomic();
+  // The unit scripts queued in the transaction run in (they find EXEC's locks here).
+  scripting::UnitKeys unit(server, stripes, all, /*may_extend=*/false, group);
   AppendArrayHeader(out, payload.commands.size());
   // Every key a write touched, with its physical database, for blocked clients.
   std::vector<std::pair<int, std::string_view>> written_all;
@@ -241,13 +246,19 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
       for (auto key : command_keys) written_all.emplace_back(physical_db, key);
     }
   }
-  Status s = group->Commit();
+  // A script of the transaction killed by SCRIPT KILL: none of the transaction is kept.
+  Status s = unit.rolled_back() ? Status::Busy(
+                                      "Script killed by user with SCRIPT KILL... (the transaction "
+                                      "was rolled back)")
+                                : group->Commit();
+  if (unit.rolled_back()) group->Rollback();
   if (!s.ok()) {
     // Nothing of the transaction reached the WAL; the cache holds none of its keys (erased above,
     // no fills while it ran).
     out->clear();
     AppendStatusError(out, s);
   }
+  for (const auto& [db, key] : unit.written()) written_all.emplace_back(db, key);
   payload.ran = s.ok() && (budget == nullptr || !budget->exceeded);
   payload.reply_size = out->size();
   window.Close();

@@ -1,0 +1,145 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (Redis 7.0 replies). A script command reaches a
+// worker as a barrier of the group commit and runs as one atomic unit
+// (server/scripting/script_unit.h); inside MULTI it runs under EXEC's unit. The Lua side is
+// server/scripting/script_vm.h.
+#include "server/scripting/scripting.h"
+
+#include <cctype>
+
+#include "server/commands/args.h"
+#include "server/commands/numkeys.h"
+#include "server/commands/subcommand.h"
+#include "server/protocol/reply.h"
+#include "server/scripting/script_unit.h"
+#include "server/scripting/script_vm.h"
+#include "server/scripting/sha1.h"
+#include "server/server.h"
+
+namespace rockcache::server {
+namespace {
+
+using scripting::ScriptRun;
+
+constexpr std::string_view kNoScript = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+// Keys of EVAL script numkeys key... (for the locks and COMMAND GETKEYS).
+std::vector<std::string_view> ScriptKeys(const Args& argv) { return KeysAfterNumKeys(argv, 2); }
+
+// EVAL / EVALSHA and the _RO forms: numkeys checked, the body found, the script run.
+void RunEval(CommandContext& ctx, Args& argv, std::string* out, bool by_sha, bool read_only) {
+  int64_t numkeys = 0;
+  if (!ParseInteger(argv[2], &numkeys)) return (void)out->append(kReplyNotInteger);
+  if (numkeys < 0) return AppendError(out, "ERR Number of keys can't be negative");
+  if (static_cast<uint64_t>(numkeys) > argv.size() - 3) {
+    return AppendError(out, "ERR Number of keys can't be greater than number of args");
+  }
+  if (scripting::UnitKeys::Current() == nullptr) {  // not reached through a unit: a defect
+    return AppendError(out, "ERR scripts run only as a unit of their own or inside EXEC");
+  }
+  scripting::ScriptCache& cache = ctx.server->scripting().cache();
+  std::string sha;
+  std::string body;
+  if (by_sha) {
+    sha = Lower(argv[1]);
+    std::optional<std::string> found = cache.Find(sha);
+    if (!found) return (void)out->append(kNoScript);
+    body = std::move(*found);
+  } else {
+    sha = scripting::Sha1Hex(argv[1]);
+  }
+  ScriptRun run;
+  run.ctx = &ctx;
+  run.sha = sha;
+  run.body = by_sha ? std::string_view(body) : std::string_view(argv[1]);
+  run.argv = &argv;
+  run.first_key = 3;
+  run.numkeys = static_cast<size_t>(numkeys);
+  run.read_only = read_only;
+  const bool compiled = scripting::RunScript(run, out);
+  if (compiled && !by_sha) {
+    cache.Add(sha, argv[1],
+              ctx.server->settings().lua_script_cache_bytes.load(std::memory_order_relaxed));
+  }
+}
+
+void Eval(CommandContext& ctx, Args& argv, std::string* out) {
+  RunEval(ctx, argv, out, /*by_sha=*/false, /*read_only=*/false);
+}
+void EvalSha(CommandContext& ctx, Args& argv, std::string* out) {
+  RunEval(ctx, argv, out, /*by_sha=*/true, /*read_only=*/false);
+}
+void EvalRo(CommandContext& ctx, Args& argv, std::string* out) {
+  RunEval(ctx, argv, out, /*by_sha=*/false, /*read_only=*/true);
+}
+void EvalShaRo(CommandContext& ctx, Args& argv, std::string* out) {
+  RunEval(ctx, argv, out, /*by_sha=*/true, /*read_only=*/true);
+}
+
+// SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP, on the network thread: KILL must not wait behind
+// the workers a script keeps busy. LOAD compiles on this thread's Lua state (O(script size)).
+void Script(CommandContext& ctx, Args& argv, std::string* out) {
+  scripting::Scripting& scripting = ctx.server->scripting();
+  const std::string& sub = argv[1];
+  if (Is(sub, "LOAD") && argv.size() == 3) {
+    std::string error = scripting::CompileError(argv[2]);
+    if (!error.empty()) return AppendError(out, error);
+    const std::string sha = scripting::Sha1Hex(argv[2]);
+    scripting.cache().Add(
+        sha, argv[2],
+        ctx.server->settings().lua_script_cache_bytes.load(std::memory_order_relaxed));
+    return AppendBulk(out, sha);
+  }
+  if (Is(sub, "EXISTS") && argv.size() >= 3) {
+    AppendArrayHeader(out, static_cast<int64_t>(argv.size() - 2));
+    for (size_t i = 2; i < argv.size(); ++i) {
+      AppendInteger(out, scripting.cache().Exists(Lower(argv[i])) ? 1 : 0);
+    }
+    return;
+  }
+  if (Is(sub, "FLUSH") && argv.size() <= 3) {
+    if (argv.size() == 3 && !Is(argv[2], "ASYNC") && !Is(argv[2], "SYNC")) {
+      return AppendError(out, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    scripting.cache().Flush();
+    return AppendSimple(out, "OK");
+  }
+  if (Is(sub, "KILL") && argv.size() == 2) {
+    if (!scripting.KillRunning())
+      return AppendError(out, "NOTBUSY No scripts in execution right now.");
+    return AppendSimple(out, "OK");
+  }
+  if (Is(sub, "HELP") && argv.size() == 2) {
+    return AppendHelp(
+        out,
+        {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+         "EXISTS <sha1> [<sha1> ...]",
+         "    Return information about the existence of the scripts in the script cache.",
+         "FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
+         "    When called without the optional mode argument, the behavior is determined by the",
+         "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+         "    * ASYNC: Asynchronously flush the scripts cache.",
+         "    * SYNC: Synchronously flush the scripts cache.", "KILL",
+         "    Kill the currently executing Lua script.", "LOAD <script>",
+         "    Load a script into the scripts cache without executing it.", "HELP",
+         "    Prints this help."});
+  }
+  AppendSubcommandError(out, argv, {"LOAD", "EXISTS", "FLUSH", "KILL", "HELP"});
+}
+
+}  // namespace
+
+const std::vector<CommandSpec> kScriptingCommands = {
+    {"eval", -3, kScript, 0, 0, 0, Eval, nullptr, nullptr, ScriptKeys},
+    {"evalsha", -3, kScript, 0, 0, 0, EvalSha, nullptr, nullptr, ScriptKeys},
+    {"eval_ro", -3, kScript | kReadOnly, 0, 0, 0, EvalRo, nullptr, nullptr, ScriptKeys},
+    {"evalsha_ro", -3, kScript | kReadOnly, 0, 0, 0, EvalShaRo, nullptr, nullptr, ScriptKeys},
+    {"script", -2, kConnection, 0, 0, 0, Script, nullptr, "load|exists|flush|kill|help"},
+};
+
+}  // namespace rockcache::server

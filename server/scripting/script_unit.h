@@ -1,0 +1,98 @@
+// A script's atomic unit: the locks, write window and WriteBatch a script (EVAL, EVALSHA...) runs
+// in, so that no other client observes part of its effect, through the cache or storage, and a
+// crash keeps all of its writes or none — as EXEC (server/tx/transaction.h).
+//
+// A script declares its keys (KEYS); they are locked up front, in ascending stripe order, like
+// any command's. A script may still touch keys it did not declare (Redis allows it outside
+// cluster mode): each such key's stripe is taken without waiting (try-lock, any order is then
+// deadlock-free) and kept until the unit ends. When a stripe is busy, the unit cannot wait for it
+// (it holds others): it rolls back everything the script did — nothing reached RocksDB, the
+// WriteBatch is dropped — and runs the script again holding every stripe (the exclusive mode
+// of a script with undeclared keys). Commands that touch every key (FLUSHALL...) take that mode
+// at once.
+//
+// Worker threads. UnitKeys is the running unit of this thread (set by RunScriptUnit, and by EXEC
+// around its commands, so a script inside MULTI runs under EXEC's locks).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cache/key_locks.h"
+
+namespace rockcache::storage {
+class WriteGroup;
+}
+
+namespace rockcache::server {
+
+class Server;
+struct PreparedCommand;
+struct ReplyBudget;
+
+namespace scripting {
+
+// The keys the running unit of this thread holds, and the keys its script wrote.
+class UnitKeys {
+ public:
+  // `held`: the stripes the unit holds (ascending); `all`: every stripe; `may_extend`: undeclared
+  // keys may be try-locked (false inside EXEC: its locks are all it has). Installs itself as this
+  // thread's running unit until destroyed. `group`: the WriteGroup the unit commits.
+  UnitKeys(Server& server, const std::vector<uint32_t>& held, bool all, bool may_extend,
+           storage::WriteGroup* group);
+  ~UnitKeys();
+  UnitKeys(const UnitKeys&) = delete;
+  UnitKeys& operator=(const UnitKeys&) = delete;
+
+  // This thread's running unit, or nullptr.
+  static UnitKeys* Current();
+
+  // Whether a command of the script may touch `keys` (`all_keys`: every key) now: true when the
+  // unit holds their stripes or just took them without waiting. False sets needs_all(): the
+  // script must not go on; the unit runs it again holding everything.
+  bool Admit(const std::vector<std::string_view>& keys, bool all_keys);
+  bool needs_all() const { return needs_all_; }
+  // A write of the script touched `key` in physical database `db` (blocked clients are served
+  // after the commit).
+  void NoteWritten(int db, std::string_view key);
+  const std::vector<std::pair<int, std::string>>& written() const { return written_; }
+  storage::WriteGroup* group() const { return group_; }
+  // The script was killed (SCRIPT KILL): nothing of it is committed.
+  void RollBack() { rolled_back_ = true; }
+  bool rolled_back() const { return rolled_back_; }
+  // Closes the windows of the stripes taken for undeclared keys (after the commit); the stripes
+  // stay held until the unit ends.
+  void CloseWindows() { extra_windows_.clear(); }
+  // Every stripe held: the unit's and the ones taken for undeclared keys, ascending.
+  std::vector<uint32_t> HeldStripes() const;
+
+ private:
+  bool Holds(uint32_t stripe) const;
+
+  Server& server_;
+  const std::vector<uint32_t>& held_;
+  const bool all_;
+  const bool may_extend_;
+  storage::WriteGroup* const group_;
+  UnitKeys* const previous_;
+  bool needs_all_ = false;
+  bool rolled_back_ = false;
+  std::vector<std::pair<int, std::string>> written_;
+  // Stripes taken for undeclared keys; their windows close before the guards release them.
+  std::vector<uint32_t> extra_stripes_;
+  std::vector<cache::KeyLocks::Guard> extra_guards_;
+  std::vector<cache::KeyLocks::WriteWindow> extra_windows_;
+};
+
+// Worker thread, as a barrier of the group commit (server/group_commit.h): runs the script
+// command `command` (kScript) as one atomic unit — locks, write window, Call in kAtomic mode,
+// one commit — and leaves its reply in command->reply. `group` is the worker's WriteGroup (or
+// nullptr: it opens one). BLOCKS on key locks and disk. REQUIRES: the thread holds no key lock.
+void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* command,
+                   ReplyBudget* budget);
+
+}  // namespace scripting
+}  // namespace rockcache::server

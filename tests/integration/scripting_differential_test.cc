@@ -1,0 +1,190 @@
+// Scripting against redis-server ([scripting][differential]): a corpus of EVAL / EVALSHA / SCRIPT
+// commands runs on rockcache and on a reference redis-server, and every reply must be the same
+// bytes — conversions both ways, redis.* helpers, error texts and positions, the sandbox, keys
+// and arguments, commands refused from scripts. Skipped (with a warning) without redis-server.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/integration/differential.h"
+#include "tests/integration/differential_peer.h"
+#include "tests/integration/test_server.h"
+
+using rockcache::testing::ReferenceRedis;
+using rockcache::testing::TestServer;
+
+using namespace rockcache::testing::differential;  // NOLINT
+
+namespace {
+
+Command Eval(const std::string& body, std::vector<std::string> keys = {},
+             std::vector<std::string> args = {}) {
+  Command cmd{"EVAL", body, std::to_string(keys.size())};
+  cmd.insert(cmd.end(), keys.begin(), keys.end());
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return cmd;
+}
+
+std::vector<Command> Corpus() {
+  return {
+      {"FLUSHALL"},
+      // Lua -> reply.
+      Eval("return 1"),
+      Eval("return -3.7"),
+      Eval("return 3.99"),
+      Eval("return 1e20"),
+      Eval("return 1/0"),
+      Eval("return 'text'"),
+      Eval("return ''"),
+      Eval("return true"),
+      Eval("return false"),
+      Eval("return nil"),
+      Eval("return {1, 2, {3, 'x'}, nil, 5}"),
+      Eval("return {1, {err='E x'}, redis.status_reply('S'), 2.5, false, true}"),
+      Eval("return {1, 2, 3, 'x', {}, {a=1}}"),
+      Eval("return {false, 1}"),
+      Eval("return redis.error_reply('foo bar')"),
+      Eval("return redis.error_reply('-MY error')"),
+      Eval("return redis.status_reply('FINE')"),
+      Eval("return {err='custom error'}"),
+      Eval("return {ok='fine'}"),
+      Eval("return {ok='a\\r\\nb'}"),
+      Eval("local t = {} for i = 1, 100 do t[i] = i * i end return t"),
+      // reply -> Lua.
+      Eval("return redis.call('set', KEYS[1], 'v')", {"k"}),
+      Eval("local r = redis.call('set', KEYS[1], 'x') return type(r) .. r.ok", {"k"}),
+      Eval("return redis.call('get', KEYS[1])", {"k"}),
+      Eval("return redis.call('get', 'absent') == false"),
+      Eval("return type(redis.call('get', 'absent'))"),
+      Eval("return redis.call('hset', KEYS[1], 'f', 'v', 'g', 'w')", {"h"}),
+      Eval("return redis.call('hgetall', KEYS[1])", {"h"}),
+      Eval("return redis.call('hgetall', 'nokey')"),
+      Eval("return redis.call('rpush', KEYS[1], 'a', 'b', 'c')", {"l"}),
+      Eval("return redis.call('lrange', KEYS[1], 0, -1)", {"l"}),
+      Eval("return #redis.call('lrange', KEYS[1], 0, -1)", {"l"}),
+      Eval("return redis.call('zadd', KEYS[1], 1.5, 'm', 2, 'n')", {"z"}),
+      Eval("return redis.call('zscore', KEYS[1], 'm')", {"z"}),
+      Eval("return redis.call('zrange', KEYS[1], 0, -1, 'withscores')", {"z"}),
+      Eval("return redis.call('mget', KEYS[1], KEYS[2])", {"k", "nx"}),
+      Eval("return redis.call('type', KEYS[1])", {"l"}),
+      Eval("return redis.call('incrby', KEYS[1], 5)", {"n"}),
+      Eval("return redis.call('incrbyfloat', KEYS[1], 0.5)", {"n"}),
+      Eval("return redis.call('echo', 1.5)"),
+      Eval("return redis.call('echo', 10)"),
+      Eval("return redis.call('ping')"),
+      Eval("return redis.call('exists', KEYS[1], KEYS[2])", {"k", "nx"}),
+      Eval("return redis.call('del', KEYS[1])", {"l"}),
+      Eval("return redis.call('lpop', KEYS[1])", {"l"}),
+      // Errors: redis.call raises, redis.pcall returns them.
+      Eval("return redis.call('incr', KEYS[1])", {"h"}),
+      Eval("return redis.pcall('incr', KEYS[1])", {"h"}),
+      Eval("local r = redis.pcall('incr', KEYS[1]) return r.err", {"h"}),
+      Eval("return redis.call('nosuch')"),
+      Eval("return redis.pcall('nosuch')"),
+      Eval("return redis.call()"),
+      Eval("return redis.call('set', {})"),
+      Eval("return redis.call('get')"),
+      Eval("return redis.call('blpop', 'l', 0)"),
+      Eval("return redis.call('multi')"),
+      Eval("return redis.call('subscribe', 'c')"),
+      Eval("return redis.call('eval', 'return 1', 0)"),
+      Eval("error('boom')"),
+      Eval("error({err='MY custom'})"),
+      Eval("local x = nil\nreturn x.field"),
+      Eval("\n\nreturn redis.call('incr', KEYS[1])", {"h"}),
+      Eval("return x x"),
+      Eval("return x"),
+      Eval("x = 1"),
+      Eval("string.x = 1"),
+      Eval("redis.call = nil"),
+      Eval("rawset(_G, 'y', 1)"),
+      Eval("return type(os)"),
+      Eval("return type(io)"),
+      Eval("return type(loadfile)"),
+      Eval("return type(dofile)"),
+      Eval("return type(print)"),
+      Eval("return type(require)"),
+      // Keys, arguments and the helpers.
+      Eval("return KEYS", {"a", "b"}),
+      Eval("return ARGV", {}, {"x", "y"}),
+      Eval("return #KEYS + #ARGV", {"a"}, {"b", "c"}),
+      Eval("return redis.sha1hex('')"),
+      Eval("return redis.sha1hex('abc')"),
+      Eval("return redis.sha1hex()"),
+      Eval("return redis.REDIS_VERSION"),
+      Eval("return redis.REDIS_VERSION_NUM"),
+      Eval("return redis.setresp(2)"),
+      Eval("return redis.setresp(4)"),
+      Eval("return redis.log(redis.LOG_NOTICE, 'hello', 'world')"),
+      Eval("return redis.log()"),
+      Eval("return redis.replicate_commands()"),
+      Eval("return redis.set_repl(redis.REPL_ALL)"),
+      Eval("return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}"),
+      // The libraries.
+      Eval("return cjson.encode({1, 2, 'x'})"),
+      Eval("return cjson.decode('[1,2,{\"a\":3}]')[3].a"),
+      Eval("return cjson.decode('{\"k\":\"v\"}').k"),
+      Eval("return bit.band(0xff, 0x0f)"),
+      Eval("return bit.bxor(5, 3)"),
+      Eval("return bit.tohex(65535)"),
+      Eval("return cmsgpack.pack({1, 2, 'x', {a=1}})"),
+      Eval("return cmsgpack.unpack(cmsgpack.pack({1, 'a', {2, 3}}))"),
+      Eval("return {cmsgpack.unpack(cmsgpack.pack(1, -200, 70000, 'str'))}"),
+      Eval("return struct.pack('>I2i4', 258, -2)"),
+      Eval("return {struct.unpack('>I2', string.char(1, 2))}"),
+      Eval("return struct.size('>I2i4d')"),
+      Eval("return string.format('%05.1f|%s', 3.14159, 'x')"),
+      Eval("return table.concat({1, 2, 3}, ',')"),
+      Eval("return string.rep('ab', 3)"),
+      Eval("return tostring(math.floor(7.9))"),
+      Eval("return select('#', 1, 2, 3)"),
+      Eval("return loadstring('return 7')()"),
+      Eval("return pcall(error, 'e')"),
+      Eval("return coroutine.wrap(function() return redis.call('ping') end)()"),
+      // Argument checks of EVAL itself.
+      {"EVAL", "return 1", "-1"},
+      {"EVAL", "return 1", "2", "a"},
+      {"EVAL", "return 1", "abc"},
+      {"EVALSHA", "0000000000000000000000000000000000000000", "0"},
+      {"EVALSHA", "short", "0"},
+      // The script cache.
+      {"SCRIPT", "LOAD", "return 'loaded'"},
+      {"EVALSHA", "ea61bdd8f15c297bcc1f3b4e8ee37ed3ebcd5c7e", "0"},
+      {"EVALSHA", "EA61BDD8F15C297BCC1F3B4E8EE37ED3EBCD5C7E", "0"},
+      {"SCRIPT", "EXISTS", "ea61bdd8f15c297bcc1f3b4e8ee37ed3ebcd5c7e", "ffff"},
+      {"SCRIPT", "LOAD", "return x x"},
+      Eval("return 'cached by eval'"),
+      {"SCRIPT", "EXISTS", "4f2e3e2d0ee83c5a8e1bc6e5b7f4a4ee1ae7fb86"},
+      {"SCRIPT", "KILL"},
+      {"SCRIPT", "FLUSH", "BOGUS"},
+      {"SCRIPT", "FLUSH"},
+      {"SCRIPT", "EXISTS", "ea61bdd8f15c297bcc1f3b4e8ee37ed3ebcd5c7e"},
+      {"SCRIPT", "NOSUCH"},
+      // Read-only scripts.
+      {"EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k"},
+      {"EVAL_RO", "return redis.call('set', KEYS[1], 'v')", "1", "k"},
+      {"GET", "k"},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("Differential: scripts reply as redis-server's do, byte for byte",
+          "[scripting][differential]") {
+  const std::string redis = ReferenceRedis::Binary();
+  if (redis.empty()) {
+    WARN("redis-server not installed: differential test skipped");
+    return;
+  }
+  ReferenceRedis reference(redis);
+  TestServer server;
+  Differ d(server.port(), reference.port());
+  const std::vector<Command> corpus = Corpus();
+  for (const Command& cmd : corpus) d.Both("scripts", cmd);
+  const auto& stats = d.stats("scripts");
+  std::printf("differential: scripts %d commands (%d errors), %d mismatches\n", stats.commands,
+              stats.errors, stats.mismatches);
+  CHECK(stats.commands == static_cast<int>(corpus.size()));
+  CHECK(stats.mismatches == 0);
+}
