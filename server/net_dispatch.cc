@@ -54,6 +54,16 @@ void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, B
       return;
     }
   }
+  // A script may run long (until SCRIPT KILL): its batch goes alone, so it never holds up the
+  // batches of other clients that would share its group's worker task.
+  for (const PreparedCommand& command : batch) {
+    if (command.spec != nullptr && (command.spec->flags & kScript)) {
+      std::vector<ConnBatch> alone;
+      alone.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
+      server_->SubmitGroup(index_, std::move(alone));
+      return;
+    }
+  }
   if (pending_group_.empty()) event_active(submit_event_, 0, 0);
   pending_group_.push_back(
       ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});

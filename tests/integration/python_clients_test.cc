@@ -48,6 +48,18 @@ TEST_CASE("redis-py: pipeline(transaction=True) and watch() with retries",
   CHECK(rc == 0);
 }
 
+// redis-py's Lock is four Lua scripts (acquire, extend, reacquire, release); register_script
+// uses EVALSHA and reloads on NOSCRIPT.
+TEST_CASE("redis-py: Lock and register_script", "[python][scripting]") {
+  TestServer server({"--net-threads", "2"});
+  const int rc = RunClient("redis_py_lock.py", server.port());
+  if (rc == kSkip) {
+    WARN("skipped: /usr/bin/python3 has no redis module (apt-get install python3-redis)");
+    return;
+  }
+  CHECK(rc == 0);
+}
+
 // RQ 1.13 stores job results in a Redis stream (XADD MAXLEN 10, XREVRANGE + - COUNT 1) and its
 // worker subscribes to a pub/sub channel. Run alone with: build/integration-tests "[rq]". Prints
 // the time against redis-server too.

@@ -1,0 +1,181 @@
+// Scripts as users meet them ([scripting]): atomic read-modify-write under concurrency (declared
+// and undeclared keys), SCRIPT KILL rolling back a writing script while other keys stay served,
+// kill -9 during a writing script, scripts inside MULTI, blocked clients served by a script's
+// push, and the bounds (memory, recursion).
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/test_helpers.h"
+#include "tests/integration/test_server.h"
+
+using namespace rockcache::testing;
+
+namespace {
+
+// Reads, then writes back one more: loses updates unless the script is atomic.
+constexpr const char* kIncrDeclared =
+    "local v = tonumber(redis.call('get', KEYS[1]) or '0') "
+    "redis.call('set', KEYS[1], tostring(v + 1)) return v + 1";
+// The same on a key the script does not declare (ARGV[1]).
+constexpr const char* kIncrUndeclared =
+    "local v = tonumber(redis.call('get', ARGV[1]) or '0') "
+    "redis.call('set', ARGV[1], tostring(v + 1)) return v + 1";
+// Writes, then spins until killed.
+constexpr const char* kWriteThenSpin =
+    "redis.call('set', KEYS[1], 'written') redis.call('rpush', KEYS[2], 'x') "
+    "local i = 0 while true do i = i + 1 end";
+
+// Starts `body` on a new connection in a thread and returns once it is running (SCRIPT KILL
+// answers OK only while a script runs, so the caller kills with KillWhenRunning).
+std::string KillWhenRunning(int port) {
+  Client killer(port);
+  for (int i = 0; i < 500; ++i) {
+    Reply r = killer.Command({"SCRIPT", "KILL"});
+    if (!r.is_error()) return r.str;
+    SleepMs(10);
+  }
+  return "never running";
+}
+
+}  // namespace
+
+TEST_CASE("Scripts: concurrent read-modify-write loses no update, declared or not",
+          "[scripting][concurrency]") {
+  TestServer server({"--pool-threads", "4"});
+  Client setup(server.port());
+  const std::string sha_declared = Str(setup.Command({"SCRIPT", "LOAD", kIncrDeclared}));
+  const std::string sha_undeclared = Str(setup.Command({"SCRIPT", "LOAD", kIncrUndeclared}));
+  constexpr int kClients = 16;
+  constexpr int kCalls = 150;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&, c] {
+      Client client(server.port());
+      for (int i = 0; i < kCalls; ++i) {
+        Reply r = (c % 2 == 0)
+                      ? client.Command({"EVALSHA", sha_declared, "1", "counter:declared"})
+                      : client.Command({"EVALSHA", sha_undeclared, "0", "counter:undeclared"});
+        if (r.type != REDIS_REPLY_INTEGER) errors.fetch_add(1);
+        // Some plain writes on the same keys in between: scripts stay atomic against them too.
+        if (i % 10 == 0) client.Command({"INCRBY", "counter:plain", "1"});
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(errors.load() == 0);
+  CHECK(Str(setup.Command({"GET", "counter:declared"})) == std::to_string(kClients / 2 * kCalls));
+  CHECK(Str(setup.Command({"GET", "counter:undeclared"})) ==
+        std::to_string(kClients / 2 * kCalls));
+  CHECK(Str(setup.Command({"GET", "counter:plain"})) == std::to_string(kClients * kCalls / 10));
+}
+
+TEST_CASE("Scripts: SCRIPT KILL stops a writing script and keeps none of it",
+          "[scripting][kill]") {
+  TestServer server({"--pool-threads", "2"});
+  Client client(server.port());
+  client.Command({"SET", "other", "free"});
+  Reply script_reply;
+  std::thread runner([&] {
+    Client runner_client(server.port(), 30000);
+    script_reply = runner_client.Command({"EVAL", kWriteThenSpin, "2", "k", "l"});
+  });
+  CHECK(KillWhenRunning(server.port()) == "OK");
+  runner.join();
+  REQUIRE(script_reply.is_error());
+  CHECK(script_reply.str.find("Script killed by user with SCRIPT KILL") != std::string::npos);
+  // Rolled back: neither write is visible, through the cache or storage.
+  CHECK(Run(client, {"GET", "k"}) == "nil");
+  CHECK(Run(client, {"LLEN", "l"}) == "int:0");
+  CHECK(Run(client, {"SCRIPT", "KILL"}) ==
+        "err:NOTBUSY No scripts in execution right now.");
+  CHECK(Run(client, {"GET", "other"}) == "bulk:free");
+}
+
+TEST_CASE("Scripts: clients on other keys are served while a script spins",
+          "[scripting][kill]") {
+  TestServer server({"--pool-threads", "2"});
+  Client client(server.port());
+  client.Command({"SET", "other", "v"});
+  std::thread runner([&] {
+    Client runner_client(server.port(), 30000);
+    runner_client.Command({"EVAL", kWriteThenSpin, "2", "k", "l"});
+  });
+  // Wait until it runs, then use other keys: reads (cache and storage) and writes.
+  SleepMs(500);
+  for (int i = 0; i < 50; ++i) {
+    CHECK(Run(client, {"GET", "other"}) == "bulk:v");
+    CHECK(Run(client, {"INCR", "n"}) == "int:" + std::to_string(i + 1));
+    CHECK(Run(client, {"PING"}) == "status:PONG");
+  }
+  CHECK(KillWhenRunning(server.port()) == "OK");
+  runner.join();
+}
+
+TEST_CASE("Scripts: kill -9 during a writing script keeps none of its writes",
+          "[scripting][durability]") {
+  TestServer server;
+  Client client(server.port());
+  client.Command({"SET", "before", "1"});
+  std::thread runner([&] {
+    Client runner_client(server.port(), 5000);
+    Reply r;
+    runner_client.TryCommand({"EVAL", kWriteThenSpin, "2", "k", "l"}, &r);
+  });
+  SleepMs(500);  // the script has written (into its uncommitted batch) and spins
+  server.Kill9();
+  runner.join();
+  server.Restart();
+  Client after(server.port());
+  CHECK(Run(after, {"GET", "before"}) == "bulk:1");
+  CHECK(Run(after, {"GET", "k"}) == "nil");
+  CHECK(Run(after, {"EXISTS", "l"}) == "int:0");
+}
+
+TEST_CASE("Scripts: inside MULTI, with undeclared keys, in order with the transaction",
+          "[scripting][transaction]") {
+  TestServer server;
+  Client client(server.port());
+  CHECK(Run(client, {"MULTI"}) == "status:OK");
+  CHECK(Run(client, {"SET", "a", "1"}) == "status:QUEUED");
+  CHECK(Run(client, {"EVAL", "return redis.call('incr', 'a')", "0"}) == "status:QUEUED");
+  CHECK(Run(client, {"EVAL", "return redis.call('get', KEYS[1])", "1", "a"}) == "status:QUEUED");
+  CHECK(Run(client, {"EXEC"}) == "[status:OK, int:2, bulk:2]");
+}
+
+TEST_CASE("Scripts: a push from a script serves a blocked client after the script",
+          "[scripting][blocking]") {
+  TestServer server;
+  Reply popped;
+  std::thread waiter([&] {
+    Client blocked(server.port(), 20000);
+    popped = blocked.Command({"BLPOP", "q", "10"});
+  });
+  SleepMs(300);
+  Client client(server.port());
+  CHECK(Run(client, {"EVAL",
+                     "redis.call('rpush', KEYS[1], 'one', 'two') return redis.call('llen', "
+                     "KEYS[1])",
+                     "1", "q"}) == "int:2");
+  waiter.join();
+  CHECK(Describe(popped) == "[bulk:q, bulk:one]");
+  CHECK(Run(client, {"LRANGE", "q", "0", "-1"}) == "[bulk:two]");
+}
+
+TEST_CASE("Scripts: memory and recursion are bounded, and the server goes on",
+          "[scripting][hostile]") {
+  TestServer server({"--lua-maxmemory", "8mb"});
+  Client client(server.port());
+  Reply r = client.Command(
+      {"EVAL", "local t = {} for i = 1, 100000000 do t[i] = string.rep('x', 100) .. i end", "0"});
+  REQUIRE(r.is_error());
+  CHECK(r.str.find("memory") != std::string::npos);
+  r = client.Command({"EVAL", "local function f(n) return f(n + 1) + 1 end return f(1)", "0"});
+  REQUIRE(r.is_error());
+  CHECK(r.str.find("stack overflow") != std::string::npos);
+  CHECK(Run(client, {"EVAL", "return 'still here'", "0"}) == "bulk:still here");
+  CHECK(Run(client, {"SET", "k", "v"}) == "status:OK");
+}
