@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include "server/scripting/script_vm.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -351,6 +353,9 @@ Status Server::Start() {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
   pubsub_->WatchExpiries(store_.get());
+  if (Status s = scripting::LoadStoredLibraries(*store_, &scripting_.functions()); !s.ok()) {
+    return s;
+  }
 
   cache::Options cache_options;
   cache_options.max_memory_bytes = static_cast<uint64_t>(config_->GetInt("cache-maxmemory"));

@@ -109,6 +109,10 @@ class RocksStore final : public Store, public DbView {
     return db_map_[static_cast<size_t>(db)].load(std::memory_order_acquire);
   }
   Status SwapDb(int a, int b) override;
+  Status PutServerRecord(std::string_view name, std::string_view value) override;
+  Status DeleteServerRecord(std::string_view name) override;
+  StatusOr<std::vector<std::pair<std::string, std::string>>> ServerRecords(
+      std::string_view prefix) override;
   StatusOr<bool> Move(std::string_view key, int db) override;
   StatusOr<bool> Copy(std::string_view src, std::string_view dst, int db, bool replace) override;
   int LogicalDb(int physical) const override {

@@ -247,6 +247,16 @@ class Store {
   // until durable.
   virtual Status FlushDb() = 0;
 
+  // ---- server records: state of the server, not of any database (FLUSHALL leaves them) ----
+  // Writes `value` under `name`, durably (fsynced) before it returns: the function libraries
+  // (FUNCTION LOAD) survive a restart and kill -9. Blocking.
+  virtual Status PutServerRecord(std::string_view name, std::string_view value) = 0;
+  // Removes `name` (absent: nothing to do), durably. Blocking.
+  virtual Status DeleteServerRecord(std::string_view name) = 0;
+  // Every record whose name starts with `prefix`, in name order. Blocking (reads files).
+  virtual StatusOr<std::vector<std::pair<std::string, std::string>>> ServerRecords(
+      std::string_view prefix) = 0;
+
   // ---- databases (see the top of this file) ----
   // Options::databases.
   virtual int databases() const = 0;

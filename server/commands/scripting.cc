@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include "config/glob.h"
 #include "server/commands/args.h"
 #include "server/commands/numkeys.h"
 #include "server/commands/subcommand.h"
@@ -14,6 +15,7 @@
 #include "server/scripting/script_vm.h"
 #include "server/scripting/sha1.h"
 #include "server/server.h"
+#include "storage/store.h"
 
 namespace rockcache::server {
 namespace {
@@ -81,6 +83,187 @@ void EvalShaRo(CommandContext& ctx, Args& argv, std::string* out) {
   RunEval(ctx, argv, out, /*by_sha=*/true, /*read_only=*/true);
 }
 
+// FCALL / FCALL_RO function numkeys key... arg...
+void RunFcall(CommandContext& ctx, Args& argv, std::string* out, bool read_only) {
+  std::optional<scripting::FunctionInfo> fn = ctx.server->scripting().functions().Find(argv[1]);
+  if (!fn) return AppendError(out, "ERR Function not found");
+  int64_t numkeys = 0;
+  if (!ParseInteger(argv[2], &numkeys)) return AppendError(out, "ERR Bad number of keys provided");
+  if (numkeys < 0) return AppendError(out, "ERR Number of keys can't be negative");
+  if (static_cast<uint64_t>(numkeys) > argv.size() - 3) {
+    return AppendError(out, "ERR Number of keys can't be greater than number of args");
+  }
+  if (read_only && !fn->no_writes) {
+    return AppendError(out, "ERR Can not execute a script with write flag using *_ro command.");
+  }
+  if (scripting::UnitKeys::Current() == nullptr) {
+    return AppendError(out, "ERR scripts run only as a unit of their own or inside EXEC");
+  }
+  ScriptRun run;
+  run.ctx = &ctx;
+  run.function = argv[1];
+  run.argv = &argv;
+  run.first_key = 3;
+  run.numkeys = static_cast<size_t>(numkeys);
+  run.read_only = read_only || fn->no_writes;
+  scripting::RunScript(run, out);
+}
+
+void Fcall(CommandContext& ctx, Args& argv, std::string* out) {
+  RunFcall(ctx, argv, out, /*read_only=*/false);
+}
+void FcallRo(CommandContext& ctx, Args& argv, std::string* out) {
+  RunFcall(ctx, argv, out, /*read_only=*/true);
+}
+
+// One library of FUNCTION LIST, as Redis 7.0 lays it out (RESP2: flat key/value arrays).
+void AppendLibrary(std::string* out, const scripting::LibraryInfo& library, bool with_code) {
+  AppendArrayHeader(out, with_code ? 8 : 6);
+  AppendBulk(out, "library_name");
+  AppendBulk(out, library.name);
+  AppendBulk(out, "engine");
+  AppendBulk(out, "LUA");
+  AppendBulk(out, "functions");
+  AppendArrayHeader(out, static_cast<int64_t>(library.functions.size()));
+  for (const scripting::FunctionInfo& fn : library.functions) {
+    AppendArrayHeader(out, 6);
+    AppendBulk(out, "name");
+    AppendBulk(out, fn.name);
+    AppendBulk(out, "description");
+    AppendOptionalBulk(out, fn.description);
+    AppendBulk(out, "flags");
+    AppendArrayHeader(out, static_cast<int64_t>(fn.flags.size()));
+    for (const std::string& flag : fn.flags) AppendSimple(out, flag);
+  }
+  if (with_code) {
+    AppendBulk(out, "library_code");
+    AppendBulk(out, library.code);
+  }
+}
+
+// FUNCTION LOAD / DELETE / FLUSH / LIST / STATS / KILL / HELP, on a worker: LOAD and DELETE
+// write the libraries' records durably (server records, storage/store.h).
+void Function(CommandContext& ctx, Args& argv, std::string* out) {
+  scripting::Scripting& scripting = ctx.server->scripting();
+  scripting::FunctionRegistry& registry = scripting.functions();
+  const std::string& sub = argv[1];
+  if (Is(sub, "LOAD") && (argv.size() == 3 || (argv.size() == 4 && Is(argv[2], "REPLACE")))) {
+    const bool replace = argv.size() == 4;
+    scripting::LibraryInfo library;
+    if (Status s = scripting::CheckLibrary(argv.back(), &library); !s.ok()) {
+      return AppendStatusError(out, s);
+    }
+    const std::string name = library.name;
+    if (Status s = registry.Add(library, replace); !s.ok()) return AppendStatusError(out, s);
+    if (Status s = ctx.store->PutServerRecord(scripting::LibraryRecordName(name), argv.back());
+        !s.ok()) {
+      (void)registry.Delete(name);
+      return AppendStatusError(out, s);
+    }
+    return AppendBulk(out, name);
+  }
+  if (Is(sub, "DELETE") && argv.size() == 3) {
+    if (Status s = registry.Delete(argv[2]); !s.ok()) return AppendStatusError(out, s);
+    if (Status s = ctx.store->DeleteServerRecord(scripting::LibraryRecordName(argv[2])); !s.ok()) {
+      return AppendStatusError(out, s);
+    }
+    return AppendSimple(out, "OK");
+  }
+  if (Is(sub, "FLUSH") && argv.size() <= 3) {
+    if (argv.size() == 3 && !Is(argv[2], "ASYNC") && !Is(argv[2], "SYNC")) {
+      return AppendError(out, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+    }
+    for (const scripting::LibraryInfo& library : registry.List()) {
+      if (Status s = ctx.store->DeleteServerRecord(scripting::LibraryRecordName(library.name));
+          !s.ok()) {
+        return AppendStatusError(out, s);
+      }
+    }
+    registry.Flush();
+    return AppendSimple(out, "OK");
+  }
+  if (Is(sub, "LIST")) {
+    bool with_code = false;
+    std::optional<std::string> pattern;
+    for (size_t i = 2; i < argv.size(); ++i) {
+      if (Is(argv[i], "WITHCODE") && !with_code) {
+        with_code = true;
+      } else if (Is(argv[i], "LIBRARYNAME") && !pattern && i + 1 < argv.size()) {
+        pattern = argv[++i];
+      } else {
+        return AppendError(out, "ERR Unknown argument " + argv[i]);
+      }
+    }
+    std::vector<scripting::LibraryInfo> libraries = registry.List();
+    std::vector<const scripting::LibraryInfo*> shown;
+    for (const auto& library : libraries) {
+      if (!pattern || GlobMatch(*pattern, library.name)) shown.push_back(&library);
+    }
+    AppendArrayHeader(out, static_cast<int64_t>(shown.size()));
+    for (const auto* library : shown) AppendLibrary(out, *library, with_code);
+    return;
+  }
+  if (Is(sub, "STATS") && argv.size() == 2) {
+    AppendArrayHeader(out, 4);
+    AppendBulk(out, "running_script");
+    out->append("$-1\r\n");
+    AppendBulk(out, "engines");
+    AppendArrayHeader(out, 2);
+    AppendBulk(out, "LUA");
+    AppendArrayHeader(out, 4);
+    AppendBulk(out, "libraries_count");
+    AppendInteger(out, static_cast<int64_t>(registry.library_count()));
+    AppendBulk(out, "functions_count");
+    AppendInteger(out, static_cast<int64_t>(registry.function_count()));
+    return;
+  }
+  if (Is(sub, "KILL") && argv.size() == 2) {
+    if (!scripting.KillRunning())
+      return AppendError(out, "NOTBUSY No scripts in execution right now.");
+    return AppendSimple(out, "OK");
+  }
+  if ((Is(sub, "DUMP") || Is(sub, "RESTORE")) && argv.size() >= 2) {
+    return AppendError(out, "ERR FUNCTION DUMP and RESTORE are not supported yet");
+  }
+  if (Is(sub, "HELP") && argv.size() == 2) {
+    return AppendHelp(
+        out,
+        {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+         "LOAD [REPLACE] <FUNCTION CODE>",
+         "    Create a new library with the given library name and code.",
+         "DELETE <LIBRARY NAME>",
+         "    Delete the given library.",
+         "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+         "    Return general information on all the libraries:",
+         "    * Library name",
+         "    * The engine used to run the Library",
+         "    * Library description",
+         "    * Functions list",
+         "    * Library code (if WITHCODE is given)",
+         "    It also possible to get only function that matches a pattern using LIBRARYNAME "
+         "argument.",
+         "STATS",
+         "    Return information about the current function running:",
+         "    * Function name",
+         "    * Command used to run the function",
+         "    * Duration in MS that the function is running",
+         "    If no function is running, return nil",
+         "    In addition, returns a list of available engines.",
+         "KILL",
+         "    Kill the current running function.",
+         "FLUSH [ASYNC|SYNC]",
+         "    Delete all the libraries.",
+         "    When called without the optional mode argument, the behavior is determined by the",
+         "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+         "    * ASYNC: Asynchronously flush the libraries.",
+         "    * SYNC: Synchronously flush the libraries.",
+         "HELP",
+         "    Prints this help."});
+  }
+  AppendSubcommandError(
+      out, argv, {"LOAD", "DELETE", "FLUSH", "LIST", "STATS", "KILL", "DUMP", "RESTORE", "HELP"});
+}
+
 // SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP, on the network thread: KILL must not wait behind
 // the workers a script keeps busy. LOAD compiles on this thread's Lua state (O(script size)).
 void Script(CommandContext& ctx, Args& argv, std::string* out) {
@@ -140,6 +323,10 @@ const std::vector<CommandSpec> kScriptingCommands = {
     {"eval_ro", -3, kScript | kReadOnly, 0, 0, 0, EvalRo, nullptr, nullptr, ScriptKeys},
     {"evalsha_ro", -3, kScript | kReadOnly, 0, 0, 0, EvalShaRo, nullptr, nullptr, ScriptKeys},
     {"script", -2, kConnection, 0, 0, 0, Script, nullptr, "load|exists|flush|kill|help"},
+    {"fcall", -3, kScript, 0, 0, 0, Fcall, nullptr, nullptr, ScriptKeys},
+    {"fcall_ro", -3, kScript | kReadOnly, 0, 0, 0, FcallRo, nullptr, nullptr, ScriptKeys},
+    {"function", -2, 0, 0, 0, 0, Function, nullptr,
+     "load|delete|flush|list|stats|kill|dump|restore|help"},
 };
 
 }  // namespace rockcache::server

@@ -9,6 +9,7 @@ extern "C" {
 #include <lua-cjson.h>
 }
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -428,6 +429,108 @@ int VersionNumber(std::string_view version) {
   return (parts[0] << 16) | (parts[1] << 8) | parts[2];
 }
 
+// ---- function libraries (FUNCTION LOAD) ----
+
+// The library being loaded on this thread: the functions its code registered, their callbacks
+// in a Lua table (registry ref), by name.
+struct LibraryLoad {
+  std::vector<FunctionInfo> functions;
+  int callbacks_ref = LUA_NOREF;
+};
+thread_local LibraryLoad* tls_load = nullptr;
+
+bool ValidFunctionName(const char* name, size_t len) {
+  if (len == 0) return false;
+  for (size_t i = 0; i < len; ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (!std::isalnum(c) && c != '_') return false;
+  }
+  return true;
+}
+
+// redis.register_function(name, callback) or redis.register_function{function_name=...,
+// callback=..., flags={...}, description=...}, as Redis 7.0 (its error texts).
+int RegisterFunction(lua_State* L) {
+  LibraryLoad* load = tls_load;
+  if (load == nullptr)
+    RaiseErrorTable(L, "ERR redis.register_function can only be called on FUNCTION LOAD command");
+  FunctionInfo info;
+  int callback = 0;
+  if (lua_gettop(L) == 2) {
+    if (lua_type(L, 1) != LUA_TSTRING)
+      RaiseErrorTable(L, "ERR first argument to redis.register_function must be a string");
+    if (!lua_isfunction(L, 2))
+      RaiseErrorTable(L, "ERR second argument to redis.register_function must be a function");
+    info.name = lua_tostring(L, 1);
+    callback = 2;
+  } else if (lua_gettop(L) == 1) {
+    if (!lua_istable(L, 1)) {
+      RaiseErrorTable(L,
+                      "ERR calling redis.register_function with a single argument is only "
+                      "applicable to Lua table (representing named arguments).");
+    }
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      if (std::strcmp(key, "function_name") == 0 && lua_type(L, -1) == LUA_TSTRING) {
+        info.name = lua_tostring(L, -1);
+      } else if (std::strcmp(key, "callback") == 0) {
+        if (!lua_isfunction(L, -1)) {
+          RaiseErrorTable(
+              L, "ERR callback argument given to redis.register_function must be a function");
+        }
+      } else if (std::strcmp(key, "description") == 0 && lua_type(L, -1) == LUA_TSTRING) {
+        info.description = lua_tostring(L, -1);
+      } else if (std::strcmp(key, "flags") == 0 && lua_istable(L, -1)) {
+        for (int i = 1;; ++i) {
+          lua_rawgeti(L, -1, i);
+          if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+          }
+          const char* flag = lua_tostring(L, -1);
+          const std::string name = flag != nullptr ? flag : "";
+          if (name != "no-writes" && name != "allow-oom" && name != "allow-stale" &&
+              name != "no-cluster" && name != "allow-cross-slot-keys") {
+            RaiseErrorTable(L, "ERR unknown flag given");
+          }
+          if (name == "no-writes") info.no_writes = true;
+          info.flags.push_back(name);
+          lua_pop(L, 1);
+        }
+      } else {
+        RaiseErrorTable(L, "ERR unknown argument given to redis.register_function");
+      }
+      lua_pop(L, 1);
+    }
+    lua_getfield(L, 1, "callback");
+    if (!lua_isfunction(L, -1))
+      RaiseErrorTable(L, "ERR redis.register_function must get a callback argument");
+    if (info.name.empty())
+      RaiseErrorTable(L, "ERR redis.register_function must get a function name argument");
+    callback = lua_gettop(L);
+  } else {
+    RaiseErrorTable(L, "ERR wrong number of arguments to redis.register_function");
+  }
+  if (!ValidFunctionName(info.name.data(), info.name.size())) {
+    RaiseErrorTable(L,
+                    "ERR Library names can only contain letters, numbers, or underscores(_) "
+                    "and must be at least one character long");
+  }
+  for (const FunctionInfo& fn : load->functions) {
+    if (fn.name == info.name) RaiseErrorTable(L, "ERR Function already exists in the library");
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, load->callbacks_ref);
+  lua_pushstring(L, info.name.c_str());
+  lua_pushvalue(L, callback);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  load->functions.push_back(std::move(info));
+  return 0;
+}
+
+void LoadHook(lua_State* L, lua_Debug*);
+
 class Vm {
  public:
   Vm() {
@@ -504,6 +607,30 @@ class Vm {
     lua_replace(L_, LUA_GLOBALSINDEX);
     lua_newtable(L_);
     scripts_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);  // sha -> compiled function
+    lua_newtable(L_);
+    functions_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);  // function name -> callback
+    // What a library's code sees while it loads: the libraries and a redis table with
+    // register_function and log, nothing else (Redis 7.0's load environment).
+    lua_newtable(L_);
+    for (const char* name : {"string", "table", "math", "cjson", "bit", "cmsgpack", "struct"}) {
+      lua_getglobal(L_, name);
+      lua_setfield(L_, -2, name);
+    }
+    lua_newtable(L_);
+    SetFunction(L_, "register_function", RegisterFunction);
+    SetFunction(L_, "log", Log);
+    SetNumber(L_, "LOG_DEBUG", 0);
+    SetNumber(L_, "LOG_VERBOSE", 1);
+    SetNumber(L_, "LOG_NOTICE", 2);
+    SetNumber(L_, "LOG_WARNING", 3);
+    lua_pushstring(L_, "REDIS_VERSION");
+    lua_pushstring(L_, kRedisCompatVersion);
+    lua_rawset(L_, -3);
+    SetNumber(L_, "REDIS_VERSION_NUM", VersionNumber(kRedisCompatVersion));
+    MakeReadOnly(L_, /*strict=*/true);  // redis.call and the rest do not exist while loading
+    lua_setfield(L_, -2, "redis");
+    MakeReadOnly(L_, /*strict=*/true);
+    load_env_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
     // As Redis 7.0.15: one sequence per state, not restarted at each run.
     SeedRandom(static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
     lua_settop(L_, 0);
@@ -551,6 +678,106 @@ class Vm {
     return true;
   }
 
+  // Runs a library's code in the load environment and collects the functions it registers
+  // into *info. `install`: the callbacks become this state's functions (FCALL); otherwise the
+  // load only checks the library (FUNCTION LOAD) and this state reloads from the registry later.
+  Status LoadLibrary(std::string_view code, LibraryInfo* info, bool install) {
+    size_t body = 0;
+    if (Status s = ParseLibraryHeader(code, &info->name, &body); !s.ok()) return s;
+    info->code = std::string(code);
+    lua_settop(L_, 0);
+    lua_pushcfunction(L_, ErrorHandler);
+    const std::string_view source = code.substr(body);
+    if (luaL_loadbuffer(L_, source.data(), source.size(), "@user_function") != 0) {
+      const char* text = lua_tostring(L_, -1);
+      lua_settop(L_, 0);
+      return Status::InvalidArgument(std::string("Error compiling function: ") +
+                                     (text != nullptr ? text : "?"));
+    }
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, load_env_ref_);
+    lua_setfenv(L_, -2);
+    LibraryLoad load;
+    lua_newtable(L_);
+    load.callbacks_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
+    tls_load = &load;
+    lua_sethook(L_, LoadHook, LUA_MASKCOUNT, kHookEvery);
+    load_deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    const int status = lua_pcall(L_, 0, 0, 1);
+    lua_sethook(L_, nullptr, 0, 0);
+    tls_load = nullptr;
+    Status result = Status::OK();
+    if (status != 0) {
+      std::string message = "?";
+      if (lua_istable(L_, -1)) {
+        lua_getfield(L_, -1, "err");
+        if (const char* text = lua_tostring(L_, -1)) message = text;
+        lua_pop(L_, 1);
+      } else if (const char* text = lua_tostring(L_, -1)) {
+        message = text;
+      }
+      result = Status::InvalidArgument("Error registering functions: " + message);
+    } else if (load.functions.empty()) {
+      result = Status::InvalidArgument("No functions registered");
+    }
+    if (result.ok() && install) {
+      // The callbacks run with the scripts' globals, not the load environment.
+      lua_rawgeti(L_, LUA_REGISTRYINDEX, functions_ref_);
+      lua_rawgeti(L_, LUA_REGISTRYINDEX, load.callbacks_ref);
+      for (const FunctionInfo& fn : load.functions) {
+        lua_getfield(L_, -1, fn.name.c_str());
+        lua_pushvalue(L_, LUA_GLOBALSINDEX);
+        lua_setfenv(L_, -2);
+        lua_setfield(L_, -3, fn.name.c_str());
+      }
+    }
+    luaL_unref(L_, LUA_REGISTRYINDEX, load.callbacks_ref);
+    info->functions = std::move(load.functions);
+    lua_settop(L_, 0);
+    return result;
+  }
+
+  // Brings this state's functions up to the registry's generation (runs every library again).
+  void SyncFunctions(const FunctionRegistry& registry) {
+    const uint64_t generation = registry.generation();
+    if (generation == functions_generation_) return;
+    functions_generation_ = generation;
+    lua_newtable(L_);
+    lua_rawseti(L_, LUA_REGISTRYINDEX, functions_ref_);
+    for (const LibraryInfo& library : registry.List()) {
+      LibraryInfo loaded;
+      Status s = LoadLibrary(library.code, &loaded, /*install=*/true);
+      if (!s.ok()) spdlog::warn("function library {} did not load: {}", library.name, s.message());
+    }
+  }
+
+  // Pushes the callback of function `name`; false when this state has none.
+  bool PushCallback(std::string_view name) {
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, functions_ref_);
+    lua_pushlstring(L_, name.data(), name.size());
+    lua_rawget(L_, -2);
+    lua_remove(L_, -2);
+    if (lua_isfunction(L_, -1)) return true;
+    lua_pop(L_, 1);
+    return false;
+  }
+
+  // Pushes KEYS and ARGV as two tables (a function's arguments).
+  void PushArgumentTables(const ScriptRun& run) {
+    const Args& argv = *run.argv;
+    const size_t first_arg = run.first_key + run.numkeys;
+    lua_createtable(L_, static_cast<int>(run.numkeys), 0);
+    for (size_t i = 0; i < run.numkeys; ++i) {
+      const std::string& key = argv[run.first_key + i];
+      lua_pushlstring(L_, key.data(), key.size());
+      lua_rawseti(L_, -2, static_cast<int>(i + 1));
+    }
+    lua_createtable(L_, static_cast<int>(argv.size() - first_arg), 0);
+    for (size_t i = first_arg; i < argv.size(); ++i) {
+      lua_pushlstring(L_, argv[i].data(), argv[i].size());
+      lua_rawseti(L_, -2, static_cast<int>(i - first_arg + 1));
+    }
+  }
+
   // Sets KEYS and ARGV in the real globals.
   void SetArguments(const ScriptRun& run) {
     lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
@@ -577,8 +804,21 @@ class Vm {
   lua_State* L_ = nullptr;
   int globals_ref_ = LUA_NOREF;
   int scripts_ref_ = LUA_NOREF;
+  int functions_ref_ = LUA_NOREF;
+  int load_env_ref_ = LUA_NOREF;
   uint64_t generation_ = 0;
+  uint64_t functions_generation_ = 0;
+
+ public:
+  // A library's code runs at most this long while it loads (then fails).
+  static inline thread_local std::chrono::steady_clock::time_point load_deadline_;
 };
+
+void LoadHook(lua_State* L, lua_Debug*) {
+  if (std::chrono::steady_clock::now() > Vm::load_deadline_) {
+    RaiseErrorTable(L, "ERR FUNCTION LOAD timeout: the library's code ran for more than 500 ms");
+  }
+}
 
 Vm& ThreadVm() {
   thread_local std::unique_ptr<Vm> vm;
@@ -631,20 +871,33 @@ bool RunScript(const ScriptRun& run, std::string* out) {
   vm.Sync(scripting.cache().generation());
   lua_settop(L, 0);
   lua_pushcfunction(L, ErrorHandler);
-  std::string error;
-  if (!vm.PushFunction(run.sha, run.body, &error)) {
+  const bool is_function = !run.function.empty();
+  if (is_function) {
+    vm.SyncFunctions(scripting.functions());
     lua_settop(L, 0);
-    AppendError(out, error);
-    return false;
+    lua_pushcfunction(L, ErrorHandler);
+    if (!vm.PushCallback(run.function)) {
+      lua_settop(L, 0);
+      AppendError(out, "ERR Function not found");
+      return true;
+    }
+    vm.PushArgumentTables(run);
+  } else {
+    std::string error;
+    if (!vm.PushFunction(run.sha, run.body, &error)) {
+      lua_settop(L, 0);
+      AppendError(out, error);
+      return false;
+    }
+    vm.SetArguments(run);
   }
-  vm.SetArguments(run);
   ActiveRun active;
   active.run = &run;
   active.scripting = &scripting;
   active.kill_epoch = scripting.StartRun();
   tls_run = &active;
   lua_sethook(L, Hook, LUA_MASKCOUNT, kHookEvery);
-  const int status = lua_pcall(L, 0, 1, 1);
+  const int status = lua_pcall(L, is_function ? 2 : 0, 1, 1);
   lua_sethook(L, nullptr, 0, 0);
   tls_run = nullptr;
   scripting.EndRun();
@@ -652,7 +905,7 @@ bool RunScript(const ScriptRun& run, std::string* out) {
     if (UnitKeys* unit = UnitKeys::Current()) unit->RollBack();
   }
   if (status != 0) {
-    AppendRunError(L, run.sha, status, out);
+    AppendRunError(L, is_function ? run.function : run.sha, status, out);
   } else {
     std::string reply;
     lua_pushcfunction(L, [](lua_State* S) -> int {
@@ -671,6 +924,24 @@ bool RunScript(const ScriptRun& run, std::string* out) {
   lua_settop(L, 0);
   lua_gc(L, LUA_GCSTEP, 1);
   return true;
+}
+
+Status CheckLibrary(std::string_view code, LibraryInfo* info) {
+  Vm& vm = ThreadVm();
+  if (vm.state() == nullptr) return Status::InvalidArgument("the scripting engine could not start");
+  return vm.LoadLibrary(code, info, /*install=*/false);
+}
+
+Status LoadStoredLibraries(storage::Store& store, FunctionRegistry* registry) {
+  auto records = store.ServerRecords(kLibraryRecordPrefix);
+  if (!records.ok()) return records.status();
+  for (const auto& [name, code] : *records) {
+    LibraryInfo info;
+    Status s = CheckLibrary(code, &info);
+    if (s.ok()) s = registry->Add(std::move(info), /*replace=*/false);
+    if (!s.ok()) spdlog::warn("function library record {} not loaded: {}", name, s.message());
+  }
+  return Status::OK();
 }
 
 std::string CompileError(std::string_view body) {

@@ -16,7 +16,13 @@
 #include <string>
 #include <string_view>
 
+#include "config/status.h"
 #include "server/commands/command.h"
+#include "server/scripting/functions.h"
+
+namespace rockcache::storage {
+class Store;
+}
 
 namespace rockcache::server::scripting {
 
@@ -25,6 +31,8 @@ struct ScriptRun {
   CommandContext* ctx = nullptr;  // the EVAL's context: server, database, clock
   std::string_view sha;           // lowercase hex SHA-1 of body
   std::string_view body;
+  // FCALL: the function to run (sha and body unused); it gets KEYS and ARGV as its arguments.
+  std::string_view function;
   const Args* argv = nullptr;
   size_t first_key = 3;  // KEYS = argv[first_key, first_key + numkeys), ARGV = the rest
   size_t numkeys = 0;
@@ -36,6 +44,16 @@ struct ScriptRun {
 // running unit (script_unit.h). False when the body did not compile (the error is the reply).
 // REQUIRES: a worker inside a unit (RunScriptUnit or EXEC).
 bool RunScript(const ScriptRun& run, std::string* out);
+
+// FUNCTION LOAD's check: runs a library's code on this thread's state and fills *info with the
+// functions it registers. Errors as Redis's ("Error compiling function: ...", "Error
+// registering functions: ...", "No functions registered", the metadata errors).
+Status CheckLibrary(std::string_view code, LibraryInfo* info);
+
+// At startup, before any client: loads the libraries kept in `store` (FUNCTION LOAD's records)
+// into `registry`, checking each on this thread's state. A library that no longer loads is
+// logged and skipped.
+Status LoadStoredLibraries(storage::Store& store, FunctionRegistry* registry);
 
 // Compiles `body` on this thread's state without running it (SCRIPT LOAD). Empty when it
 // compiles, else Redis's error text ("ERR Error compiling script (new function): ...").

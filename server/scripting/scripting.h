@@ -1,10 +1,12 @@
-// Scripting's server-wide state: the EVAL script cache and what SCRIPT KILL reaches — how many
+// Scripting's server-wide state: the EVAL script cache, the function libraries, and what SCRIPT
+// KILL / FUNCTION KILL reach — how many
 // scripts are running and the kill requests. One per Server; any thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
+#include "server/scripting/functions.h"
 #include "server/scripting/script_cache.h"
 
 namespace rockcache::server::scripting {
@@ -12,6 +14,7 @@ namespace rockcache::server::scripting {
 class Scripting {
  public:
   ScriptCache& cache() { return cache_; }
+  FunctionRegistry& functions() { return functions_; }
 
   // A script run starts / ends (script_vm.cc). Start returns the kill epoch the run watches.
   uint64_t StartRun() {
@@ -35,6 +38,7 @@ class Scripting {
 
  private:
   ScriptCache cache_;
+  FunctionRegistry functions_;
   std::atomic<int> running_{0};
   std::atomic<uint64_t> kill_epoch_{0};
 };

@@ -188,3 +188,93 @@ TEST_CASE("Differential: scripts reply as redis-server's do, byte for byte",
   CHECK(stats.commands == static_cast<int>(corpus.size()));
   CHECK(stats.mismatches == 0);
 }
+
+namespace {
+
+const char* kLibrary =
+    "#!lua name=mylib\n"
+    "redis.register_function('incr_by', function(keys, args)\n"
+    "  return redis.call('incrby', keys[1], args[1]) end)\n"
+    "redis.register_function{function_name='echo_ro', callback=function(keys, args)\n"
+    "  return {keys[1], args[1]} end, flags={'no-writes'}, description='echoes'}\n"
+    "redis.register_function('fails', function(keys, args) error('inner') end)\n"
+    "redis.register_function('writes_anyway', function(keys, args)\n"
+    "  return redis.call('set', keys[1], 'x') end)\n";
+
+std::vector<Command> FunctionCorpus() {
+  auto load = [](const std::string& code) { return Command{"FUNCTION", "LOAD", code}; };
+  const std::string body = "\nredis.register_function('zz', function() return 1 end)";
+  return {
+      {"FUNCTION", "FLUSH"},
+      load(kLibrary),
+      {"FCALL", "incr_by", "1", "counter", "5"},
+      {"FCALL", "incr_by", "1", "counter", "5"},
+      {"FCALL", "echo_ro", "1", "k", "v"},
+      {"FCALL_RO", "echo_ro", "1", "k", "v"},
+      {"FCALL_RO", "incr_by", "1", "counter", "1"},
+      {"FCALL", "fails", "0"},
+      {"FCALL", "nosuch", "0"},
+      {"FCALL", "incr_by", "3", "a"},
+      {"FCALL", "incr_by", "-1"},
+      {"FCALL", "incr_by", "x"},
+      load(kLibrary),
+      load("return 1"),
+      load("#!lua"),
+      load("#!lua" + body),
+      load("#!js name=a" + body),
+      load("#!lua name=b foo=bar" + body),
+      load("#!lua name=b-c" + body),
+      load("#!lua name=" + body),
+      load("#!lua name=x name=y" + body),
+      load("#!lua name=e\n"),
+      load("#!lua name=e\nredis.call('ping')"),
+      load("#!lua name=e\nredis.register_function('incr_by', function() return 1 end)"),
+      load("#!lua name=e\nlocal x x"),
+      load("#!lua name=e\nredis.register_function('a', 1)"),
+      load("#!lua name=e\nredis.register_function{function_name='a', callback=function() end, "
+           "flags={'bogus'}}"),
+      load("#!lua name=e\nerror('boom')"),
+      load("#!lua name=e\nredis.register_function('a-b', function() return 1 end)"),
+      load("#!lua name=e\nredis.register_function('a', function() end)\n"
+           "redis.register_function('a', function() end)"),
+      {"FUNCTION", "STATS"},
+      {"FUNCTION", "LIST", "LIBRARYNAME", "nomatch*"},
+      {"FUNCTION", "LIST", "BOGUS"},
+      {"FUNCTION", "DELETE", "nosuch"},
+      {"FUNCTION", "DELETE", "mylib"},
+      {"FCALL", "incr_by", "1", "counter", "5"},
+      load("#!lua name=single\nredis.register_function{function_name='only', "
+           "callback=function() return 1 end, description='one'}"),
+      {"FUNCTION", "LIST"},
+      {"FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "sing*"},
+      load("#!lua name=single\nredis.register_function('only', function() return 2 end)"),
+      {"FUNCTION", "LOAD", "REPLACE",
+       "#!lua name=single\nredis.register_function('only', function() return 2 end)"},
+      {"FCALL", "only", "0"},
+      {"FUNCTION", "KILL"},
+      {"FUNCTION", "FLUSH", "BOGUS"},
+      {"FUNCTION", "FLUSH"},
+      {"FUNCTION", "LIST"},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("Differential: functions reply as redis-server's do, byte for byte",
+          "[scripting][differential][functions]") {
+  const std::string redis = ReferenceRedis::Binary();
+  if (redis.empty()) {
+    WARN("redis-server not installed: differential test skipped");
+    return;
+  }
+  ReferenceRedis reference(redis);
+  TestServer server;
+  Differ d(server.port(), reference.port());
+  const std::vector<Command> corpus = FunctionCorpus();
+  for (const Command& cmd : corpus) d.Both("functions", cmd);
+  const auto& stats = d.stats("functions");
+  std::printf("differential: functions %d commands (%d errors), %d mismatches\n", stats.commands,
+              stats.errors, stats.mismatches);
+  CHECK(stats.commands == static_cast<int>(corpus.size()));
+  CHECK(stats.mismatches == 0);
+}

@@ -68,13 +68,11 @@ TEST_CASE("Scripts: concurrent read-modify-write loses no update, declared or no
   for (auto& t : threads) t.join();
   CHECK(errors.load() == 0);
   CHECK(Str(setup.Command({"GET", "counter:declared"})) == std::to_string(kClients / 2 * kCalls));
-  CHECK(Str(setup.Command({"GET", "counter:undeclared"})) ==
-        std::to_string(kClients / 2 * kCalls));
+  CHECK(Str(setup.Command({"GET", "counter:undeclared"})) == std::to_string(kClients / 2 * kCalls));
   CHECK(Str(setup.Command({"GET", "counter:plain"})) == std::to_string(kClients * kCalls / 10));
 }
 
-TEST_CASE("Scripts: SCRIPT KILL stops a writing script and keeps none of it",
-          "[scripting][kill]") {
+TEST_CASE("Scripts: SCRIPT KILL stops a writing script and keeps none of it", "[scripting][kill]") {
   TestServer server({"--pool-threads", "2"});
   Client client(server.port());
   client.Command({"SET", "other", "free"});
@@ -90,13 +88,11 @@ TEST_CASE("Scripts: SCRIPT KILL stops a writing script and keeps none of it",
   // Rolled back: neither write is visible, through the cache or storage.
   CHECK(Run(client, {"GET", "k"}) == "nil");
   CHECK(Run(client, {"LLEN", "l"}) == "int:0");
-  CHECK(Run(client, {"SCRIPT", "KILL"}) ==
-        "err:NOTBUSY No scripts in execution right now.");
+  CHECK(Run(client, {"SCRIPT", "KILL"}) == "err:NOTBUSY No scripts in execution right now.");
   CHECK(Run(client, {"GET", "other"}) == "bulk:free");
 }
 
-TEST_CASE("Scripts: clients on other keys are served while a script spins",
-          "[scripting][kill]") {
+TEST_CASE("Scripts: clients on other keys are served while a script spins", "[scripting][kill]") {
   TestServer server({"--pool-threads", "2"});
   Client client(server.port());
   client.Command({"SET", "other", "v"});
@@ -178,4 +174,43 @@ TEST_CASE("Scripts: memory and recursion are bounded, and the server goes on",
   CHECK(r.str.find("stack overflow") != std::string::npos);
   CHECK(Run(client, {"EVAL", "return 'still here'", "0"}) == "bulk:still here");
   CHECK(Run(client, {"SET", "k", "v"}) == "status:OK");
+}
+
+TEST_CASE("Functions: libraries survive kill -9 and restart, deletions too",
+          "[scripting][functions][durability]") {
+  TestServer server;
+  Client client(server.port());
+  const std::string counter_lib =
+      "#!lua name=counters\n"
+      "redis.register_function('bump', function(keys, args)\n"
+      "  local v = tonumber(redis.call('get', keys[1]) or '0')\n"
+      "  redis.call('set', keys[1], tostring(v + 1)) return v + 1 end)";
+  CHECK(Run(client, {"FUNCTION", "LOAD", counter_lib}) == "bulk:counters");
+  CHECK(Run(client, {"FUNCTION", "LOAD",
+                     "#!lua name=gone\nredis.register_function('bye', function() return 1 end)"}) ==
+        "bulk:gone");
+  CHECK(Run(client, {"FUNCTION", "DELETE", "gone"}) == "status:OK");
+  // FCALL is atomic like EVAL: concurrent read-modify-writes lose nothing.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      Client c(server.port());
+      for (int i = 0; i < 100; ++i) c.Command({"FCALL", "bump", "1", "fc"});
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(Run(client, {"GET", "fc"}) == "bulk:800");
+  server.Kill9();
+  server.Restart();
+  Client after(server.port());
+  CHECK(Run(after, {"FCALL", "bump", "1", "fc"}) == "int:801");
+  CHECK(Run(after, {"FCALL", "bye", "0"}) == "err:ERR Function not found");
+  CHECK(Run(after, {"FUNCTION", "STATS"}) ==
+        "[bulk:running_script, nil, bulk:engines, [bulk:LUA, [bulk:libraries_count, int:1, "
+        "bulk:functions_count, int:1]]]");
+  CHECK(Run(after, {"FUNCTION", "FLUSH"}) == "status:OK");
+  after.Command({"FLUSHALL"});
+  server.Restart();
+  Client flushed(server.port());
+  CHECK(Run(flushed, {"FUNCTION", "LIST"}) == "[]");
 }
