@@ -95,6 +95,15 @@ void MemorySection(Server& server, std::string* out) {
   Field(out, "maxmemory", maxmemory);
   Field(out, "maxmemory_human", HumanBytes(maxmemory));
   Field(out, "maxmemory_policy", server.config().GetString("cache-policy"));
+  // Scripting, as Redis 7.0 reports it (the Lua states of all workers together).
+  scripting::Scripting& scripting = server.scripting();
+  const uint64_t vm_bytes = scripting.vm_bytes();
+  Field(out, "used_memory_vm_eval", vm_bytes);
+  Field(out, "used_memory_lua_human", HumanBytes(vm_bytes));
+  Field(out, "used_memory_scripts_eval", scripting.cache().bytes());
+  Field(out, "number_of_cached_scripts", scripting.cache().count());
+  Field(out, "number_of_functions", scripting.functions().function_count());
+  Field(out, "number_of_libraries", scripting.functions().library_count());
 }
 
 void PersistenceSection(Server& server, std::string* out) {

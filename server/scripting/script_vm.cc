@@ -643,6 +643,13 @@ class Vm {
 
   lua_State* state() { return L_; }
   void set_cap(size_t cap) { memory_.cap = cap; }
+  // The change of this state's memory since the last call (for INFO's used_memory_vm_eval).
+  int64_t TakeMemoryDelta() {
+    const auto used = static_cast<int64_t>(memory_.used);
+    const int64_t delta = used - reported_;
+    reported_ = used;
+    return delta;
+  }
 
   // Drops the compiled scripts (SCRIPT FLUSH moved the cache's generation).
   void Sync(uint64_t generation) {
@@ -808,6 +815,7 @@ class Vm {
   int load_env_ref_ = LUA_NOREF;
   uint64_t generation_ = 0;
   uint64_t functions_generation_ = 0;
+  int64_t reported_ = 0;
 
  public:
   // A library's code runs at most this long while it loads (then fails).
@@ -923,6 +931,7 @@ bool RunScript(const ScriptRun& run, std::string* out) {
   }
   lua_settop(L, 0);
   lua_gc(L, LUA_GCSTEP, 1);
+  scripting.AddVmBytes(vm.TakeMemoryDelta());
   return true;
 }
 

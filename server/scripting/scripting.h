@@ -31,6 +31,13 @@ class Scripting {
     kill_epoch_.fetch_add(1, std::memory_order_acq_rel);
     return true;
   }
+  // Bytes the workers' Lua states hold (each state reports its change after a run).
+  void AddVmBytes(int64_t delta) { vm_bytes_.fetch_add(delta, std::memory_order_relaxed); }
+  uint64_t vm_bytes() const {
+    const int64_t bytes = vm_bytes_.load(std::memory_order_relaxed);
+    return bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
+  }
+
   // Whether a run that started at `epoch` was asked to stop.
   bool KillRequested(uint64_t epoch) const {
     return kill_epoch_.load(std::memory_order_acquire) != epoch;
@@ -41,6 +48,7 @@ class Scripting {
   FunctionRegistry functions_;
   std::atomic<int> running_{0};
   std::atomic<uint64_t> kill_epoch_{0};
+  std::atomic<int64_t> vm_bytes_{0};
 };
 
 }  // namespace rockcache::server::scripting

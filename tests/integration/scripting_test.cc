@@ -48,6 +48,8 @@ TEST_CASE("Scripts: concurrent read-modify-write loses no update, declared or no
   Client setup(server.port());
   const std::string sha_declared = Str(setup.Command({"SCRIPT", "LOAD", kIncrDeclared}));
   const std::string sha_undeclared = Str(setup.Command({"SCRIPT", "LOAD", kIncrUndeclared}));
+  CHECK(Str(setup.Command({"INFO", "memory"})).find("number_of_cached_scripts:2\r\n") !=
+        std::string::npos);
   constexpr int kClients = 16;
   constexpr int kCalls = 150;
   std::atomic<int> errors{0};
