@@ -4,7 +4,8 @@
 # Usage: scripts/instructions-per-request.sh KIND BINARY [TEST] [PIPELINE] [PORT]
 #   KIND      rockcache | redis   (redis: redis-server with appendonly yes, appendfsync everysec)
 #   BINARY    the server binary (build/rockcache-server, /usr/bin/redis-server, ...)
-#   TEST      a redis-benchmark -t test (default set)
+#   TEST      a redis-benchmark -t test (default set), or evalsha_incr (EVALSHA of a loaded
+#             script doing INCR + EXPIRE of one key)
 #   PIPELINE  redis-benchmark -P (default 1)
 #   PORT      default 7391
 # Prints one line: "KIND TEST P=PIPELINE instructions/request=N".
@@ -50,6 +51,10 @@ case "$TEST" in
     PREFILL_TEST=${IPR_PREFILL_TEST:-lpush}
     MEASURED=(LRANGE mylist 0 $((${TEST#lrange_} - 1)))
     ;;
+  evalsha_incr)  # issue 43's script: INCR + EXPIRE of one spread key, by EVALSHA
+    LOAD_SCRIPT="local v=redis.call('INCR',KEYS[1]) redis.call('EXPIRE',KEYS[1],60) return v"
+    MEASURED=(EVALSHA "$(printf '%s' "$LOAD_SCRIPT" | sha1sum | cut -d' ' -f1)" 1 key:__rand_int__)
+    ;;
 esac
 MEASURED_ONLY=${IPR_MEASURED_ONLY:-0}
 WORK=$(mktemp -d /tmp/ipr-XXXXXX)
@@ -85,6 +90,7 @@ run_once() {  # $1 = requests; prints total Ir
     >"$WORK/server.$n.log" 2>&1 &
   local pid=$!
   wait_port
+  if [ -n "${LOAD_SCRIPT:-}" ]; then redis-cli -p "$PORT" script load "$LOAD_SCRIPT" >/dev/null; fi
   if [ "$PREFILL" -gt 0 ]; then
     redis-benchmark -p "$PORT" -t "$PREFILL_TEST" -r "$RANGE" -n "$PREFILL" -P 16 -c 10 -q \
       >/dev/null

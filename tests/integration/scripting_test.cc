@@ -4,6 +4,7 @@
 // push, and the bounds (memory, recursion).
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +40,27 @@ std::string KillWhenRunning(int port) {
   }
   return "never running";
 }
+
+// A client thread whose command may not return by itself (a script that spins until killed).
+// If the test fails before Join(), the destructor kills the server (the thread's command then
+// fails) and joins, so a failed REQUIRE leaves neither a joinable thread nor a server spinning.
+class ClientThread {
+ public:
+  ClientThread(TestServer& server, std::function<void()> body)
+      : server_(server), thread_(std::move(body)) {}
+  ~ClientThread() {
+    if (!thread_.joinable()) return;
+    server_.Kill9();
+    thread_.join();
+  }
+  ClientThread(const ClientThread&) = delete;
+  ClientThread& operator=(const ClientThread&) = delete;
+  void Join() { thread_.join(); }
+
+ private:
+  TestServer& server_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -79,12 +101,12 @@ TEST_CASE("Scripts: SCRIPT KILL stops a writing script and keeps none of it", "[
   Client client(server.port());
   client.Command({"SET", "other", "free"});
   Reply script_reply;
-  std::thread runner([&] {
+  ClientThread runner(server, [&] {
     Client runner_client(server.port(), 30000);
     script_reply = runner_client.Command({"EVAL", kWriteThenSpin, "2", "k", "l"});
   });
   CHECK(KillWhenRunning(server.port()) == "OK");
-  runner.join();
+  runner.Join();
   REQUIRE(script_reply.is_error());
   CHECK(script_reply.str.find("Script killed by user with SCRIPT KILL") != std::string::npos);
   // Rolled back: neither write is visible, through the cache or storage.
@@ -98,7 +120,7 @@ TEST_CASE("Scripts: clients on other keys are served while a script spins", "[sc
   TestServer server({"--pool-threads", "2"});
   Client client(server.port());
   client.Command({"SET", "other", "v"});
-  std::thread runner([&] {
+  ClientThread runner(server, [&] {
     Client runner_client(server.port(), 30000);
     runner_client.Command({"EVAL", kWriteThenSpin, "2", "k", "l"});
   });
@@ -110,7 +132,7 @@ TEST_CASE("Scripts: clients on other keys are served while a script spins", "[sc
     CHECK(Run(client, {"PING"}) == "status:PONG");
   }
   CHECK(KillWhenRunning(server.port()) == "OK");
-  runner.join();
+  runner.Join();
 }
 
 TEST_CASE("Scripts: kill -9 during a writing script keeps none of its writes",
@@ -118,14 +140,14 @@ TEST_CASE("Scripts: kill -9 during a writing script keeps none of its writes",
   TestServer server;
   Client client(server.port());
   client.Command({"SET", "before", "1"});
-  std::thread runner([&] {
+  ClientThread runner(server, [&] {
     Client runner_client(server.port(), 5000);
     Reply r;
     runner_client.TryCommand({"EVAL", kWriteThenSpin, "2", "k", "l"}, &r);
   });
   SleepMs(500);  // the script has written (into its uncommitted batch) and spins
   server.Kill9();
-  runner.join();
+  runner.Join();
   server.Restart();
   Client after(server.port());
   CHECK(Run(after, {"GET", "before"}) == "bulk:1");
@@ -148,7 +170,7 @@ TEST_CASE("Scripts: a push from a script serves a blocked client after the scrip
           "[scripting][blocking]") {
   TestServer server;
   Reply popped;
-  std::thread waiter([&] {
+  ClientThread waiter(server, [&] {
     Client blocked(server.port(), 20000);
     popped = blocked.Command({"BLPOP", "q", "10"});
   });
@@ -158,7 +180,7 @@ TEST_CASE("Scripts: a push from a script serves a blocked client after the scrip
                      "redis.call('rpush', KEYS[1], 'one', 'two') return redis.call('llen', "
                      "KEYS[1])",
                      "1", "q"}) == "int:2");
-  waiter.join();
+  waiter.Join();
   CHECK(Describe(popped) == "[bulk:q, bulk:one]");
   CHECK(Run(client, {"LRANGE", "q", "0", "-1"}) == "[bulk:two]");
 }
