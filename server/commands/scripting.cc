@@ -55,14 +55,24 @@ void RunEval(CommandContext& ctx, Args& argv, std::string* out, bool by_sha, boo
   } else {
     sha = scripting::Sha1Hex(argv[1]);
   }
+  const std::string_view text = by_sha ? std::string_view(body) : std::string_view(argv[1]);
+  scripting::ScriptShebang shebang;
+  size_t code_offset = 0;
+  if (Status s = scripting::ParseScriptShebang(text, &shebang, &code_offset); !s.ok()) {
+    return AppendStatusError(out, s);
+  }
+  // A script with a shebang declares whether it writes; EVAL_RO refuses one that may.
+  if (read_only && shebang.present && !shebang.no_writes) {
+    return AppendError(out, "ERR Can not execute a script with write flag using *_ro command.");
+  }
   ScriptRun run;
   run.ctx = &ctx;
   run.sha = sha;
-  run.body = by_sha ? std::string_view(body) : std::string_view(argv[1]);
+  run.body = text.substr(code_offset);
   run.argv = &argv;
   run.first_key = 3;
   run.numkeys = static_cast<size_t>(numkeys);
-  run.read_only = read_only;
+  run.read_only = read_only || shebang.no_writes;
   const bool compiled = scripting::RunScript(run, out);
   if (compiled && !by_sha) {
     cache.Add(sha, argv[1],
@@ -270,7 +280,12 @@ void Script(CommandContext& ctx, Args& argv, std::string* out) {
   scripting::Scripting& scripting = ctx.server->scripting();
   const std::string& sub = argv[1];
   if (Is(sub, "LOAD") && argv.size() == 3) {
-    std::string error = scripting::CompileError(argv[2]);
+    scripting::ScriptShebang shebang;
+    size_t code_offset = 0;
+    if (Status s = scripting::ParseScriptShebang(argv[2], &shebang, &code_offset); !s.ok()) {
+      return AppendStatusError(out, s);
+    }
+    std::string error = scripting::CompileError(std::string_view(argv[2]).substr(code_offset));
     if (!error.empty()) return AppendError(out, error);
     const std::string sha = scripting::Sha1Hex(argv[2]);
     scripting.cache().Add(

@@ -58,6 +58,47 @@ Status ParseLibraryHeader(std::string_view code, std::string* name, size_t* body
   return Status::OK();
 }
 
+Status ParseScriptShebang(std::string_view body, ScriptShebang* shebang, size_t* body_offset) {
+  *shebang = ScriptShebang();
+  *body_offset = 0;
+  if (body.size() < 2 || body[0] != '#' || body[1] != '!') return Status::OK();
+  shebang->present = true;
+  const size_t eol = body.find('\n');
+  const std::string_view line = body.substr(0, eol);
+  *body_offset = eol == std::string_view::npos ? body.size() : eol;
+  std::vector<std::string_view> parts;
+  size_t pos = 0;
+  while (pos < line.size()) {
+    const size_t space = line.find(' ', pos);
+    const size_t end = space == std::string_view::npos ? line.size() : space;
+    if (end > pos) parts.push_back(line.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (parts.empty() || parts[0] != "#!lua") {
+    return Status::InvalidArgument("Unexpected engine in script shebang: " +
+                                   std::string(parts.empty() ? line : parts[0]));
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].rfind("flags=", 0) != 0) {
+      return Status::InvalidArgument("Unknown lua shebang option: " + std::string(parts[i]));
+    }
+    std::string_view flags = parts[i].substr(6);
+    while (!flags.empty()) {
+      const size_t comma = flags.find(',');
+      const std::string_view flag = flags.substr(0, comma);
+      if (flag == "no-writes") {
+        shebang->no_writes = true;
+      } else if (flag != "allow-oom" && flag != "allow-stale" && flag != "no-cluster" &&
+                 flag != "allow-cross-slot-keys") {
+        return Status::InvalidArgument("Unexpected flag in script shebang: " + std::string(flag));
+      }
+      if (comma == std::string_view::npos) break;
+      flags.remove_prefix(comma + 1);
+    }
+  }
+  return Status::OK();
+}
+
 Status FunctionRegistry::Add(LibraryInfo library, bool replace) {
   std::lock_guard<std::mutex> lock(mu_);
   auto existing = libraries_.find(library.name);

@@ -36,6 +36,17 @@ struct LibraryInfo {
 // Redis: "Missing library metadata", "Invalid library metadata", "Library names can only...".
 Status ParseLibraryHeader(std::string_view code, std::string* name, size_t* body_offset);
 
+// The flags of an EVAL script's optional first line, "#!lua flags=no-writes,allow-oom,...".
+struct ScriptShebang {
+  bool present = false;    // the script starts with "#!"
+  bool no_writes = false;  // flags=no-writes
+};
+// Parses a script's shebang, if any; *body_offset is where the Lua code starts (the newline kept,
+// so error lines count from the shebang as Redis's do; 0 without one). Errors as Redis:
+// "Unexpected engine in script shebang: ...", "Unknown lua shebang option: ...", "Unexpected flag
+// in script shebang: ...".
+Status ParseScriptShebang(std::string_view body, ScriptShebang* shebang, size_t* body_offset);
+
 class FunctionRegistry {
  public:
   // Adds `library` (REPLACE: replaces the one of that name). Errors as Redis: "Library 'x'
