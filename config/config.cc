@@ -142,6 +142,9 @@ const std::vector<OptionSpec> kOptionTable = {
    "against RocksDB's memory (memtables and block cache, never a file) and fills the cache, for "
    "strings up to this size and absent keys; 0 = every miss goes to the pool."},
   // ---- scripting ----
+  {"busy-reply-threshold", T::kInt, "5000", 0, LONG_MAX, nullptr, true,
+   "Milliseconds a script runs before commands that need its keys (and that the cache cannot "
+   "answer) get -BUSY instead of waiting for it; other keys are served all along."},
   {"lua-maxmemory", T::kMemory, "128mb", 1 * kMB, LLONG_MAX, nullptr, true,
    "Memory one worker's Lua state may hold (scripts' tables and strings); a script that needs "
    "more fails with an error and its writes are kept as far as it got, as any script error."},

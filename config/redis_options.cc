@@ -278,8 +278,6 @@ const std::vector<OptionSpec> kRedisRows = {
    "Redis's threaded reads; rockcache's network threads always read.", kNoEffect},
   {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
    "Redis's client-side caching table; stored only.", kNoEffect},
-  {"busy-reply-threshold", T::kInt, "5000", 0, LONG_MAX, nullptr, true,
-   "Redis's script time limit; rockcache has no scripts.", kNoEffect},
   {"lua-time-limit", T::kInt, "", 0, LONG_MAX, nullptr, true,
    "Old name of busy-reply-threshold.", kMapped, "busy-reply-threshold"},
   {"tls-port", T::kInt, "0", 0, 65535, nullptr, true,

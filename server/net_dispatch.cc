@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/admission.h"
 #include "server/blocking/timeout.h"
@@ -99,6 +100,7 @@ void NetLoop::ProcessInput(Connection* conn) {
   uint64_t rtc_answers = 0;
   int64_t now_ms = 0;  // read once, on the first cache lookup of this pass
   const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed);
+  const scripting::Scripting& scripting = server.scripting();
   const uint64_t storage_read_max =
       server.settings().rtc_storage_read_max_bytes.load(std::memory_order_relaxed);
   uint64_t storage_fills = 0;
@@ -174,6 +176,29 @@ void NetLoop::ProcessInput(Connection* conn) {
                    parsed, start, end);
       start = end;
     };
+    // A command answered with an error here: in order with the batch (a command with no spec).
+    auto reject = [&](std::string error) {
+      if (spec != nullptr) metrics.RecordRejected(id);
+      metrics.RecordError(ErrorCode(error.data(), error.size()));
+      if (batch.empty()) {
+        conn->output += error;
+      } else {
+        PreparedCommand rejected;
+        rejected.reply = std::move(error);
+        batch.push_back(std::move(rejected));
+      }
+    };
+    // Hands the command to this pass's batch, unless a script that has run past
+    // busy-reply-threshold holds its keys: then -BUSY, as Redis, rather than a worker waiting
+    // for the lock (one relaxed load while no script runs).
+    auto to_pool = [&](bool rtc_missed) {
+      if (scripting.units_running() && KeysBusy(*spec, argv)) {
+        reject(std::string(kReplyBusy));
+        return false;
+      }
+      add(pos, input_size, Prepare(spec, id, &argv, rtc_missed, conn->db, &spare_args_));
+      return true;
+    };
     switch (route) {
       case Route::kUnknownCommand:
       case Route::kWrongArity:
@@ -186,15 +211,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         } else {
           error = "-NOAUTH Authentication required.\r\n";
         }
-        if (spec != nullptr) metrics.RecordRejected(id);
-        metrics.RecordError(ErrorCode(error.data(), error.size()));
-        if (batch.empty()) {
-          conn->output += error;
-        } else {
-          PreparedCommand rejected;
-          rejected.reply = std::move(error);
-          batch.push_back(std::move(rejected));
-        }
+        reject(std::move(error));
         continue;
       }
       case Route::kSubscribedReply: {
@@ -237,7 +254,7 @@ void NetLoop::ProcessInput(Connection* conn) {
           batch.push_back(std::move(answered));
           continue;
         }
-        add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
+        to_pool(/*rtc_missed=*/true);
         continue;
       }
       case Route::kCache: {
@@ -257,18 +274,16 @@ void NetLoop::ProcessInput(Connection* conn) {
           answered_here(conn->output, reply_start, true);
           continue;
         }
-        add(pos, input_size, Prepare(spec, id, &argv, /*rtc_missed=*/true, conn->db, &spare_args_));
+        to_pool(/*rtc_missed=*/true);
         continue;
       }
       case Route::kBlocking:
         // Alone in its batch, and nothing after it runs until it is answered (as Redis).
-        add(pos, input_size,
-            Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
+        if (!to_pool(/*rtc_missed=*/false)) continue;
         BeginWait(conn, &batch.back());
         break;
       case Route::kPool:
-        add(pos, input_size,
-            Prepare(spec, id, &argv, /*rtc_missed=*/false, conn->db, &spare_args_));
+        to_pool(/*rtc_missed=*/false);
         continue;
     }
     break;  // kAfterBatch, kBlocking: nothing more is parsed in this pass
@@ -294,6 +309,18 @@ void NetLoop::ProcessInput(Connection* conn) {
     SubmitOrPark(conn, std::move(batch), times);
   }
   Flush(conn);
+}
+
+// Whether a script that has run past busy-reply-threshold holds a key of the command (every key,
+// for FLUSHALL and the like). Only called while a script runs.
+bool NetLoop::KeysBusy(const CommandSpec& spec, const Args& argv) const {
+  const int64_t threshold =
+      server_->settings().busy_reply_threshold_ms.load(std::memory_order_relaxed);
+  const int64_t now = NowUnixMs();
+  if (spec.flags & kAllKeys) return server_->scripting().AnyRunningSince(now - threshold);
+  const std::vector<std::string_view> keys = CommandKeys(spec, argv);
+  if (keys.empty()) return false;
+  return server_->scripting().BusyFor(server_->key_locks().StripesOf(keys), now, threshold);
 }
 
 // The bytes a batch's replies may take: what the hard output-buffer limit leaves of the

@@ -130,6 +130,8 @@ class NetLoop {
   static void OnSubmitGroup(int fd, short events, void* arg);
   // Parses and runs commands until the input is used up or a batch goes in flight.
   void ProcessInput(Connection* conn);
+  // Whether a long-running script holds a key the command needs (-BUSY then).
+  bool KeysBusy(const CommandSpec& spec, const Args& argv) const;
   // The bytes a batch's replies may take: what client-output-buffer-limit leaves of conn's
   // pending replies.
   uint64_t ReplyBudget(const Connection* conn) const;

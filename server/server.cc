@@ -204,6 +204,7 @@ const SettingBinding<int64_t> kInt64Settings[] = {
     {"timeout", &Settings::timeout_sec},
     {"maxclients", &Settings::maxclients},
     {"slowlog-log-slower-than", &Settings::slowlog_log_slower_than},
+    {"busy-reply-threshold", &Settings::busy_reply_threshold_ms},
 };
 const SettingBinding<uint64_t> kUint64Settings[] = {
     {"proto-max-bulk-len", &Settings::proto_max_bulk_len},

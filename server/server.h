@@ -74,6 +74,7 @@ struct Settings {
   // Scripting (server/scripting/): a worker's Lua memory cap, and the script cache's bound.
   std::atomic<uint64_t> lua_maxmemory{128ull << 20};
   std::atomic<uint64_t> lua_script_cache_bytes{64ull << 20};
+  std::atomic<int64_t> busy_reply_threshold_ms{5000};
   std::atomic<bool> latency_tracking{true};
   std::atomic<int64_t> slowlog_log_slower_than{10000};
   std::atomic<int64_t> slowlog_max_len{128};

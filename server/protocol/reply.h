@@ -18,6 +18,8 @@ inline constexpr std::string_view kReplyNullArray = "*-1\r\n";
 inline constexpr std::string_view kReplyWrongType =
     "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
 inline constexpr std::string_view kReplySyntaxError = "-ERR syntax error\r\n";
+inline constexpr std::string_view kReplyBusy =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
 inline constexpr std::string_view kReplyNotInteger =
     "-ERR value is not an integer or out of range\r\n";
 

@@ -8,6 +8,7 @@
 #include "server/blocking/serve.h"
 #include "server/call.h"
 #include "server/protocol/reply.h"
+#include "server/scripting/scripting.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -95,6 +96,13 @@ void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* 
   // First with the declared keys; again with every stripe when the script needed more.
   for (const bool all : {false, true}) {
     cache::KeyLocks::Guard guard = all ? locks.LockAll() : locks.Lock(declared);
+    // Visible to the network threads (-BUSY past busy-reply-threshold) while it holds them.
+    Scripting& scripting = server.scripting();
+    struct Registration {
+      Scripting& scripting;
+      uint64_t handle;
+      ~Registration() { scripting.UnregisterUnit(handle); }
+    } registration{scripting, scripting.RegisterUnit(guard.stripes(), all, NowUnixMs())};
     command->reply.clear();
     cache::KeyLocks::WriteWindow window;
     if (server.cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "server/scripting/functions.h"
 #include "server/scripting/script_cache.h"
@@ -31,6 +33,22 @@ class Scripting {
     kill_epoch_.fetch_add(1, std::memory_order_acq_rel);
     return true;
   }
+  // The stripes each running script unit holds, and since when: commands that need them get
+  // -BUSY once the script has run past busy-reply-threshold (BusyFor), instead of tying up a
+  // worker waiting for the lock. Register returns a handle for Unregister.
+  uint64_t RegisterUnit(const std::vector<uint32_t>& stripes, bool all, int64_t start_ms);
+  void UnregisterUnit(uint64_t handle);
+  // Network thread, per command bound for the pool: one relaxed load while no unit runs. True
+  // when a unit running since before now_ms - threshold_ms holds one of `stripes`.
+  bool BusyFor(const std::vector<uint32_t>& stripes, int64_t now_ms, int64_t threshold_ms) const {
+    if (units_.load(std::memory_order_relaxed) == 0) return false;
+    return BusyForSlow(stripes, now_ms, threshold_ms);
+  }
+
+  // Whether any unit runs (one relaxed load), and whether one has run since before `since_ms`.
+  bool units_running() const { return units_.load(std::memory_order_relaxed) != 0; }
+  bool AnyRunningSince(int64_t since_ms) const;
+
   // Bytes the workers' Lua states hold (each state reports its change after a run).
   void AddVmBytes(int64_t delta) { vm_bytes_.fetch_add(delta, std::memory_order_relaxed); }
   uint64_t vm_bytes() const {
@@ -49,6 +67,19 @@ class Scripting {
   std::atomic<int> running_{0};
   std::atomic<uint64_t> kill_epoch_{0};
   std::atomic<int64_t> vm_bytes_{0};
+
+  struct Unit {
+    uint64_t handle;
+    int64_t start_ms;
+    bool all;
+    std::vector<uint32_t> stripes;  // ascending
+  };
+  bool BusyForSlow(const std::vector<uint32_t>& stripes, int64_t now_ms,
+                   int64_t threshold_ms) const;
+  mutable std::mutex units_mu_;
+  std::vector<Unit> running_units_;  // GUARDED_BY(units_mu_)
+  uint64_t next_handle_ = 1;         // GUARDED_BY(units_mu_)
+  std::atomic<int> units_{0};
 };
 
 }  // namespace rockcache::server::scripting

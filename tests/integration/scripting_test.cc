@@ -117,7 +117,7 @@ TEST_CASE("Scripts: SCRIPT KILL stops a writing script and keeps none of it", "[
 }
 
 TEST_CASE("Scripts: clients on other keys are served while a script spins", "[scripting][kill]") {
-  TestServer server({"--pool-threads", "2"});
+  TestServer server({"--pool-threads", "2", "--busy-reply-threshold", "300"});
   Client client(server.port());
   client.Command({"SET", "other", "v"});
   ClientThread runner(server, [&] {
@@ -131,8 +131,19 @@ TEST_CASE("Scripts: clients on other keys are served while a script spins", "[sc
     CHECK(Run(client, {"INCR", "n"}) == "int:" + std::to_string(i + 1));
     CHECK(Run(client, {"PING"}) == "status:PONG");
   }
+  // Past busy-reply-threshold, a command that needs the script's keys gets -BUSY (as Redis)
+  // instead of waiting on a worker; the others are still served.
+  SleepMs(300);
+  CHECK(Run(client, {"GET", "k"}) ==
+        "err:BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+        "NOSAVE.");
+  CHECK(Run(client, {"RPUSH", "l", "y"}).rfind("err:BUSY", 0) == 0);
+  CHECK(Run(client, {"FLUSHALL"}).rfind("err:BUSY", 0) == 0);
+  CHECK(Run(client, {"GET", "other"}) == "bulk:v");
   CHECK(KillWhenRunning(server.port()) == "OK");
   runner.Join();
+  CHECK(Run(client, {"GET", "k"}) == "nil");
+  CHECK(Run(client, {"RPUSH", "l", "y"}) == "int:1");
 }
 
 TEST_CASE("Scripts: kill -9 during a writing script keeps none of its writes",
