@@ -11,6 +11,7 @@
 #include "server/commands/numkeys.h"
 #include "server/commands/subcommand.h"
 #include "server/protocol/reply.h"
+#include "server/rdb/rdb_codec.h"
 #include "server/scripting/script_unit.h"
 #include "server/scripting/script_vm.h"
 #include "server/scripting/sha1.h"
@@ -151,8 +152,79 @@ void AppendLibrary(std::string* out, const scripting::LibraryInfo& library, bool
   }
 }
 
-// FUNCTION LOAD / DELETE / FLUSH / LIST / STATS / KILL / HELP, on a worker: LOAD and DELETE
-// write the libraries' records durably (server records, storage/store.h).
+// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]: every library checked before any is
+// installed (all or nothing), then kept durably as FUNCTION LOAD keeps them.
+void RestoreFunctions(CommandContext& ctx, Args& argv, std::string* out) {
+  scripting::FunctionRegistry& registry = ctx.server->scripting().functions();
+  enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
+  if (argv.size() == 4) {
+    if (Is(argv[3], "FLUSH")) {
+      policy = Policy::kFlush;
+    } else if (Is(argv[3], "REPLACE")) {
+      policy = Policy::kReplace;
+    } else if (!Is(argv[3], "APPEND")) {
+      return AppendError(out,
+                         "ERR Wrong restore policy given, value should be either FLUSH, "
+                         "APPEND or REPLACE.");
+    }
+  }
+  std::string_view body;
+  if (!rdb::CheckFooter(argv[2], &body)) {
+    return AppendError(out, "ERR DUMP payload version or checksum are wrong");
+  }
+  std::vector<scripting::LibraryInfo> libraries;
+  rdb::Reader reader(body);
+  while (!reader.done()) {
+    uint8_t opcode = 0;
+    std::string code;
+    if (!reader.ReadByte(&opcode)) break;
+    if (opcode == rdb::kOpcodeFunctionPreGa) {
+      return AppendError(out, "ERR Pre-GA function format not supported");
+    }
+    if (opcode != rdb::kOpcodeFunction2)
+      return AppendError(out, "ERR given type is not a function");
+    if (!reader.ReadString(&code)) {
+      return AppendError(out, "ERR DUMP payload version or checksum are wrong");
+    }
+    scripting::LibraryInfo library;
+    if (Status s = scripting::CheckLibrary(code, &library); !s.ok()) {
+      return AppendStatusError(out, s);
+    }
+    libraries.push_back(std::move(library));
+  }
+  if (policy == Policy::kAppend) {
+    for (const auto& library : libraries) {
+      for (const auto& existing : registry.List()) {
+        if (existing.name == library.name) {
+          return AppendError(out, "ERR Library " + library.name + " already exists");
+        }
+      }
+    }
+  }
+  if (policy == Policy::kFlush) {
+    for (const scripting::LibraryInfo& library : registry.List()) {
+      if (Status s = ctx.store->DeleteServerRecord(scripting::LibraryRecordName(library.name));
+          !s.ok()) {
+        return AppendStatusError(out, s);
+      }
+    }
+    registry.Flush();
+  }
+  for (auto& library : libraries) {
+    const std::string name = library.name;
+    const std::string code = library.code;
+    if (Status s = registry.Add(std::move(library), /*replace=*/true); !s.ok()) {
+      return AppendStatusError(out, s);
+    }
+    if (Status s = ctx.store->PutServerRecord(scripting::LibraryRecordName(name), code); !s.ok()) {
+      return AppendStatusError(out, s);
+    }
+  }
+  AppendSimple(out, "OK");
+}
+
+// FUNCTION LOAD / DELETE / FLUSH / LIST / STATS / KILL / DUMP / RESTORE / HELP, on a worker: LOAD
+// and DELETE write the libraries' records durably (server records, storage/store.h).
 void Function(CommandContext& ctx, Args& argv, std::string* out) {
   scripting::Scripting& scripting = ctx.server->scripting();
   scripting::FunctionRegistry& registry = scripting.functions();
@@ -232,8 +304,19 @@ void Function(CommandContext& ctx, Args& argv, std::string* out) {
       return AppendError(out, "NOTBUSY No scripts in execution right now.");
     return AppendSimple(out, "OK");
   }
-  if ((Is(sub, "DUMP") || Is(sub, "RESTORE")) && argv.size() >= 2) {
-    return AppendError(out, "ERR FUNCTION DUMP and RESTORE are not supported yet");
+  if (Is(sub, "DUMP") && argv.size() == 2) {
+    // Redis's payload: each library as its code, then the RDB version and CRC-64 (uncompressed
+    // strings, so a library of a few dozen bytes dumps byte for byte as Redis dumps it).
+    std::string payload;
+    for (const scripting::LibraryInfo& library : registry.List()) {
+      payload.push_back(static_cast<char>(rdb::kOpcodeFunction2));
+      rdb::AppendString(&payload, library.code);
+    }
+    rdb::AppendFooter(&payload);
+    return AppendBulk(out, payload);
+  }
+  if (Is(sub, "RESTORE") && (argv.size() == 3 || argv.size() == 4)) {
+    return RestoreFunctions(ctx, argv, out);
   }
   if (Is(sub, "HELP") && argv.size() == 2) {
     return AppendHelp(

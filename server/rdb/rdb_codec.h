@@ -1,0 +1,55 @@
+// Pieces of Redis's RDB format that DUMP / RESTORE payloads are made of (FUNCTION DUMP today,
+// key DUMP next): length encoding, strings (raw, integer-encoded, LZF-compressed), and the
+// payload footer (RDB version + CRC-64/Jones). Written from Redis's documented format
+// (rdb.h/rdb.c); pure functions, any thread. Decoding never reads past its input and never
+// allocates more than the input could describe (an LZF string's stated length is capped).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rockcache::server::rdb {
+
+// The RDB version this server writes in DUMP payloads (Redis 7.0's) and the newest it reads.
+inline constexpr uint16_t kRdbVersion = 10;
+inline constexpr uint8_t kOpcodeFunction2 = 245;      // a function library: its code
+inline constexpr uint8_t kOpcodeFunctionPreGa = 246;  // Redis 7.0 release candidates' format
+
+// CRC-64/Jones as Redis computes it (reflected, init 0): crc64("123456789") = 0xe9c6d914c4b8d9ca.
+uint64_t Crc64(uint64_t crc, std::string_view data);
+
+// Appends an RDB length.
+void AppendLength(std::string* out, uint64_t length);
+// Appends a string as Redis's rdbSaveRawString without compression: length + bytes.
+void AppendString(std::string* out, std::string_view value);
+
+// Appends the footer of a DUMP payload: RDB version (2 bytes, little endian) and the CRC-64 of
+// everything before it (8 bytes, little endian).
+void AppendFooter(std::string* payload);
+// Checks a payload's footer: true when its version is one this server reads and its checksum
+// matches; *body is then the payload without the footer.
+bool CheckFooter(std::string_view payload, std::string_view* body);
+
+// A cursor over RDB bytes. Each Read* returns false on truncated or malformed input (and then
+// leaves the cursor where it stopped).
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+  bool done() const { return pos_ >= data_.size(); }
+  bool ReadByte(uint8_t* byte);
+  // A length, or an encoded-string marker (*encoded true, *length the encoding type).
+  bool ReadLength(uint64_t* length, bool* encoded);
+  // A string in any of its encodings (raw, int8/16/32, LZF).
+  bool ReadString(std::string* value);
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// LZF decompression (the format of Redis's lzf_c.c): false when `compressed` is malformed or
+// does not expand to exactly `expected` bytes.
+bool LzfDecompress(std::string_view compressed, size_t expected, std::string* out);
+
+}  // namespace rockcache::server::rdb
