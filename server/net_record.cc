@@ -71,6 +71,15 @@ void NetLoop::RecordBatch(Connection* conn, const Completion& completion, uint64
       sample.stage_ns[kTotal] = Clock::NanosBetween(times.parsed, written);
     }
     metrics.Record(sample);
+    for (const NestedCall& call : command.nested) {  // a script's commands, as Redis counts them
+      CommandSample nested;
+      nested.command_id = call.command_id;
+      nested.in_loop = true;  // execute (and total) only: they ran inside the script
+      nested.failed = call.failed;
+      nested.stage_ns[kExecute] = call.exec_ns;
+      nested.stage_ns[kTotal] = call.exec_ns;
+      metrics.Record(nested);
+    }
     uint64_t total_us = sample.stage_ns[kTotal] / 1000;
     if (times.parsed != 0 && server_->slowlog().ShouldLog(total_us, slow_us)) {
       SlowLogEntry entry;

@@ -145,6 +145,14 @@ struct ServerStats {
 // One command of a batch: either a command to run, or a reply decided already (an error).
 struct TxPayload;  // server/tx/transaction.h
 
+// A command a script ran (redis.call): counted in INFO commandstats as Redis counts it, by the
+// network thread once the script's batch is back.
+struct NestedCall {
+  int command_id = -1;
+  uint64_t exec_ns = 0;
+  bool failed = false;
+};
+
 struct PreparedCommand {
   const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
   Args argv;
@@ -164,6 +172,7 @@ struct PreparedCommand {
   // the first (the first one's is the batch's queue_wait stage). Shown by SLOWLOG.
   uint32_t slices = 1;
   uint64_t later_slices_queue_wait_ns = 0;
+  std::vector<NestedCall> nested;  // a script's: the commands it called
 };
 
 // A batch's timestamps (Clock ticks), carried to the worker and back.

@@ -76,6 +76,15 @@ std::vector<uint32_t> UnitKeys::HeldStripes() const {
   return stripes;
 }
 
+void UnitKeys::NoteCall(int command_id, uint64_t exec_ns, bool failed) {
+  if (calls_ == nullptr) return;
+  NestedCall call;
+  call.command_id = command_id;
+  call.exec_ns = exec_ns;
+  call.failed = failed;
+  calls_->push_back(call);
+}
+
 void UnitKeys::NoteWritten(int db, std::string_view key) {
   for (const auto& [d, k] : written_) {
     if (d == db && k == key) return;
@@ -107,6 +116,8 @@ void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* 
     cache::KeyLocks::WriteWindow window;
     if (server.cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());
     UnitKeys unit(server, guard.stripes(), all, /*may_extend=*/!all, group);
+    command->nested.clear();
+    unit.set_calls(&command->nested);
     group->BeginAtomic();
     CallRequest request;
     request.spec = &spec;

@@ -30,6 +30,7 @@ class WriteGroup;
 namespace rockcache::server {
 
 class Server;
+struct NestedCall;
 struct PreparedCommand;
 struct ReplyBudget;
 
@@ -59,6 +60,9 @@ class UnitKeys {
   // after the commit).
   void NoteWritten(int db, std::string_view key);
   const std::vector<std::pair<int, std::string>>& written() const { return written_; }
+  // A command the script called, for INFO commandstats (kept when the unit was given a list).
+  void NoteCall(int command_id, uint64_t exec_ns, bool failed);
+  void set_calls(std::vector<NestedCall>* calls) { calls_ = calls; }
   storage::WriteGroup* group() const { return group_; }
   // The script was killed (SCRIPT KILL): nothing of it is committed.
   void RollBack() { rolled_back_ = true; }
@@ -78,6 +82,7 @@ class UnitKeys {
   const bool may_extend_;
   storage::WriteGroup* const group_;
   UnitKeys* const previous_;
+  std::vector<NestedCall>* calls_ = nullptr;
   bool needs_all_ = false;
   bool rolled_back_ = false;
   std::vector<std::pair<int, std::string>> written_;

@@ -19,6 +19,7 @@ extern "C" {
 
 #include "config/current_db.h"
 #include "server/call.h"
+#include "server/clock.h"
 #include "server/metrics/info.h"
 #include "server/protocol/reply.h"
 #include "server/scripting/lua_cmsgpack.h"
@@ -126,7 +127,8 @@ int CallCommand(lua_State* L, bool raise) {
     const char* text = lua_tolstring(L, i, &len);
     argv.emplace_back(text, len);
   }
-  const CommandSpec* spec = FindCommand(argv[0]);
+  int command_id = -1;
+  const CommandSpec* spec = FindCommand(argv[0], &command_id);
   if (spec == nullptr)
     return ErrorOrRaise(L, raise, "ERR Unknown Redis command called from script");
   if (!ArityOk(*spec, argv.size())) {
@@ -160,7 +162,12 @@ int CallCommand(lua_State* L, bool raise) {
   request.mode = CallMode::kAtomic;
   request.db = run.ctx->db;
   request.now_ms = run.ctx->now_ms;
+  const uint64_t start = Clock::Now();
   Call(server, request);
+  if (unit != nullptr) {
+    unit->NoteCall(command_id, Clock::NanosBetween(start, Clock::Now()),
+                   !reply.empty() && reply[0] == '-');
+  }
   if ((spec->flags & kWrite) && unit != nullptr) {
     const int physical_db = CurrentDb();
     for (auto key : keys) unit->NoteWritten(physical_db, key);

@@ -249,3 +249,21 @@ TEST_CASE("Functions: libraries survive kill -9 and restart, deletions too",
   Client flushed(server.port());
   CHECK(Run(flushed, {"FUNCTION", "LIST"}) == "[]");
 }
+
+TEST_CASE("Scripts: the commands a script calls count in INFO commandstats, as Redis's",
+          "[scripting][observability]") {
+  TestServer server;
+  Client client(server.port());
+  CHECK(Run(client, {"EVAL",
+                     "redis.call('set', KEYS[1], '1') redis.call('incr', KEYS[1]) "
+                     "return redis.pcall('hget', KEYS[1], 'f')",
+                     "1", "k"})
+            .rfind("err:WRONGTYPE", 0) == 0);
+  const std::string stats = Str(client.Command({"INFO", "commandstats"}));
+  CHECK(stats.find("cmdstat_set:calls=1,") != std::string::npos);
+  CHECK(stats.find("cmdstat_incr:calls=1,") != std::string::npos);
+  CHECK(stats.find("cmdstat_eval:calls=1,") != std::string::npos);
+  const size_t hget = stats.find("cmdstat_hget:calls=1,");
+  REQUIRE(hget != std::string::npos);
+  CHECK(stats.find("failed_calls=1", hget) < stats.find("\r\n", hget));
+}
