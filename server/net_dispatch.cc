@@ -41,7 +41,7 @@ PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_mi
 void NetLoop::PostCompletion(Completion completion) {
   bool was_empty;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    MutexLock lock(&completions_mu_);
     was_empty = completions_.empty();
     completions_.push_back(std::move(completion));
   }
@@ -55,7 +55,7 @@ void NetLoop::PostCompletions(std::vector<Completion> completions) {
   if (completions.empty()) return;
   bool was_empty;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    MutexLock lock(&completions_mu_);
     was_empty = completions_.empty();
     if (was_empty) {
       completions_.swap(completions);
@@ -377,7 +377,7 @@ void NetLoop::OnRetryParked(int, short, void* arg) { static_cast<NetLoop*>(arg)-
 void NetLoop::DrainCompletions() {
   std::vector<Completion> batch;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    MutexLock lock(&completions_mu_);
     batch.swap(completions_);
   }
   if (!parked_.empty()) SubmitParked();  // the pool just drained some

@@ -289,7 +289,7 @@ Status RocksStore::FlushDb() {
 Status RocksStore::SwapDb(int a, int b) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(map_mu_);
+  MutexLock lock(&map_mu_);
   std::vector<int> map(static_cast<size_t>(physical_dbs_));
   for (int db = 0; db < physical_dbs_; ++db) map[db] = db_map_[db].load();
   std::swap(map[a], map[b]);
@@ -359,7 +359,7 @@ StatusOr<int64_t> RocksStore::SweepExpired(
     const std::function<void(std::string_view key)>& on_removed) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::lock_guard<std::mutex> sweep(sweep_mu_);
+  MutexLock sweep(&sweep_mu_);
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   int64_t removed = 0;
