@@ -231,6 +231,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     ctx.reply_budget = budget;
     ctx.db = command.db;
     ctx.in_exec = true;
+    ctx.held_stripes = &stripes;
     NewKeyWatch new_keys;
     BeforeCommand(ctx, spec, command.argv, &new_keys);
     const size_t reply_start = out->size();
