@@ -26,6 +26,12 @@
 // of each key before their lookups and check it is unchanged after (server/executor.h has the
 // argument), and a network thread's fill from storage takes a FillTicket (below).
 //
+// Not annotated for clang's thread-safety analysis (config/thread_annotations.h): a stripe guards
+// no member here but a key's RocksDB data and cache entry, which the analysis cannot name, and a
+// Guard is a set of stripes chosen at run time and returned by value, which it cannot follow. The
+// order of the stripes against the other mutexes is checked at run time instead, by TSan's
+// deadlock detector (next paragraph).
+//
 // Under ThreadSanitizer (`make tsan`, deadlock detector on) a stripe is not a std::mutex: TSan's
 // deadlock detector aborts once a thread holds more than 64 mutexes, and LockAll holds every
 // stripe, a group commit hundreds. There each stripe is an atomic flag TSan does not count as a
