@@ -42,7 +42,7 @@ class ClassicQueue {
   int64_t Size() const REQUIRES(mu_) { return static_cast<int64_t>(queue_.size()); }
 
   const Tunables* const tunables_;
-  mutable Mutex mu_;
+  Mutex mu_;
   CondVar not_empty_;  // waited on with mu_
   CondVar not_full_;   // waited on with mu_
   std::deque<Task*> queue_ GUARDED_BY(mu_);
