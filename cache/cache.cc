@@ -77,7 +77,7 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
   // Unlocked read of the budget: only saves building an entry that cannot fit; the shard's own
   // capacity, read under its lock, decides.
   if (!cacheable || charge > max_memory() / shard_count_ || charge > internal::kMaxCharge) {
-    std::lock_guard<std::mutex> lock(shard.mu());
+    MutexLock lock(&shard.mu());
     shard.Reject(key, hash, db, &garbage);
   } else {
     // Install checks the stamp against the current generation under the shard lock.
@@ -85,7 +85,7 @@ bool Cache::Put(std::string_view key, Value value, int64_t expire_at_ms, int64_t
         generation ? *generation : generations_[db].load(std::memory_order_acquire);
     internal::Entry* e =
         internal::NewEntry(key, hash, std::move(value), expire_at_ms, charge, db, stamp);
-    std::lock_guard<std::mutex> lock(shard.mu());
+    MutexLock lock(&shard.mu());
     shard.Observe(now_ms);
     if (ticket != nullptr && !ticket->Unchanged()) {
       shard.Refuse(e, &garbage);  // a write of the key began after the fill's storage read
@@ -103,7 +103,7 @@ void Cache::Erase(std::string_view key) {
   internal::Shard& shard = ShardFor(hash);
   internal::Entry* garbage = nullptr;
   {
-    std::lock_guard<std::mutex> lock(shard.mu());
+    MutexLock lock(&shard.mu());
     shard.Erase(key, hash, db, &garbage);
   }
   internal::DeleteChain(garbage);
@@ -117,7 +117,7 @@ void Cache::AdvanceGeneration(int db) {
     for (size_t i = 0; i < shard_count_; ++i) {
       internal::Entry* garbage = nullptr;
       {
-        std::lock_guard<std::mutex> lock(shards_[i].mu());
+        MutexLock lock(&shards_[i].mu());
         shards_[i].ClearDb(db, &garbage);
       }
       internal::DeleteChain(garbage);
@@ -131,28 +131,28 @@ void Cache::AdvanceGeneration(int db) {
 
 void Cache::ClearDb(int db) {
   assert(db >= 0 && db < kMaxDatabases);
-  std::lock_guard<std::mutex> lock(flush_mu_);
+  MutexLock lock(&flush_mu_);
   AdvanceGeneration(db);
 }
 
 void Cache::Clear() {
-  std::lock_guard<std::mutex> lock(flush_mu_);
+  MutexLock lock(&flush_mu_);
   for (int db = 0; db < kMaxDatabases; ++db) AdvanceGeneration(db);
 }
 
 void Cache::SetGenerationForTesting(int db, Generation generation) {
-  std::lock_guard<std::mutex> lock(flush_mu_);
+  MutexLock lock(&flush_mu_);
   generations_[db].store(generation, std::memory_order_release);
   flushes_.fetch_add(1, std::memory_order_release);
 }
 
 void Cache::SetMaxMemory(uint64_t bytes) {
-  std::lock_guard<std::mutex> config_lock(config_mu_);
+  MutexLock config_lock(&config_mu_);
   max_memory_.store(bytes, std::memory_order_relaxed);
   for (size_t i = 0; i < shard_count_; ++i) {
     internal::Entry* garbage = nullptr;
     {
-      std::lock_guard<std::mutex> lock(shards_[i].mu());
+      MutexLock lock(&shards_[i].mu());
       shards_[i].SetCapacity(bytes / shard_count_, &garbage);
       if (bytes == 0) shards_[i].Clear(&garbage);
     }
@@ -170,7 +170,7 @@ std::vector<Stats> Cache::GetShardStats() const {
   std::vector<Stats> out;
   out.reserve(shard_count_);
   for (size_t i = 0; i < shard_count_; ++i) {
-    std::lock_guard<std::mutex> lock(shards_[i].mu());
+    MutexLock lock(&shards_[i].mu());
     out.push_back(shards_[i].GetStats());
   }
   return out;
@@ -178,7 +178,7 @@ std::vector<Stats> Cache::GetShardStats() const {
 
 void Cache::ResetStats() {
   for (size_t i = 0; i < shard_count_; ++i) {
-    std::lock_guard<std::mutex> lock(shards_[i].mu());
+    MutexLock lock(&shards_[i].mu());
     shards_[i].counters().ResetCounters();
   }
 }
@@ -186,7 +186,7 @@ void Cache::ResetStats() {
 void Cache::SetPolicy(Policy policy) {
   policy_.store(policy, std::memory_order_relaxed);
   for (size_t i = 0; i < shard_count_; ++i) {
-    std::lock_guard<std::mutex> lock(shards_[i].mu());
+    MutexLock lock(&shards_[i].mu());
     shards_[i].set_policy(policy);
   }
 }
@@ -196,7 +196,7 @@ std::optional<int> Cache::LfuFrequency(std::string_view key, int64_t now_ms) con
   const int db = CurrentDb();
   const uint64_t hash = HashKey(key, db);
   internal::Shard& shard = ShardFor(hash);
-  std::lock_guard<std::mutex> lock(shard.mu());
+  MutexLock lock(&shard.mu());
   shard.Observe(now_ms);
   const internal::Entry* e = shard.Lookup(key, hash, db);
   if (e == nullptr || e->ExpiredAt(now_ms) || shard.IsStale(e)) return std::nullopt;
@@ -208,7 +208,7 @@ size_t Cache::RemoveExpired(int64_t now_ms, size_t samples_per_shard) {
   for (size_t i = 0; i < shard_count_; ++i) {
     internal::Entry* garbage = nullptr;
     {
-      std::lock_guard<std::mutex> lock(shards_[i].mu());
+      MutexLock lock(&shards_[i].mu());
       shards_[i].Observe(now_ms);
       removed += shards_[i].RemoveExpired(now_ms, samples_per_shard, &garbage);
     }
@@ -218,7 +218,7 @@ size_t Cache::RemoveExpired(int64_t now_ms, size_t samples_per_shard) {
 }
 
 void Cache::CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const {
-  std::lock_guard<std::mutex> lock(shards_[index].mu());
+  MutexLock lock(&shards_[index].mu());
   for (const internal::Entry* e : shards_[index].entries()) {
     if (e->ExpiredAt(now_ms) || shards_[index].IsStale(e)) continue;
     out->push_back(SnapshotEntry{std::string(e->key()), e->value(), e->expire_at_ms, e->db});

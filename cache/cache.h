@@ -154,6 +154,7 @@
 #include "cache/shard.h"
 #include "cache/value.h"
 #include "config/current_db.h"
+#include "config/mutex.h"
 
 namespace rockcache::cache {
 
@@ -361,8 +362,8 @@ class Cache {
   template <typename Visitor>
   Lookup Find(std::string_view key, int64_t now_ms, bool count, bool touch, Visitor& visit);
   void CopyShard(size_t index, int64_t now_ms, std::vector<SnapshotEntry>* out) const;
-  // Advances db's generation; at the wrap, first removes db's entries. REQUIRES: flush_mu_ held.
-  void AdvanceGeneration(int db);
+  // Advances db's generation; at the wrap, first removes db's entries.
+  void AdvanceGeneration(int db) REQUIRES(flush_mu_);
 
   const size_t shard_count_;
   const bool shard_pow2_;  // shard_count_ is a power of two: % is a mask
@@ -371,12 +372,12 @@ class Cache {
   const size_t max_list_elements_;
   std::unique_ptr<internal::Shard[]> shards_;
   std::atomic<uint64_t> max_memory_;
-  std::mutex config_mu_;  // serializes SetMaxMemory
+  Mutex config_mu_;  // serializes SetMaxMemory
   // The current generation of each physical database, and how many times any of them changed
   // (lets a shard notice a flush with one load). Written under flush_mu_, read by any thread.
   std::atomic<Generation> generations_[kMaxDatabases] = {};
   std::atomic<uint64_t> flushes_{0};
-  std::mutex flush_mu_;  // serializes ClearDb / Clear
+  Mutex flush_mu_;  // serializes ClearDb / Clear
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -390,7 +391,7 @@ Lookup Cache::Find(std::string_view key, int64_t now_ms, bool count, bool touch,
   internal::Entry* garbage = nullptr;
   Lookup result = Lookup::kMiss;
   {
-    std::lock_guard<std::mutex> lock(shard.mu());
+    MutexLock lock(&shard.mu());
     shard.Observe(now_ms);
     internal::Entry* e = shard.Find(key, hash, db, now_ms, &garbage);
     if (e != nullptr && e->value().is_absent()) {
@@ -421,7 +422,7 @@ bool Cache::Update(std::string_view key, int64_t now_ms, Mutator&& mutate) {
   internal::Entry* garbage = nullptr;
   bool found = false;
   {
-    std::lock_guard<std::mutex> lock(shard.mu());
+    MutexLock lock(&shard.mu());
     shard.Observe(now_ms);
     internal::Entry* e = shard.Find(key, hash, db, now_ms, &garbage);
     if (e != nullptr && e->value().is_absent()) {

@@ -57,6 +57,7 @@
 #include "cache/options.h"
 #include "cache/value.h"
 #include "config/current_db.h"
+#include "config/mutex.h"
 
 namespace rockcache::cache::internal {
 
@@ -184,35 +185,37 @@ class alignas(64) Shard {
 
   // Before first use (no lock needed then). `generations` (kMaxDatabases of them, the current
   // generation of each physical database) and `flushes` (+1 after every generation change)
-  // belong to the Cache and outlive the shard.
+  // belong to the Cache and outlive the shard. Not analysed: no other thread sees the shard yet.
   void Init(Policy policy, uint64_t capacity, uint64_t seed,
-            const std::atomic<uint32_t>* generations, const std::atomic<uint64_t>* flushes);
+            const std::atomic<uint32_t>* generations,
+            const std::atomic<uint64_t>* flushes) NO_THREAD_SAFETY_ANALYSIS;
   // Cache::SetPolicy. Under LFU the segments are still kept (new entries appended to probation,
   // nothing moved), so either switch leaves every structure valid; entries keep their segment.
   void set_policy(Policy policy) { policy_ = policy; }
 
-  std::mutex& mu() const { return mu_; }
+  Mutex& mu() const RETURN_CAPABILITY(mu_) { return mu_; }
 
-  // --- Everything below REQUIRES mu() held. ---
+  // --- Everything below REQUIRES mu() held (checked: REQUIRES(mu_)). ---
 
   // Records that the caller's clock reads now_ms: the shard keeps the largest value seen as its
   // clock for LFU ageing and for expiry checks during eviction (Put carries no clock).
-  void Observe(int64_t now_ms) {
+  void Observe(int64_t now_ms) REQUIRES(mu_) {
     if (now_ms > clock_ms_) clock_ms_ = now_ms;
   }
   // The entry for key, expired or stale or not, or nullptr. No side effect.
-  const Entry* Lookup(std::string_view key, uint64_t hash, int db) const {
+  const Entry* Lookup(std::string_view key, uint64_t hash, int db) const REQUIRES(mu_) {
     return table_.Lookup(key, hash, db);
   }
   // Whether e belongs to an older generation of its database (flushed since it was filled).
   // One acquire load (a plain load on x86) and a compare.
-  bool IsStale(const Entry* e) const {
+  bool IsStale(const Entry* e) const REQUIRES(mu_) {
     return e->generation != generations_[e->db].load(std::memory_order_acquire);
   }
   // The live entry for key, or nullptr. An expired entry is unlinked, counted in `expired` and
   // chained onto *garbage; a stale one likewise, counted in `flushed`. Does not touch recency;
   // call Touch for that.
-  Entry* Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage);
+  Entry* Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, Entry** garbage)
+      REQUIRES(mu_);
   // An access (a Visit or Peek hit). LRU: an entry in probation is promoted to the newest end of
   // protected (then protected is trimmed back to its share); an entry in protected moves to its
   // newest end, unless it already is among protected's newest quarter (fewer than
@@ -221,50 +224,52 @@ class alignas(64) Shard {
   // hot path two writes to random neighbour entries (two likely cache misses) and keeps hot keys
   // read-mostly. The skip is decided on the protected stamp only, so it never keeps a probation
   // entry from being promoted. LFU ages and increments its counter.
-  void Touch(Entry* e);
+  void Touch(Entry* e) REQUIRES(mu_);
   // Installs e (built outside the lock by NewEntry), first removing any entry with the same key
   // (LFU keeps a live old entry's counter; e takes a live old entry's LRU segment, at its newest
   // end, else starts in probation), then evicting until e fits. When e->charge exceeds
   // the budget, or e is stale already (its fill started before a flush of its database), e
   // itself goes to *garbage instead, a live old entry counts as erased (a stale one as
   // flushed), and it returns false.
-  bool Install(Entry* e, Entry** garbage);
+  bool Install(Entry* e, Entry** garbage) REQUIRES(mu_);
   // Removes key's entry, if there is one, and counts it in `erases` (in `flushed` if stale, and
   // then returns false: the key was not cached).
-  bool Erase(std::string_view key, uint64_t hash, int db, Entry** garbage);
+  bool Erase(std::string_view key, uint64_t hash, int db, Entry** garbage) REQUIRES(mu_);
   // For a Put that will not install (e.g. too many fields): removes any old entry, counts it.
-  void Reject(std::string_view key, uint64_t hash, int db, Entry** garbage);
+  void Reject(std::string_view key, uint64_t hash, int db, Entry** garbage) REQUIRES(mu_);
   // For a fill whose ticket no longer holds (Cache::Put): e, never linked, goes to *garbage and
   // counts as rejected; the table is left as it is.
-  void Refuse(Entry* e, Entry** garbage) {
+  void Refuse(Entry* e, Entry** garbage) REQUIRES(mu_) {
     ++stats_.rejected;
     e->next_hash = *garbage;
     *garbage = e;
   }
   // Removes every entry of database `db` onto *garbage: O(entries). Only for the generation
   // wrap-around (Cache::ClearDb, once per 2^32 flushes of one database).
-  size_t ClearDb(int db, Entry** garbage);
+  size_t ClearDb(int db, Entry** garbage) REQUIRES(mu_);
   // After an Update mutator ran on e: with keep == false, or with an expire-at already reached,
   // removes e; otherwise recharges it to new_charge (removing it if over the budget), records
   // the new expire-at, moves e to the newest end of its own LRU segment (LFU: counts an access)
   // and evicts others back under the budget. Returns whether e stays.
   bool FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new_charge, int64_t now_ms,
-                    Entry** garbage);
+                    Entry** garbage) REQUIRES(mu_);
   // Unlinks every entry onto *garbage; releases the table's and the vector's memory.
-  void Clear(Entry** garbage);
+  void Clear(Entry** garbage) REQUIRES(mu_);
   // New budget; demotes protected entries down to its new share, then evicts down to it at once.
-  void SetCapacity(uint64_t capacity, Entry** garbage);
+  void SetCapacity(uint64_t capacity, Entry** garbage) REQUIRES(mu_);
   // Active expiry: probes up to `samples` random entries and removes the expired and stale ones.
-  size_t RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage);
+  size_t RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage) REQUIRES(mu_);
   // kAllKeysLfu: e's counter aged to the shard clock (as Redis OBJECT FREQ); 0 under LRU.
-  uint8_t LfuFrequency(const Entry* e) const;
+  uint8_t LfuFrequency(const Entry* e) const REQUIRES(mu_);
 
   // Every entry, expired or stale or not, in no particular order.
-  const std::vector<Entry*>& entries() const { return entries_; }
-  Stats& counters() { return stats_; }  // counters only; gauges are filled by GetStats
+  const std::vector<Entry*>& entries() const REQUIRES(mu_) { return entries_; }
+  Stats& counters() REQUIRES(mu_) {
+    return stats_;
+  }  // counters only; gauges are filled by GetStats
   // Counters and gauges; keys / keys_with_ttl / negative_keys exclude stale entries (exact as of
   // the call: it runs Refresh).
-  Stats GetStats();
+  Stats GetStats() REQUIRES(mu_);
 
   // LFU parameters, as Redis's defaults (lfu-log-factor 10, lfu-decay-time 1 minute).
   static constexpr uint8_t kLfuInitVal = 5;
@@ -290,8 +295,9 @@ class alignas(64) Shard {
  private:
   // Into the table, the vector and a segment: protected's newest end when `to_protected`, else
   // probation's.
-  void Link(Entry* e, bool to_protected);
-  void Unlink(Entry* e);  // from table, segment and vector; adjusts usage; caller chains it
+  void Link(Entry* e, bool to_protected) REQUIRES(mu_);
+  void Unlink(Entry* e)
+      REQUIRES(mu_);  // from table, segment and vector; adjusts usage; caller chains it
   // Entries of one database in the shard, by generation: those whose Entry::generation equals
   // `generation`; entries of an older generation are in the stale_* totals instead.
   struct DbCount {
@@ -304,75 +310,77 @@ class alignas(64) Shard {
   enum class Gone { kEvicted, kExpired, kFlushed };
   // Adds (+1) or removes (-1) e from the key/TTL/negative gauges of its DbCount or the stale
   // totals, whichever e's generation says.
-  void Count(const Entry* e, int sign);
+  void Count(const Entry* e, int sign) REQUIRES(mu_);
   // Moves a DbCount into the stale totals.
-  void Retire(DbCount& count);
+  void Retire(DbCount& count) REQUIRES(mu_);
   // After any flush since the last call: retires the DbCount of every database whose generation
   // changed. O(kMaxDatabases) then, one atomic load otherwise.
-  void Refresh();
-  void Drop(Entry* e, Gone why, Entry** garbage);  // Unlink + chain + count
-  void EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage);
-  Entry* PickVictim(const Entry* keep, Gone* why);
+  void Refresh() REQUIRES(mu_);
+  void Drop(Entry* e, Gone why, Entry** garbage) REQUIRES(mu_);  // Unlink + chain + count
+  void EvictFor(uint64_t incoming, const Entry* keep, Entry** garbage) REQUIRES(mu_);
+  Entry* PickVictim(const Entry* keep, Gone* why) REQUIRES(mu_);
   // The segment moves (see the top of this file). Append* link an unlinked e at the newest end
   // and stamp it; the protected totals are the caller's (AddProtected / RemoveProtected).
-  void AppendProbation(Entry* e) {
+  void AppendProbation(Entry* e) REQUIRES(mu_) {
     e->lru_stamp = Entry::kInProbation;
     ListAppend(&probation_, e);
   }
-  void AppendProtected(Entry* e) {
+  void AppendProtected(Entry* e) REQUIRES(mu_) {
     if (++lru_clock_ == Entry::kInProbation) ++lru_clock_;
     e->lru_stamp = lru_clock_;
     ListAppend(&protected_, e);
   }
-  void AddProtected(const Entry* e) {
+  void AddProtected(const Entry* e) REQUIRES(mu_) {
     protected_bytes_ += e->charge;
     ++protected_entries_;
   }
-  void RemoveProtected(const Entry* e) {
+  void RemoveProtected(const Entry* e) REQUIRES(mu_) {
     protected_bytes_ -= e->charge;
     --protected_entries_;
   }
-  void Promote(Entry* e);  // REQUIRES: e in probation
+  void Promote(Entry* e) REQUIRES(mu_);  // REQUIRES: e in probation
   // Demotes protected's oldest entries until protected_bytes_ <= protected_capacity_.
-  void TrimProtected();
+  void TrimProtected() REQUIRES(mu_);
   // The oldest entry of a segment other than `keep`, or nullptr.
   static Entry* OldestExcept(LruLink* head, const Entry* keep);
   static void ListAppend(LruLink* head, Entry* e);
   static void ListRemove(Entry* e);
-  uint8_t DecayedCounter(const Entry* e) const;
-  uint8_t LogIncrement(uint8_t counter);
-  uint64_t NextRandom();
-  size_t RandomIndex(size_t n) {
+  uint8_t DecayedCounter(const Entry* e) const REQUIRES(mu_);
+  uint8_t LogIncrement(uint8_t counter) REQUIRES(mu_);
+  uint64_t NextRandom() REQUIRES(mu_);
+  size_t RandomIndex(size_t n) REQUIRES(mu_) {
     return static_cast<size_t>((static_cast<unsigned __int128>(NextRandom()) * n) >> 64);
   }
-  uint16_t MinuteClock() const { return static_cast<uint16_t>((clock_ms_ / kLfuDecayMs) & 0xffff); }
+  uint16_t MinuteClock() const REQUIRES(mu_) {
+    return static_cast<uint16_t>((clock_ms_ / kLfuDecayMs) & 0xffff);
+  }
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   Policy policy_ = Policy::kAllKeysLru;
-  uint64_t capacity_ = 0;          // GUARDED_BY(mu_)
-  uint64_t usage_ = 0;             // GUARDED_BY(mu_)
-  uint64_t ttl_entries_ = 0;       // GUARDED_BY(mu_); stale ones included
-  uint64_t negative_entries_ = 0;  // GUARDED_BY(mu_); entries holding Value::Absent(), ditto
+  uint64_t capacity_ GUARDED_BY(mu_) = 0;
+  uint64_t usage_ GUARDED_BY(mu_) = 0;
+  uint64_t ttl_entries_ GUARDED_BY(mu_) = 0;            // stale ones included
+  uint64_t negative_entries_ GUARDED_BY(mu_) = 0;       // entries holding Value::Absent(), ditto
   const std::atomic<uint32_t>* generations_ = nullptr;  // the Cache's, one per database
   const std::atomic<uint64_t>* flushes_ = nullptr;      // the Cache's flush count
-  uint64_t refreshed_flushes_ = 0;   // GUARDED_BY(mu_); *flushes_ at the last Refresh
-  uint64_t stale_keys_ = 0;          // GUARDED_BY(mu_); entries known stale (see DbCount)
-  uint64_t stale_ttl_ = 0;           // GUARDED_BY(mu_); of which with a TTL
-  uint64_t stale_negative_ = 0;      // GUARDED_BY(mu_); of which negative
-  int64_t clock_ms_ = 0;             // GUARDED_BY(mu_)
-  uint64_t rng_ = 1;                 // GUARDED_BY(mu_)
-  uint32_t lru_clock_ = 0;           // GUARDED_BY(mu_); +1 per move into protected, skips 0
-  uint64_t protected_capacity_ = 0;  // GUARDED_BY(mu_); capacity_ * kProtectedPercent / 100
-  uint64_t protected_bytes_ = 0;     // GUARDED_BY(mu_); sum of charge over protected
-  uint64_t protected_entries_ = 0;   // GUARDED_BY(mu_); entries in protected
-  EntryTable table_;                 // GUARDED_BY(mu_)
-  // GUARDED_BY(mu_); the segments: head.next = oldest, head.prev = newest.
-  LruLink probation_{&probation_, &probation_};
-  LruLink protected_{&protected_, &protected_};
-  std::vector<Entry*> entries_;  // GUARDED_BY(mu_)
-  Stats stats_;                  // GUARDED_BY(mu_); counters only
+  uint64_t refreshed_flushes_ GUARDED_BY(mu_) = 0;      // *flushes_ at the last Refresh
+  uint64_t stale_keys_ GUARDED_BY(mu_) = 0;             // entries known stale (see DbCount)
+  uint64_t stale_ttl_ GUARDED_BY(mu_) = 0;              // of which with a TTL
+  uint64_t stale_negative_ GUARDED_BY(mu_) = 0;         // of which negative
+  int64_t clock_ms_ GUARDED_BY(mu_) = 0;
+  uint64_t rng_ GUARDED_BY(mu_) = 1;
+  uint32_t lru_clock_ GUARDED_BY(mu_) = 0;           // +1 per move into protected, skips 0
+  uint64_t protected_capacity_ GUARDED_BY(mu_) = 0;  // capacity_ * kProtectedPercent / 100
+  uint64_t protected_bytes_ GUARDED_BY(mu_) = 0;     // sum of charge over protected
+  uint64_t protected_entries_ GUARDED_BY(mu_) = 0;   // entries in protected
+  EntryTable table_ GUARDED_BY(mu_);
+  // The segments: head.next = oldest, head.prev = newest.
+  LruLink probation_ GUARDED_BY(mu_){&probation_, &probation_};
+  LruLink protected_ GUARDED_BY(mu_){&protected_, &protected_};
+  std::vector<Entry*> entries_ GUARDED_BY(mu_);
+  Stats stats_ GUARDED_BY(mu_);  // counters only
   // Last: 4 KiB that only Link/Unlink/Refresh touch, kept away from the lookup path's fields.
-  DbCount db_counts_[kMaxDatabases];  // GUARDED_BY(mu_)
+  DbCount db_counts_[kMaxDatabases] GUARDED_BY(mu_);
 };
 
 }  // namespace rockcache::cache::internal

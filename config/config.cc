@@ -365,7 +365,7 @@ Status Config::Canonicalize(const OptionSpec& spec, std::string_view value,
       ClientBufferLimits base, limits;
       std::string current;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         auto it = values_.find(spec.name);
         if (it != values_.end()) current = it->second;
       }
@@ -450,7 +450,7 @@ Status Config::Set(std::string_view name, std::string_view value, bool from_conf
   const OptionSpec& stored = StorageOption(*spec);
   std::vector<std::function<void(const std::string&, const std::string&)>> callbacks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     values_[stored.name] = canonical;
     callbacks = callbacks_;
   }
@@ -482,7 +482,7 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& p
   }
   std::vector<std::function<void(const std::string&, const std::string&)>> callbacks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [spec, value] : prepared) values_[spec->name] = value;
     callbacks = callbacks_;
   }
@@ -525,7 +525,7 @@ Status Config::LoadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::InvalidArgument("can't open config file '" + path + "'");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     config_file_ = path;
   }
   std::string line;
@@ -582,7 +582,7 @@ std::string Config::GetLocked(const OptionSpec& spec) const {
 std::string Config::Get(std::string_view name) const {
   const OptionSpec* spec = FindOption(name);
   if (spec == nullptr) return "";
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return GetLocked(*spec);
 }
 
@@ -598,7 +598,7 @@ std::string Config::GetString(std::string_view name) const { return Get(name); }
 
 std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view pattern) const {
   std::vector<std::pair<std::string, std::string>> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& spec : OptionTable()) {
     if (!GlobMatch(pattern, spec.name, /*nocase=*/true)) continue;
     std::string value = GetLocked(spec);
@@ -610,12 +610,12 @@ std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view 
 }
 
 std::string Config::config_file() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return config_file_;
 }
 
 void Config::OnChange(std::function<void(const std::string&, const std::string&)> callback) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   callbacks_.push_back(std::move(callback));
 }
 

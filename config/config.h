@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/mutex.h"
 #include "config/status.h"
 
 namespace rockcache::config {
@@ -122,14 +123,14 @@ class Config {
  private:
   Status Canonicalize(const OptionSpec& spec, std::string_view value, std::string* out) const;
   // Validates `value` for `spec` (any kind) and returns, in *store, what to store under
-  // StorageOption(spec). REQUIRES: not holding mu_.
+  // StorageOption(spec).
   Status Prepare(const OptionSpec& spec, std::string_view value, bool from_config_set,
-                 std::string* store) const;
-  std::string GetLocked(const OptionSpec& spec) const;  // REQUIRES: mu_ held
+                 std::string* store) const EXCLUDES(mu_);
+  std::string GetLocked(const OptionSpec& spec) const REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::string> values_;  // GUARDED_BY(mu_)
-  std::string config_file_;                    // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::string> values_ GUARDED_BY(mu_);
+  std::string config_file_ GUARDED_BY(mu_);
   std::vector<std::function<void(const std::string&, const std::string&)>> callbacks_;
 };
 

@@ -94,7 +94,7 @@ Status Config::Rewrite() const {
     std::string line;
     while (std::getline(in, line)) lines.push_back(line);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::set<std::string> written;  // storage names already written
   std::string text;
   bool has_marker = false;

@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 
+#include "config/mutex.h"
 #include "pool/internal.h"
 
 namespace rockcache::pool::internal {
@@ -24,10 +25,10 @@ class ClassicQueue {
   // Appends `task` and notifies one worker. Takes mu_; if `may_wait`, yields once above
   // queue_slow_size and blocks at queue_max_size until a worker pops or Stop(). Returns false
   // without touching `task` once Stop() ran.
-  bool Push(Task* task, bool may_wait);
+  bool Push(Task* task, bool may_wait) EXCLUDES(mu_);
 
   // The body of a worker thread: pops and runs one task at a time until Stop() and empty.
-  void RunWorker(WorkerStats* stats);
+  void RunWorker(WorkerStats* stats) EXCLUDES(mu_);
 
   // Refuses later pushes; workers drain the queue and return; waiting producers return false.
   void Stop();
@@ -38,13 +39,15 @@ class ClassicQueue {
   const QueueCounters& counters() const { return counters_; }
 
  private:
+  int64_t Size() const REQUIRES(mu_) { return static_cast<int64_t>(queue_.size()); }
+
   const Tunables* const tunables_;
-  std::mutex mu_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::deque<Task*> queue_;        // GUARDED_BY(mu_)
-  int room_waiters_ = 0;           // GUARDED_BY(mu_)
-  bool stop_ = false;              // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar not_empty_;  // waited on with mu_
+  CondVar not_full_;   // waited on with mu_
+  std::deque<Task*> queue_ GUARDED_BY(mu_);
+  int room_waiters_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::atomic<int64_t> depth_{0};  // queue_.size(), readable without mu_
   QueueCounters counters_;
 };

@@ -17,7 +17,7 @@ void ClientTable::Decay(Entry* e, int64_t now_ns) const {
 
 int ClientTable::Level(uint64_t client, int64_t now_ns) {
   Shard& shard = ShardOf(client);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.map.find(client);
   if (it == shard.map.end()) return 0;
   Entry& e = it->second;
@@ -32,7 +32,7 @@ int ClientTable::Level(uint64_t client, int64_t now_ns) {
 void ClientTable::Charge(uint64_t client, int64_t ns, int64_t now_ns) {
   if (ns <= 0) return;
   Shard& shard = ShardOf(client);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(&shard.mu);
   if (shard.map.size() >= kSweepAt && shard.map.count(client) == 0) {
     // Entries of closed connections charged after their Forget (a batch in flight), and of
     // clients idle for long: drop every entry that has decayed to nothing.
@@ -50,13 +50,13 @@ void ClientTable::Charge(uint64_t client, int64_t ns, int64_t now_ns) {
 
 void ClientTable::Forget(uint64_t client) {
   Shard& shard = ShardOf(client);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(&shard.mu);
   shard.map.erase(client);
 }
 
 double ClientTable::Load(uint64_t client, int64_t now_ns) {
   Shard& shard = ShardOf(client);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.map.find(client);
   if (it == shard.map.end()) return 0;
   Decay(&it->second, now_ns);
@@ -66,7 +66,7 @@ double ClientTable::Load(uint64_t client, int64_t now_ns) {
 size_t ClientTable::size() const {
   size_t n = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    MutexLock lock(&shard.mu);
     n += shard.map.size();
   }
   return n;
@@ -92,7 +92,7 @@ int ShareScheduler::HighCap() const {
 bool ShareScheduler::PushHigh(Task* task, int level, int64_t now_ns) {
   level = std::clamp(level, 1, kLevels - 1);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return false;
     DecayTo(now_ns);  // before the count moves: a span without high work accrues no capacity
     queue_[level].push_back(task);
@@ -156,13 +156,14 @@ Task* ShareScheduler::PopHigh(int64_t now_ns, int* level) {
 
 Choice ShareScheduler::Choose(bool level0_waiting, int64_t now_ns, bool drain) {
   Choice c;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (queue_[1].empty() && queue_[2].empty()) {
     c.kind = level0_waiting ? Choice::kLevel0 : Choice::kWait;
     return c;
   }
   DecayTo(now_ns);
   auto high = [&] {
+    mu_.AssertHeld();  // called only below, under the lock
     c.kind = Choice::kHigh;
     c.task = PopHigh(now_ns, &c.level);
     return c;
@@ -184,7 +185,7 @@ Choice ShareScheduler::Choose(bool level0_waiting, int64_t now_ns, bool drain) {
 }
 
 void ShareScheduler::Finished(int level, int64_t start_ns, int64_t end_ns, int64_t cpu_ns) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DecayTo(end_ns);
   const bool contended = Contended(end_ns);
   if (level > 0) {
@@ -202,17 +203,17 @@ void ShareScheduler::Finished(int level, int64_t start_ns, int64_t end_ns, int64
 }
 
 void ShareScheduler::GivenNs(uint64_t out[kLevels]) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (int l = 0; l < kLevels; ++l) out[l] = given_ns_[l];
 }
 
 uint64_t ShareScheduler::queued(int level) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return level > 0 && level < kLevels ? queue_[level].size() : 0;
 }
 
 std::deque<Task*> ShareScheduler::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   std::deque<Task*> out;
   for (int l = 1; l < kLevels; ++l) {

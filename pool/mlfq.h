@@ -55,6 +55,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "config/mutex.h"
+
 namespace rockcache::pool {
 class Task;
 }
@@ -106,8 +108,8 @@ class ClientTable {
     int level = 0;  // what Level() returned last
   };
   struct alignas(64) Shard {
-    mutable std::mutex mu;
-    std::unordered_map<uint64_t, Entry> map;  // GUARDED_BY(mu)
+    mutable Mutex mu;
+    std::unordered_map<uint64_t, Entry> map GUARDED_BY(mu);
   };
   static constexpr size_t kShards = 32;
   static constexpr size_t kSweepAt = 1024;  // a shard this big drops decayed entries on insert
@@ -182,15 +184,15 @@ class ShareScheduler {
   std::deque<Task*> Close();
 
  private:
-  bool Contended(int64_t now_ns) const;  // REQUIRES: mu_ held
-  void DecayTo(int64_t now_ns);          // REQUIRES: mu_ held
-  // The high side `hi` is owed time against `lo` (decayed + in-flight). REQUIRES: mu_ held.
-  bool Owed(double lo_ns, double hi_ns) const;
+  bool Contended(int64_t now_ns) const REQUIRES(mu_);
+  void DecayTo(int64_t now_ns) REQUIRES(mu_);
+  // The high side `hi` is owed time against `lo` (decayed + in-flight).
+  bool Owed(double lo_ns, double hi_ns) const REQUIRES(mu_);
   // High work of `hi_ns` (decayed + in flight) is within (100 - share)% of the contended
-  // capacity. REQUIRES: mu_ held.
-  bool HighUnderBudget(double hi_ns) const;
-  double InFlight(int level, int64_t now_ns) const;  // REQUIRES: mu_ held
-  Task* PopHigh(int64_t now_ns, int* level);         // REQUIRES: mu_ held
+  // capacity.
+  bool HighUnderBudget(double hi_ns) const REQUIRES(mu_);
+  double InFlight(int level, int64_t now_ns) const REQUIRES(mu_);
+  Task* PopHigh(int64_t now_ns, int* level) REQUIRES(mu_);
 
   const int threads_;
   const int cpu_workers_;
@@ -199,15 +201,15 @@ class ShareScheduler {
   std::atomic<int> high_queued_{0};
   std::atomic<int64_t> last_level0_ns_{INT64_MIN / 2};
 
-  mutable std::mutex mu_;
-  std::deque<Task*> queue_[kLevels];  // GUARDED_BY(mu_); [1] and [2] are used
-  bool closed_ = false;               // GUARDED_BY(mu_)
-  double used_ns_[kLevels] = {};      // GUARDED_BY(mu_); contended, decayed to decayed_at_
-  int64_t decayed_at_ = 0;            // GUARDED_BY(mu_)
-  double capacity_ns_ = 0;            // GUARDED_BY(mu_); cpu workers x contended wall time, decayed
-  int running_[kLevels] = {};         // GUARDED_BY(mu_); high tasks running
-  int64_t running_start_sum_[kLevels] = {};  // GUARDED_BY(mu_); sum of their start times
-  uint64_t given_ns_[kLevels] = {};          // GUARDED_BY(mu_); contended, not decayed
+  mutable Mutex mu_;
+  std::deque<Task*> queue_[kLevels] GUARDED_BY(mu_);  // [1] and [2] are used
+  bool closed_ GUARDED_BY(mu_) = false;
+  double used_ns_[kLevels] GUARDED_BY(mu_) = {};  // contended, decayed to decayed_at_
+  int64_t decayed_at_ GUARDED_BY(mu_) = 0;
+  double capacity_ns_ GUARDED_BY(mu_) = 0;     // cpu workers x contended wall time, decayed
+  int running_[kLevels] GUARDED_BY(mu_) = {};  // high tasks running
+  int64_t running_start_sum_[kLevels] GUARDED_BY(mu_) = {};  // sum of their start times
+  uint64_t given_ns_[kLevels] GUARDED_BY(mu_) = {};          // contended, not decayed
 };
 
 }  // namespace rockcache::pool::internal

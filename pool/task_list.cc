@@ -51,29 +51,29 @@ void TaskList::WaitForRoom() {
   counters_.producer_waits.fetch_add(1, std::memory_order_relaxed);
   room_waiters_.fetch_add(1, std::memory_order_seq_cst);
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    room_cv_.wait(lock, [this] {
-      return depth_.load(std::memory_order_seq_cst) <
-                 tunables_->queue_max_size.load(std::memory_order_relaxed) ||
-             stop_.load(std::memory_order_acquire);
-    });
+    MutexLock lock(&mu_);
+    while (depth_.load(std::memory_order_seq_cst) >=
+               tunables_->queue_max_size.load(std::memory_order_relaxed) &&
+           !stop_.load(std::memory_order_acquire)) {
+      room_cv_.Wait(&mu_);
+    }
   }
   room_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void TaskList::WakeOne() {
-  { std::lock_guard<std::mutex> lock(mu_); }
-  work_cv_.notify_one();
+  { MutexLock lock(&mu_); }
+  work_cv_.Signal();
 }
 
 void TaskList::WakeWorkers() {
-  { std::lock_guard<std::mutex> lock(mu_); }
-  work_cv_.notify_all();
+  { MutexLock lock(&mu_); }
+  work_cv_.SignalAll();
 }
 
 void TaskList::NotifyRoom() {
-  { std::lock_guard<std::mutex> lock(mu_); }
-  room_cv_.notify_all();
+  { MutexLock lock(&mu_); }
+  room_cv_.SignalAll();
 }
 
 Task* TaskList::TryTakeOldest(bool* left_work) {
@@ -85,7 +85,7 @@ Task* TaskList::TryTakeOldest(bool* left_work) {
   Task* task = nullptr;
   int64_t left = 0;
   {
-    std::lock_guard<std::mutex> lock(taken_mu_);
+    MutexLock lock(&taken_mu_);
     int64_t count = taken_count_.load(std::memory_order_relaxed);
     if (taken_front_ == nullptr) {
       Task* newest = head_.exchange(nullptr, std::memory_order_acquire);
@@ -294,7 +294,7 @@ TaskList::Taken TaskList::BlockForWork(WorkerState* w) {
   Taken t;
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (;;) {
       const bool stopping = stop_.load(std::memory_order_acquire);  // before the list, as above
       // seq_cst: Dekker with Push (head_) and WorkerPool::Submit's PushHigh (the high count).
@@ -305,9 +305,9 @@ TaskList::Taken TaskList::BlockForWork(WorkerState* w) {
       }
       if (stopping) break;
       if (w->hold) {
-        work_cv_.wait_for(lock, std::chrono::nanoseconds(ShareScheduler::kHoldPollNs));
+        work_cv_.WaitFor(&mu_, std::chrono::nanoseconds(ShareScheduler::kHoldPollNs));
       } else {
-        work_cv_.wait(lock);
+        work_cv_.Wait(&mu_);
       }
     }
   }
@@ -318,9 +318,9 @@ TaskList::Taken TaskList::BlockForWork(WorkerState* w) {
 
 void TaskList::Stop() {
   stop_.store(true, std::memory_order_release);
-  { std::lock_guard<std::mutex> lock(mu_); }
-  work_cv_.notify_all();
-  room_cv_.notify_all();
+  { MutexLock lock(&mu_); }
+  work_cv_.SignalAll();
+  room_cv_.SignalAll();
 }
 
 Task* TaskList::Close() {
@@ -334,7 +334,7 @@ Task* TaskList::Close() {
   }
   // Tasks a worker took off the stack but nobody ran (none once every worker returned from
   // RunWorker; kept for safety) go first: they are older.
-  std::lock_guard<std::mutex> lock(taken_mu_);
+  MutexLock lock(&taken_mu_);
   if (taken_front_ != nullptr) {
     TaskAccess::Next(taken_back_) = oldest;
     oldest = taken_front_;

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "config/mutex.h"
 #include "pool/internal.h"
 
 namespace rockcache::pool::internal {
@@ -158,14 +159,14 @@ class TaskList {
   std::atomic<bool> stop_{false};
 
   // Workers only: tasks taken off the stack and not yet run, oldest at the front.
-  alignas(64) std::mutex taken_mu_;
-  Task* taken_front_ = nullptr;          // GUARDED_BY(taken_mu_)
-  Task* taken_back_ = nullptr;           // GUARDED_BY(taken_mu_)
+  alignas(64) Mutex taken_mu_;
+  Task* taken_front_ GUARDED_BY(taken_mu_) = nullptr;
+  Task* taken_back_ GUARDED_BY(taken_mu_) = nullptr;
   std::atomic<int64_t> taken_count_{0};  // written under taken_mu_, read anywhere
 
-  alignas(64) std::mutex mu_;
-  std::condition_variable work_cv_;  // workers wait for head_ != nullptr or stop_
-  std::condition_variable room_cv_;  // producers wait for depth_ < queue_max_size or stop_
+  alignas(64) Mutex mu_;
+  CondVar work_cv_;  // workers wait with mu_ for head_ != nullptr or stop_
+  CondVar room_cv_;  // producers wait with mu_ for depth_ < queue_max_size or stop_
 
   QueueCounters counters_;
 };

@@ -16,6 +16,7 @@
 #include <queue>
 #include <vector>
 
+#include "config/mutex.h"
 #include "pool/worker_pool.h"
 
 namespace rockcache::pool::internal {
@@ -52,11 +53,11 @@ class TimerQueue {
     bool operator>(const Entry& o) const { return when != o.when ? when > o.when : seq > o.seq; }
   };
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;  // GUARDED_BY(mu_)
-  uint64_t next_seq_ = 0;                                                     // GUARDED_BY(mu_)
-  bool stop_ = false;                                                         // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;  // waited on with mu_
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_ GUARDED_BY(mu_);
+  uint64_t next_seq_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace rockcache::pool::internal

@@ -229,7 +229,7 @@ void WorkerPool::ScheduleAt(std::chrono::steady_clock::time_point when,
 
 void WorkerPool::Shutdown() {
   assert(tls_pool_thread_of != this && "Shutdown from the pool's own thread would deadlock");
-  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  MutexLock lock(&shutdown_mu_);
   if (shut_down_) return;
   accepting_.store(false, std::memory_order_seq_cst);
 
@@ -301,7 +301,7 @@ Stats WorkerPool::GetStats() const {
   internal::RawStats raw;
   CollectRaw(&raw);
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     raw.tasks_run -= baseline_->tasks_run;
     raw.wakeups_spin -= baseline_->wakeups_spin;
     raw.wakeups_yield -= baseline_->wakeups_yield;
@@ -381,7 +381,7 @@ void WorkerPool::ResetStats() {
   auto fresh = std::make_unique<internal::RawStats>();
   CollectRaw(fresh.get());
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     baseline_ = std::move(fresh);
   }
   auto restart = [](int64_t depth, internal::QueueCounters& c) {

@@ -95,6 +95,8 @@
 #include <thread>
 #include <vector>
 
+#include "config/mutex.h"
+
 namespace rockcache::pool {
 
 namespace internal {
@@ -340,11 +342,11 @@ class WorkerPool {
   std::unique_ptr<internal::TimerQueue> timer_;
   std::thread timer_thread_;
 
-  std::mutex shutdown_mu_;
-  bool shut_down_ = false;  // GUARDED_BY(shutdown_mu_)
+  Mutex shutdown_mu_;
+  bool shut_down_ GUARDED_BY(shutdown_mu_) = false;
 
-  mutable std::mutex stats_mu_;
-  std::unique_ptr<internal::RawStats> baseline_;  // GUARDED_BY(stats_mu_)
+  mutable Mutex stats_mu_;
+  std::unique_ptr<internal::RawStats> baseline_ GUARDED_BY(stats_mu_);
 };
 
 }  // namespace rockcache::pool

@@ -163,6 +163,7 @@ void Call(Server& server, const CallRequest& request) {
   ctx.in_exec = request.mode == CallMode::kAtomic || request.in_exec;
   ctx.waiter = request.waiter;
   ctx.slices = request.slices;
+  ctx.held_stripes = request.held_stripes;
   Discipline discipline(server, request, &ctx);
   if (!discipline.Before()) return;
   spec.handler(ctx, *request.argv, request.out);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/commands/command.h"
 
@@ -57,6 +58,8 @@ struct CallRequest {
   // kWorker: the network thread already looked this kCacheRead command up and missed (a hit
   // now is a coalesced miss and is not counted as a second lookup).
   bool rtc_missed = false;
+  // kAtomic: the stripes the unit holds (CommandContext::held_stripes), or nullptr.
+  const std::vector<uint32_t>* held_stripes = nullptr;
   // kWorker: the caller has opened the write window over the command's stripes and closes it
   // after its commit (the group commit); false = a write opens and closes its own.
   bool in_write_window = false;

@@ -5,19 +5,19 @@
 namespace rockcache::server {
 
 bool ClientRegistry::TryAdd(std::shared_ptr<ClientInfo> info, size_t max_clients) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (clients_.size() >= max_clients) return false;
   clients_.emplace(info->id, std::move(info));
   return true;
 }
 
 void ClientRegistry::Remove(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   clients_.erase(id);
 }
 
 std::shared_ptr<ClientInfo> ClientRegistry::Find(uint64_t id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = clients_.find(id);
   return it == clients_.end() ? nullptr : it->second;
 }
@@ -25,7 +25,7 @@ std::shared_ptr<ClientInfo> ClientRegistry::Find(uint64_t id) const {
 std::vector<std::shared_ptr<ClientInfo>> ClientRegistry::Snapshot() const {
   std::vector<std::shared_ptr<ClientInfo>> out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     out.reserve(clients_.size());
     for (const auto& [id, info] : clients_) out.push_back(info);
   }
@@ -34,7 +34,7 @@ std::vector<std::shared_ptr<ClientInfo>> ClientRegistry::Snapshot() const {
 }
 
 size_t ClientRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return clients_.size();
 }
 

@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/mutex.h"
+
 namespace rockcache::server {
 
 // What CLIENT LIST shows about one connection. Immutable fields are set before registration.
@@ -48,17 +50,17 @@ struct ClientInfo {
   std::atomic<uint32_t> last_command{0};
 
   std::string name() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return name_;
   }
   void set_name(std::string name) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     name_ = std::move(name);
   }
 
  private:
-  mutable std::mutex mu_;
-  std::string name_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::string name_ GUARDED_BY(mu_);
 };
 
 class ClientRegistry {
@@ -72,8 +74,8 @@ class ClientRegistry {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<uint64_t, std::shared_ptr<ClientInfo>> clients_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<ClientInfo>> clients_ GUARDED_BY(mu_);
 };
 
 }  // namespace rockcache::server

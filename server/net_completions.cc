@@ -17,7 +17,7 @@ namespace rockcache::server {
 void NetLoop::PostCompletion(Completion completion) {
   bool was_empty;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    MutexLock lock(&completions_mu_);
     was_empty = completions_.empty();
     completions_.push_back(std::move(completion));
   }
@@ -31,7 +31,7 @@ void NetLoop::PostCompletions(std::vector<Completion> completions) {
   if (completions.empty()) return;
   bool was_empty;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    MutexLock lock(&completions_mu_);
     was_empty = completions_.empty();
     if (was_empty) {
       completions_.swap(completions);
@@ -48,7 +48,7 @@ void NetLoop::PostCompletions(std::vector<Completion> completions) {
 void NetLoop::DrainCompletions() {
   std::vector<Completion> batch;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    MutexLock lock(&completions_mu_);
     batch.swap(completions_);
   }
   if (!parked_.empty()) SubmitParked();  // the pool just drained some

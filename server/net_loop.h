@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/mutex.h"
 #include "config/status.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
@@ -187,8 +188,8 @@ class NetLoop {
 
   std::unique_ptr<PubSubInbox> pubsub_inbox_;
 
-  std::mutex completions_mu_;
-  std::vector<Completion> completions_;  // GUARDED_BY(completions_mu_)
+  Mutex completions_mu_;
+  std::vector<Completion> completions_ GUARDED_BY(completions_mu_);
 };
 
 }  // namespace rockcache::server

@@ -432,14 +432,14 @@ void Server::SampleRates() {
   cache::Stats cache_stats = cache_->GetStats();
   sample.cache_hits = cache_stats.hits;
   sample.cache_misses = cache_stats.misses;
-  std::lock_guard<std::mutex> lock(rates_mu_);
+  MutexLock lock(&rates_mu_);
   rates_[rates_next_] = sample;
   rates_next_ = (rates_next_ + 1) % kRateSamples;
   if (rates_count_ < kRateSamples) ++rates_count_;
 }
 
 uint64_t Server::InstantaneousOpsPerSec() const {
-  std::lock_guard<std::mutex> lock(rates_mu_);
+  MutexLock lock(&rates_mu_);
   if (rates_count_ < 2) return 0;
   const RateSample& newest = rates_[(rates_next_ + kRateSamples - 1) % kRateSamples];
   const RateSample& oldest = rates_[(rates_next_ + kRateSamples - rates_count_) % kRateSamples];
@@ -448,7 +448,7 @@ uint64_t Server::InstantaneousOpsPerSec() const {
 }
 
 double Server::CacheHitRatioLastSecond() const {
-  std::lock_guard<std::mutex> lock(rates_mu_);
+  MutexLock lock(&rates_mu_);
   if (rates_count_ < 2) return 0;
   const RateSample& newest = rates_[(rates_next_ + kRateSamples - 1) % kRateSamples];
   size_t back = rates_count_ < 11 ? rates_count_ : 11;  // 10 intervals of 100 ms

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/mutex.h"
 #include "config/status.h"
 #include "server/client_registry.h"
 #include "server/commands/command.h"
@@ -280,10 +281,10 @@ class Server {
     uint64_t commands = 0, cache_hits = 0, cache_misses = 0;
   };
   static constexpr size_t kRateSamples = 16;
-  mutable std::mutex rates_mu_;
-  RateSample rates_[kRateSamples];  // GUARDED_BY(rates_mu_); ring
-  size_t rates_next_ = 0;           // GUARDED_BY(rates_mu_)
-  size_t rates_count_ = 0;          // GUARDED_BY(rates_mu_)
+  mutable Mutex rates_mu_;
+  RateSample rates_[kRateSamples] GUARDED_BY(rates_mu_);  // ring
+  size_t rates_next_ GUARDED_BY(rates_mu_) = 0;
+  size_t rates_count_ GUARDED_BY(rates_mu_) = 0;
 };
 
 // Wall-clock Unix time in milliseconds / microseconds.

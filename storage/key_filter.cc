@@ -45,7 +45,7 @@ KeyFilter::KeyFilter(uint32_t bits_per_key, uint64_t max_bytes, uint64_t expecte
   if (bits_per_key_ == 0) return;
   uint64_t capacity = std::max(kMinLayerKeys, 2 * expected_keys);
   capacity = std::min(capacity, max_bytes_ * 8 / bits_per_key_);  // what the budget allows
-  std::lock_guard<std::mutex> lock(grow_mu_);
+  MutexLock lock(&grow_mu_);
   if (capacity < 64 || !MakeLayer(capacity)) return;  // no room at all: off
   layer_count_.store(1, std::memory_order_release);
   on_.store(true, std::memory_order_release);
@@ -111,7 +111,7 @@ void KeyFilter::Add(uint32_t db, std::string_view key) {
 }
 
 void KeyFilter::Grow(int seen_count) {
-  std::lock_guard<std::mutex> lock(grow_mu_);
+  MutexLock lock(&grow_mu_);
   if (layer_count_.load(std::memory_order_relaxed) != seen_count) return;  // grown already
   if (!on_.load(std::memory_order_relaxed)) return;
   const uint64_t next = layers_[static_cast<size_t>(seen_count - 1)].capacity * 2;
@@ -127,7 +127,7 @@ void KeyFilter::Grow(int seen_count) {
 
 KeyFilter::Stats KeyFilter::GetStats() const {
   Stats s;
-  std::lock_guard<std::mutex> lock(grow_mu_);
+  MutexLock lock(&grow_mu_);
   s.on = on_.load(std::memory_order_acquire);
   s.full = full_.load(std::memory_order_relaxed);
   s.layers = layer_count_.load(std::memory_order_acquire);

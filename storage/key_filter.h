@@ -39,6 +39,8 @@
 #include <mutex>
 #include <string_view>
 
+#include "config/mutex.h"
+
 namespace rockcache::storage {
 
 class KeyFilter {
@@ -84,7 +86,7 @@ class KeyFilter {
   bool Holds(uint64_t h) const;
   // Makes the layer after the newest one (or turns the filter off when it would not fit).
   void Grow(int seen_count);
-  bool MakeLayer(uint64_t capacity);  // REQUIRES: grow_mu_ held (or the constructor)
+  bool MakeLayer(uint64_t capacity) REQUIRES(grow_mu_);
 
   const uint32_t bits_per_key_;
   const uint64_t max_bytes_;
@@ -92,8 +94,8 @@ class KeyFilter {
   std::atomic<bool> full_{false};
   std::atomic<int> layer_count_{0};
   std::array<Layer, kMaxLayers> layers_;
-  uint64_t bytes_ = 0;  // guarded by grow_mu_ (read by GetStats under it)
-  mutable std::mutex grow_mu_;
+  uint64_t bytes_ GUARDED_BY(grow_mu_) = 0;  // read by GetStats under it
+  mutable Mutex grow_mu_;
 };
 
 }  // namespace rockcache::storage

@@ -252,11 +252,15 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
   }
   // The first node at or after `key`, or nullptr.
   Node* FindGreaterOrEqual(const rocksdb::Slice& key) const {
-    return prefix_skip_ ? FindGreaterOrEqual<true>(key) : FindGreaterOrEqual<false>(key);
+    // head_ (acquire) before prefix_skip_: that load orders a reader after the constructor for
+    // TSan (see the constructor), the constant members included.
+    Node* head = head_.load(std::memory_order_acquire);
+    return prefix_skip_ ? FindGreaterOrEqual<true>(key, head)
+                        : FindGreaterOrEqual<false>(key, head);
   }
   template <bool kPrefixSkip>
-  Node* FindGreaterOrEqual(const rocksdb::Slice& key) const {
-    Node* x = head_.load(std::memory_order_acquire);
+  Node* FindGreaterOrEqual(const rocksdb::Slice& key, Node* head) const {
+    Node* x = head;
     int level = max_height_.load(std::memory_order_relaxed) - 1;
     Node* known_after = nullptr;  // a node already compared as >= key at a level above
     size_t x_same = 0;            // leading bytes of key known equal to x's (prefix skipping)

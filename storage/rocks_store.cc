@@ -141,16 +141,20 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   store->stream_cf_ = store->handles_[7];
   store->write_options_.sync = options.sync_writes;
 
-  // Version counter: resume above everything reserved before.
+  // Version counter: resume above everything reserved before. (No other thread sees the store
+  // yet; the lock is taken for the annotations' sake.)
   std::string stored;
   s = store->db_->Get(rocksdb::ReadOptions(), store->props_cf_, kPropsNextVersion, &stored);
-  if (s.ok() && stored.size() == 8) {
-    store->next_version_ = GetFixed64BE(stored.data());
-  } else if (!s.ok() && !s.IsNotFound()) {
-    return FromRocks(s);
+  {
+    MutexLock lock(&store->version_mu_);
+    if (s.ok() && stored.size() == 8) {
+      store->next_version_ = GetFixed64BE(stored.data());
+    } else if (!s.ok() && !s.IsNotFound()) {
+      return FromRocks(s);
+    }
+    store->reserved_version_ = store->next_version_;
+    store->first_run_version_ = store->next_version_;
   }
-  store->reserved_version_ = store->next_version_;
-  store->first_run_version_ = store->next_version_;
   store->entry_filter_ =
       std::make_unique<KeyFilter>(options.key_filter_bits_per_key, options.key_filter_max_bytes, 0);
 
@@ -231,7 +235,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
 RocksStore::~RocksStore() { (void)Close(); }
 
 Status RocksStore::Close() {
-  std::unique_lock<std::shared_mutex> lock(lifecycle_);
+  WriterMutexLock lock(&lifecycle_);
   if (closed_ || db_ == nullptr) {
     closed_ = true;
     return Status::OK();
@@ -255,6 +259,7 @@ Status RocksStore::Enter(Hold* hold) {
   QuietPerfCounting();
   if (!tls_pending.empty()) tls_pending.clear();  // left by a method that failed before Write
   *hold = Hold(lifecycle_);
+  lifecycle_.AssertReaderHeld();
   if (closed_) {
     hold->unlock();
     return Status::Shutdown("store is closed");
@@ -381,7 +386,7 @@ void RocksStore::DeleteMeta(Records* batch, std::string_view key, const MetaLook
 }
 
 StatusOr<uint64_t> RocksStore::NewVersion() {
-  std::lock_guard<std::mutex> lock(version_mu_);
+  MutexLock lock(&version_mu_);
   if (next_version_ >= reserved_version_) {
     uint64_t reserve = next_version_ + kVersionChunk;
     std::string v;

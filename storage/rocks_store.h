@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "config/current_db.h"
+#include "config/mutex.h"
 #include "storage/compaction_filter.h"
 #include "storage/counting_cache.h"
 #include "storage/db_view.h"
@@ -279,7 +280,8 @@ class RocksStore final : public Store, public DbView {
   RocksStore() = default;
 
   // Lifecycle: a shared hold on lifecycle_ for the duration of one public method.
-  using Hold = std::shared_lock<std::shared_mutex>;
+  // (The analysis does not follow a std::shared_lock: Enter asserts the hold for what follows.)
+  using Hold = std::shared_lock<SharedMutex>;
   // Sets *hold and returns OK, or returns Shutdown after Close.
   Status Enter(Hold* hold);
 
@@ -559,25 +561,25 @@ class RocksStore final : public Store, public DbView {
   std::unique_ptr<KeyFilter> entry_filter_;
   uint64_t first_run_version_ = 0;  // next_version_ at open
 
-  std::shared_mutex lifecycle_;
-  bool closed_ = false;  // GUARDED_BY(lifecycle_)
+  SharedMutex lifecycle_;
+  bool closed_ GUARDED_BY(lifecycle_) = false;
 
   std::unique_ptr<DbCounters[]> counters_;      // by physical database
   int physical_dbs_ = 1;                        // meta column families
   std::unique_ptr<std::atomic<int>[]> db_map_;  // logical -> physical
-  std::mutex map_mu_;                           // serializes SwapDb
+  Mutex map_mu_;                                // serializes SwapDb
   int64_t ttl_base_ms_ = 0;                     // see DbCounters::expire_sum
 
-  std::mutex version_mu_;
-  uint64_t next_version_ = 1;      // GUARDED_BY(version_mu_)
-  uint64_t reserved_version_ = 0;  // GUARDED_BY(version_mu_): versions < this are on disk
+  Mutex version_mu_;
+  uint64_t next_version_ GUARDED_BY(version_mu_) = 1;
+  uint64_t reserved_version_ GUARDED_BY(version_mu_) = 0;  // versions < this are on disk
 
   ResumeTable cursors_;
 
-  std::mutex sweep_mu_;
-  int sweep_db_ = 0;       // GUARDED_BY(sweep_mu_): the physical database being swept
-  std::string sweep_pos_;  // GUARDED_BY(sweep_mu_): last meta key the sweep examined
-  bool sweep_has_pos_ = false;
+  Mutex sweep_mu_;
+  int sweep_db_ GUARDED_BY(sweep_mu_) = 0;       // the physical database being swept
+  std::string sweep_pos_ GUARDED_BY(sweep_mu_);  // last meta key the sweep examined
+  bool sweep_has_pos_ GUARDED_BY(sweep_mu_) = false;
 };
 
 }  // namespace rockcache::storage

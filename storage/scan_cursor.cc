@@ -31,10 +31,12 @@ uint64_t ResumeTable::Put(std::string_view scope, std::string_view prefix, std::
   if (id == 0) id = next_id_.fetch_add(1, std::memory_order_relaxed) & kIdMask;
   uint64_t cursor = EncodeScanCursor(prefix, id);
   size_t slot = id % kSlots;
-  std::lock_guard<std::mutex> lock(locks_[slot % kLocks]);
-  slots_[slot].cursor = cursor;
-  slots_[slot].scope.assign(scope.data(), scope.size());
-  slots_[slot].last.assign(last.data(), last.size());
+  Stripe& stripe = stripes_[slot % kLocks];
+  MutexLock lock(&stripe.mu);
+  Slot& s = stripe.slots[slot / kLocks];
+  s.cursor = cursor;
+  s.scope.assign(scope.data(), scope.size());
+  s.last.assign(last.data(), last.size());
   return cursor;
 }
 
@@ -42,8 +44,9 @@ bool ResumeTable::Get(uint64_t cursor, std::string_view scope, std::string* last
   uint32_t id = static_cast<uint32_t>(cursor & kIdMask);
   if (id == 0) return false;
   size_t slot = id % kSlots;
-  std::lock_guard<std::mutex> lock(locks_[slot % kLocks]);
-  const Slot& s = slots_[slot];
+  Stripe& stripe = stripes_[slot % kLocks];
+  MutexLock lock(&stripe.mu);
+  const Slot& s = stripe.slots[slot / kLocks];
   if (s.cursor != cursor || s.scope != scope) return false;
   *last = s.last;
   return true;

@@ -31,6 +31,8 @@
 #include <string>
 #include <string_view>
 
+#include "config/mutex.h"
+
 namespace rockcache::storage {
 
 inline constexpr size_t kCursorPrefixBytes = 5;
@@ -63,9 +65,13 @@ class ResumeTable {
     std::string scope;
     std::string last;
   };
+  // Slot i is slots[i / kLocks] of stripes_[i % kLocks], under that stripe's mutex.
+  struct Stripe {
+    Mutex mu;
+    std::array<Slot, kSlots / kLocks> slots GUARDED_BY(mu);
+  };
   std::atomic<uint32_t> next_id_{1};
-  std::array<std::mutex, kLocks> locks_;
-  std::array<Slot, kSlots> slots_;  // slot i GUARDED_BY(locks_[i % kLocks])
+  std::array<Stripe, kLocks> stripes_;
 };
 
 }  // namespace rockcache::storage

@@ -289,7 +289,7 @@ Status RocksStore::FlushDb() {
 Status RocksStore::SwapDb(int a, int b) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(map_mu_);
+  MutexLock lock(&map_mu_);
   std::vector<int> map(static_cast<size_t>(physical_dbs_));
   for (int db = 0; db < physical_dbs_; ++db) map[db] = db_map_[db].load();
   std::swap(map[a], map[b]);
@@ -357,9 +357,11 @@ StatusOr<bool> RocksStore::Copy(std::string_view src, std::string_view dst, int 
 StatusOr<int64_t> RocksStore::SweepExpired(
     uint64_t max_keys, const WithKeyLock& with_lock,
     const std::function<void(std::string_view key)>& on_removed) {
-  Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  std::lock_guard<std::mutex> sweep(sweep_mu_);
+  // Lock order: a key's stripe before lifecycle_, as every command (it holds its keys' stripes
+  // when it enters the store). So the sweep never waits for a stripe while it holds the store: it
+  // lists a database's expired keys under one hold, lets the hold go, then removes each under its
+  // key lock and a hold of its own. (TSan's deadlock detector reported the other order.)
+  MutexLock sweep(&sweep_mu_);
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   int64_t removed = 0;
@@ -368,34 +370,46 @@ StatusOr<int64_t> RocksStore::SweepExpired(
   // One physical database after the other, resuming where the previous call stopped.
   for (int visited = 0; visited < physical_dbs_ && examined < max_keys; ++visited) {
     if (sweep_db_ >= physical_dbs_) sweep_db_ = 0;
-    // Only keys with a TTL can expire: a database whose expires= counter is 0 has nothing to
-    // sweep (the common cache-without-TTLs case costs no iteration at all).
-    if (counters_[sweep_db_].keys.load(std::memory_order_relaxed) <= 0 ||
-        counters_[sweep_db_].expires.load(std::memory_order_relaxed) <= 0) {
-      sweep_has_pos_ = false;
-      ++sweep_db_;
-      continue;
-    }
     DbScope scope(sweep_db_);
-    std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, MetaCf());
-    if (sweep_has_pos_) {
-      it->Seek(sweep_pos_);
-      if (it->Valid() && it->key() == rocksdb::Slice(sweep_pos_)) it->Next();
-    } else {
-      it->SeekToFirst();
-    }
-    for (; it->Valid() && examined < max_keys; ++examined, it->Next()) {
-      std::string_view key(it->key().data(), it->key().size());
-      sweep_pos_.assign(key);
-      sweep_has_pos_ = true;
-      Meta meta;
-      if (!DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) ||
-          !meta.ExpiredAt(now)) {
+    std::vector<std::string> expired;  // as the iterator saw them
+    bool db_done = true;
+    {
+      Hold hold;
+      if (Status s = Enter(&hold); !s.ok()) return s;
+      // Only keys with a TTL can expire: a database whose expires= counter is 0 has nothing to
+      // sweep (the common cache-without-TTLs case costs no iteration at all).
+      if (counters_[sweep_db_].keys.load(std::memory_order_relaxed) <= 0 ||
+          counters_[sweep_db_].expires.load(std::memory_order_relaxed) <= 0) {
+        sweep_has_pos_ = false;
+        ++sweep_db_;
         continue;
       }
+      std::unique_ptr<rocksdb::Iterator> it = NewIter(ro, MetaCf());
+      if (sweep_has_pos_) {
+        it->Seek(sweep_pos_);
+        if (it->Valid() && it->key() == rocksdb::Slice(sweep_pos_)) it->Next();
+      } else {
+        it->SeekToFirst();
+      }
+      for (; it->Valid() && examined < max_keys; ++examined, it->Next()) {
+        std::string_view key(it->key().data(), it->key().size());
+        sweep_pos_.assign(key);
+        sweep_has_pos_ = true;
+        Meta meta;
+        if (DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) &&
+            meta.ExpiredAt(now)) {
+          expired.emplace_back(key);
+        }
+      }
+      if (!it->status().ok()) return FromRocks(it->status());
+      db_done = !it->Valid();  // else out of budget inside this database: resume here next time
+    }
+    for (const std::string& key : expired) {
       // Re-check under the key's lock: a writer may have replaced it since the iterator's view.
       Status status;
       with_lock(key, [&] {
+        Hold hold;
+        if (status = Enter(&hold); !status.ok()) return;
         MetaLookup current;
         status = ReadMetaLocked(key, &current);
         if (!status.ok() || !current.present || current.live) return;
@@ -406,8 +420,7 @@ StatusOr<int64_t> RocksStore::SweepExpired(
       });
       if (!status.ok()) return status;
     }
-    if (!it->status().ok()) return FromRocks(it->status());
-    if (it->Valid()) break;  // out of budget inside this database: resume here next time
+    if (!db_done) break;
     sweep_has_pos_ = false;  // this database is done: the next one
     ++sweep_db_;
   }

@@ -35,7 +35,9 @@ MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes
   MemoryRead read;  // kNeedsStorage
   QuietPerfCounting();
   Hold hold(lifecycle_, std::try_to_lock);
-  if (!hold.owns_lock() || closed_) return read;
+  if (!hold.owns_lock()) return read;
+  lifecycle_.AssertReaderHeld();
+  if (closed_) return read;
   assert(tls_tx_overlay == nullptr);
   if (!key_filter_->MayContain(CurrentDb(), key)) {  // never written: no RocksDB read
     read.outcome = MemoryRead::Outcome::kAbsent;

@@ -12,7 +12,7 @@ std::string WaitRegistry::MapKey(int db, std::string_view key) {
 }
 
 bool WaitRegistry::Add(const std::shared_ptr<Waiter>& waiter) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   WaitState expected = WaitState::kPending;
   if (!waiter->state.compare_exchange_strong(expected, WaitState::kWaiting)) return false;
   for (const auto& key : waiter->keys) by_key_[MapKey(waiter->db, key)].push_back(waiter);
@@ -41,7 +41,7 @@ void WaitRegistry::Unqueue(Waiter* waiter) {
 bool WaitRegistry::Finish(Waiter* waiter, WaitState to) {
   WaitState expected = WaitState::kWaiting;
   if (!waiter->state.compare_exchange_strong(expected, to)) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Unqueue(waiter);
   return true;
 }
@@ -59,18 +59,18 @@ void WaitRegistry::Abandon(Waiter* waiter) {
 }
 
 std::shared_ptr<Waiter> WaitRegistry::FindByClient(uint64_t client_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = by_client_.find(client_id);
   return it == by_client_.end() ? nullptr : it->second;
 }
 
 bool WaitRegistry::HasWaiters(int db, std::string_view key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return by_key_.count(MapKey(db, key)) != 0;
 }
 
 std::vector<std::shared_ptr<Waiter>> WaitRegistry::WaitersOn(int db, std::string_view key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = by_key_.find(MapKey(db, key));
   if (it == by_key_.end()) return {};
   return {it->second.begin(), it->second.end()};

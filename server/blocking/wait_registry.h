@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "config/current_db.h"
+#include "config/mutex.h"
 #include "server/client_registry.h"
 
 namespace rockcache::server {
@@ -126,11 +127,11 @@ class WaitRegistry {
 
  private:
   static std::string MapKey(int db, std::string_view key);
-  void Unqueue(Waiter* waiter);  // REQUIRES mu_
+  void Unqueue(Waiter* waiter) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::deque<std::shared_ptr<Waiter>>> by_key_;  // GUARDED_BY
-  std::unordered_map<uint64_t, std::shared_ptr<Waiter>> by_client_;              // GUARDED_BY
+  mutable Mutex mu_;
+  std::unordered_map<std::string, std::deque<std::shared_ptr<Waiter>>> by_key_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, std::shared_ptr<Waiter>> by_client_ GUARDED_BY(mu_);
   std::atomic<size_t> waiting_{0};
 };
 

@@ -83,6 +83,11 @@ struct CommandContext {
   // Set while the command runs inside EXEC (server/tx/transaction.h): a blocking command must
   // not block then (it behaves as if its timeout had passed, as Redis).
   bool in_exec = false;
+  // Set with in_exec: the key stripes (cache::KeyLocks) this thread holds for the whole
+  // transaction, ascending. A handler that locks keys of its own (DEBUG CACHE-VERIFY) must not
+  // lock these again and must not block on any other stripe (cache/key_locks.h: one Lock per
+  // thread); nullptr when the thread holds no stripe.
+  const std::vector<uint32_t>* held_stripes = nullptr;
   // Set for a kMayBlock command sent by a client that may block: the waiter that stands for it
   // (server/blocking/). nullptr (EXEC, scripts...) or no_block: a blocking pop answers at once,
   // with what is there or as if its timeout elapsed (Redis's behaviour inside MULTI).

@@ -389,7 +389,12 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
 // write in progress is never reported as a mismatch); a negative entry must match a missing key.
 // Replies a bulk string of "name:value" lines: checked, mismatches, and up to 10 "mismatch:<key>"
 // lines.
+// Inside EXEC this thread already holds the transaction's stripes (ctx.held_stripes): a key on
+// one of them is locked already (taking it again would deadlock on the spot), and waiting for any
+// other stripe could deadlock against another worker's ascending multi-key Lock, so it is only
+// tried: a key whose stripe another thread holds at that moment is skipped, not counted.
 void DebugCacheVerify(CommandContext& ctx, std::string* out) {
+  cache::KeyLocks& locks = ctx.server->key_locks();
   cache::Cache* cache = ctx.server->cache();
   std::vector<std::pair<int, std::string>> keys;  // (physical database, key)
   cache->ForEachSnapshot(ctx.now_ms, [&keys](std::string_view key, const cache::Value&, int64_t) {
@@ -399,7 +404,17 @@ void DebugCacheVerify(CommandContext& ctx, std::string* out) {
   std::vector<std::string> mismatched;
   for (const auto& [db, key] : keys) {
     DbScope scope(db);  // the cache and storage reads below look in the entry's database
-    auto guard = ctx.server->key_locks().Lock(key);
+    cache::KeyLocks::Guard guard;
+    if (ctx.held_stripes == nullptr) {
+      guard = locks.Lock(key);
+    } else {
+      const auto stripe = static_cast<uint32_t>(locks.StripeOf(key));
+      const std::vector<uint32_t>& held = *ctx.held_stripes;
+      if (!std::binary_search(held.begin(), held.end(), stripe)) {
+        guard = locks.TryLockStripe(stripe);
+        if (!guard.owns_lock()) continue;  // busy: see above
+      }
+    }
     int64_t now = NowUnixMs();
     std::optional<cache::Value> cached;
     int64_t cached_expire = 0;

@@ -5,7 +5,7 @@
 namespace rockcache::server {
 
 void LatencyMonitor::Record(const std::string& event, uint64_t latency_ms, int64_t unix_time) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Event& e = events_[event];
   e.max_ms = std::max(e.max_ms, latency_ms);
   if (!e.samples.empty() && e.samples.back().unix_time == unix_time) {
@@ -17,12 +17,12 @@ void LatencyMonitor::Record(const std::string& event, uint64_t latency_ms, int64
 }
 
 std::map<std::string, LatencyMonitor::Event> LatencyMonitor::Events() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return events_;
 }
 
 int64_t LatencyMonitor::Reset(const std::vector<std::string>& events) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (events.empty()) {
     auto n = static_cast<int64_t>(events_.size());
     events_.clear();

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "config/mutex.h"
+
 namespace rockcache::server {
 
 class LatencyMonitor {
@@ -48,8 +50,8 @@ class LatencyMonitor {
 
  private:
   std::atomic<uint64_t> threshold_ns_{0};
-  mutable std::mutex mu_;
-  std::map<std::string, Event> events_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, Event> events_ GUARDED_BY(mu_);
 };
 
 }  // namespace rockcache::server

@@ -97,7 +97,7 @@ void LoopMetrics::RecordRejected(int command_id) {
 }
 
 void LoopMetrics::RecordError(const std::string& code) {
-  std::lock_guard<std::mutex> lock(errors_mu_);
+  MutexLock lock(&errors_mu_);
   ++errors_[code];
 }
 
@@ -115,7 +115,7 @@ void LoopMetrics::AddTo(std::vector<CommandSnapshot>* per_command, CommandSnapsh
     AddCommand(*m, &(*per_command)[i]);
     AddCommand(*m, overall);
   }
-  std::lock_guard<std::mutex> lock(errors_mu_);
+  MutexLock lock(&errors_mu_);
   for (const auto& [code, count] : errors_) (*errors)[code] += count;
 }
 
@@ -138,7 +138,7 @@ Metrics::Snapshot Metrics::ReadRaw() const {
 
 Metrics::Snapshot Metrics::Read() const {
   Snapshot snapshot = ReadRaw();
-  std::lock_guard<std::mutex> lock(baseline_mu_);
+  MutexLock lock(&baseline_mu_);
   for (size_t i = 0; i < command_count_; ++i) {
     snapshot.per_command[i].Subtract(baseline_.per_command[i]);
   }
@@ -157,7 +157,7 @@ Metrics::Snapshot Metrics::Read() const {
 
 void Metrics::Reset() {
   Snapshot raw = ReadRaw();
-  std::lock_guard<std::mutex> lock(baseline_mu_);
+  MutexLock lock(&baseline_mu_);
   baseline_ = std::move(raw);
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "config/histogram.h"
+#include "config/mutex.h"
 #include "server/metrics/latency_monitor.h"
 
 namespace rockcache::server {
@@ -90,8 +91,8 @@ class LoopMetrics {
   CommandMetrics unknown_;  // samples of no known command (the overall figures add the rest)
   std::atomic<uint64_t> keyspace_hits_{0};
   std::atomic<uint64_t> keyspace_misses_{0};
-  mutable std::mutex errors_mu_;
-  std::map<std::string, uint64_t> errors_;  // GUARDED_BY(errors_mu_)
+  mutable Mutex errors_mu_;
+  std::map<std::string, uint64_t> errors_ GUARDED_BY(errors_mu_);
 };
 
 // All loops' metrics, merged on read.
@@ -119,8 +120,8 @@ class Metrics {
   LatencyMonitor latency_monitor_;
   std::vector<std::unique_ptr<LoopMetrics>> loops_;
   const size_t command_count_;
-  mutable std::mutex baseline_mu_;
-  Snapshot baseline_;  // GUARDED_BY(baseline_mu_)
+  mutable Mutex baseline_mu_;
+  Snapshot baseline_ GUARDED_BY(baseline_mu_);
 };
 
 // The error code of an error reply: its first word after '-' ("ERR", "WRONGTYPE"), at most 32

@@ -26,30 +26,30 @@ std::vector<std::string> SlowLog::TruncateArgs(const std::vector<std::string>& a
 }
 
 void SlowLog::Add(SlowLogEntry entry, size_t max_len) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   entry.id = next_id_++;
   entries_.push_front(std::move(entry));
   while (entries_.size() > max_len) entries_.pop_back();
 }
 
 std::vector<SlowLogEntry> SlowLog::Get(int64_t count) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   size_t n = count < 0 ? entries_.size() : std::min(entries_.size(), static_cast<size_t>(count));
   return std::vector<SlowLogEntry>(entries_.begin(), entries_.begin() + static_cast<long>(n));
 }
 
 size_t SlowLog::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return entries_.size();
 }
 
 void SlowLog::Reset() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   entries_.clear();
 }
 
 void SlowLog::Trim(size_t max_len) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (entries_.size() > max_len) entries_.pop_back();
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "config/mutex.h"
 #include "server/metrics/metrics.h"
 
 namespace rockcache::server {
@@ -52,9 +53,9 @@ class SlowLog {
   static std::vector<std::string> TruncateArgs(const std::vector<std::string>& argv);
 
  private:
-  mutable std::mutex mu_;
-  std::deque<SlowLogEntry> entries_;  // GUARDED_BY(mu_); newest at the front
-  uint64_t next_id_ = 0;              // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::deque<SlowLogEntry> entries_ GUARDED_BY(mu_);  // newest at the front
+  uint64_t next_id_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace rockcache::server

@@ -33,7 +33,7 @@ Status PubSubInbox::Open(event_base* base) {
 void PubSubInbox::Post(std::vector<PubSubDelivery> deliveries) {
   bool was_empty;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     was_empty = queue_.empty();
     if (was_empty) {
       queue_.swap(deliveries);
@@ -56,7 +56,7 @@ void PubSubInbox::OnWake(int fd, short, void* arg) {
 void PubSubInbox::Drain() {
   std::vector<PubSubDelivery> batch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     batch.swap(queue_);
   }
   // Every receiver is flushed once per drain, however many messages it got: the write goes out

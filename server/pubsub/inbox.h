@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "config/mutex.h"
 #include "config/status.h"
 #include "server/pubsub/pubsub.h"
 
@@ -45,8 +46,8 @@ class PubSubInbox {
   NetLoop* const loop_;
   int wake_fd_ = -1;
   event* wake_event_ = nullptr;
-  std::mutex mu_;
-  std::vector<PubSubDelivery> queue_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<PubSubDelivery> queue_ GUARDED_BY(mu_);
 };
 
 }  // namespace rockcache::server

@@ -45,7 +45,7 @@ PubSub::Shard& PubSub::ShardIn(Space space, std::string_view channel) {
 
 void PubSub::Add(Space space, std::string_view channel, uint64_t conn_id, uint32_t loop) {
   Shard& shard = ShardIn(space, channel);
-  std::unique_lock<std::shared_mutex> lock(shard.mu);
+  WriterMutexLock lock(&shard.mu);
   auto [it, inserted] = shard.channels.try_emplace(std::string(channel));
   if (inserted) space.count->fetch_add(1, std::memory_order_relaxed);
   it->second.push_back(Subscriber{conn_id, loop});
@@ -53,7 +53,7 @@ void PubSub::Add(Space space, std::string_view channel, uint64_t conn_id, uint32
 
 void PubSub::Remove(Space space, std::string_view channel, uint64_t conn_id) {
   Shard& shard = ShardIn(space, channel);
-  std::unique_lock<std::shared_mutex> lock(shard.mu);
+  WriterMutexLock lock(&shard.mu);
   auto it = shard.channels.find(std::string(channel));
   if (it == shard.channels.end()) return;
   EraseConn(&it->second, conn_id);
@@ -77,14 +77,14 @@ void PubSub::SUnsubscribe(std::string_view channel, uint64_t conn_id) {
 }
 
 void PubSub::PSubscribe(std::string_view pattern, uint64_t conn_id, uint32_t loop) {
-  std::unique_lock<std::shared_mutex> lock(patterns_mu_);
+  WriterMutexLock lock(&patterns_mu_);
   auto [it, inserted] = patterns_.try_emplace(std::string(pattern));
   if (inserted) pattern_count_.fetch_add(1, std::memory_order_relaxed);
   it->second.push_back(Subscriber{conn_id, loop});
 }
 
 void PubSub::PUnsubscribe(std::string_view pattern, uint64_t conn_id) {
-  std::unique_lock<std::shared_mutex> lock(patterns_mu_);
+  WriterMutexLock lock(&patterns_mu_);
   auto it = patterns_.find(std::string(pattern));
   if (it == patterns_.end()) return;
   EraseConn(&it->second, conn_id);
@@ -115,7 +115,7 @@ int64_t PubSub::DeliverTo(Space space, std::string_view kind, std::string_view c
                           std::string_view message, bool shard,
                           std::vector<std::vector<PubSubDelivery>>* per_loop) const {
   Shard& sh = ShardIn(space, channel);
-  std::shared_lock<std::shared_mutex> lock(sh.mu);
+  ReaderMutexLock lock(&sh.mu);
   auto it = sh.channels.find(std::string(channel));
   if (it == sh.channels.end()) return 0;
   auto bytes = std::make_shared<std::string>();
@@ -145,7 +145,7 @@ int64_t PubSub::Publish(std::string_view channel, std::string_view message) {
   std::vector<std::vector<PubSubDelivery>> per_loop(server_->loop_count());
   int64_t receivers = DeliverTo(Plain(), "message", channel, message, false, &per_loop);
   if (pattern_count_.load(std::memory_order_relaxed) > 0) {
-    std::shared_lock<std::shared_mutex> lock(patterns_mu_);
+    ReaderMutexLock lock(&patterns_mu_);
     for (const auto& [pattern, subscribers] : patterns_) {
       if (!GlobMatch(pattern, channel)) continue;
       auto bytes = std::make_shared<std::string>();
@@ -174,7 +174,7 @@ std::vector<std::string> PubSub::List(Space space, std::string_view pattern) con
   std::vector<std::string> out;
   for (size_t i = 0; i < kShards; ++i) {
     const Shard& shard = space.shards[i];
-    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    ReaderMutexLock lock(&shard.mu);
     for (const auto& [channel, subscribers] : shard.channels) {
       if (pattern.empty() || GlobMatch(pattern, channel)) out.push_back(channel);
     }
@@ -203,7 +203,7 @@ void PubSub::WatchExpiries(storage::Store* store) {
     if (t_reaping || !(flags & kNotifyExpired) || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) {
       return;
     }
-    std::lock_guard<std::mutex> lock(expired_mu_);
+    MutexLock lock(&expired_mu_);
     if (expired_seen_.size() < kMaxExpiredSeen) expired_seen_.emplace_back(CurrentDb(), key);
   });
 }
@@ -211,7 +211,7 @@ void PubSub::WatchExpiries(storage::Store* store) {
 int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
   std::vector<std::pair<int, std::string>> keys;
   {
-    std::lock_guard<std::mutex> lock(expired_mu_);
+    MutexLock lock(&expired_mu_);
     keys.swap(expired_seen_);
   }
   int64_t removed = 0;
@@ -238,7 +238,7 @@ void PubSub::NotifyExpired(std::string_view key) {
 
 int64_t PubSub::Count(Space space, std::string_view channel) const {
   const Shard& shard = ShardIn(space, channel);
-  std::shared_lock<std::shared_mutex> lock(shard.mu);
+  ReaderMutexLock lock(&shard.mu);
   auto it = shard.channels.find(std::string(channel));
   return it == shard.channels.end() ? 0 : static_cast<int64_t>(it->second.size());
 }

@@ -31,6 +31,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/mutex.h"
+
 namespace rockcache::config {
 class Config;
 }
@@ -120,8 +122,8 @@ class PubSub {
   using SubscriberMap = std::unordered_map<std::string, std::vector<Subscriber>>;
   static constexpr size_t kShards = 16;
   struct alignas(64) Shard {
-    mutable std::shared_mutex mu;
-    SubscriberMap channels;  // GUARDED_BY(mu)
+    mutable SharedMutex mu;
+    SubscriberMap channels GUARDED_BY(mu);
   };
   Shard& ShardOf(std::string_view channel) const;
   // The registry of plain channels (shards_) or of shard channels (sharded_).
@@ -149,16 +151,16 @@ class PubSub {
   Server* const server_;
   mutable Shard shards_[kShards];
   mutable Shard sharded_[kShards];  // shard channels
-  mutable std::shared_mutex patterns_mu_;
-  SubscriberMap patterns_;  // GUARDED_BY(patterns_mu_)
+  mutable SharedMutex patterns_mu_;
+  SubscriberMap patterns_ GUARDED_BY(patterns_mu_);
   mutable std::atomic<int64_t> channel_count_{0};
   mutable std::atomic<int64_t> shard_channel_count_{0};
   std::atomic<int64_t> pattern_count_{0};
   std::atomic<uint32_t> notify_flags_{0};
   static constexpr size_t kMaxExpiredSeen = 1024;
-  std::mutex expired_mu_;
-  // (physical database, key) pairs. GUARDED_BY(expired_mu_)
-  std::vector<std::pair<int, std::string>> expired_seen_;
+  Mutex expired_mu_;
+  // (physical database, key) pairs.
+  std::vector<std::pair<int, std::string>> expired_seen_ GUARDED_BY(expired_mu_);
 };
 
 }  // namespace rockcache::server

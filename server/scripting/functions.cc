@@ -100,7 +100,7 @@ Status ParseScriptShebang(std::string_view body, ScriptShebang* shebang, size_t*
 }
 
 Status FunctionRegistry::Add(LibraryInfo library, bool replace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto existing = libraries_.find(library.name);
   if (existing != libraries_.end() && !replace) {
     return Status::InvalidArgument("Library '" + library.name + "' already exists");
@@ -121,7 +121,7 @@ Status FunctionRegistry::Add(LibraryInfo library, bool replace) {
 }
 
 Status FunctionRegistry::Delete(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = libraries_.find(std::string(name));
   if (it == libraries_.end()) return Status::InvalidArgument("Library not found");
   for (const FunctionInfo& fn : it->second.functions) function_lib_.erase(fn.name);
@@ -131,14 +131,14 @@ Status FunctionRegistry::Delete(std::string_view name) {
 }
 
 void FunctionRegistry::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   libraries_.clear();
   function_lib_.clear();
   generation_.fetch_add(1, std::memory_order_release);
 }
 
 std::optional<FunctionInfo> FunctionRegistry::Find(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto owner = function_lib_.find(std::string(name));
   if (owner == function_lib_.end()) return std::nullopt;
   for (const FunctionInfo& fn : libraries_.at(owner->second).functions) {
@@ -148,7 +148,7 @@ std::optional<FunctionInfo> FunctionRegistry::Find(std::string_view name) const 
 }
 
 std::vector<LibraryInfo> FunctionRegistry::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<LibraryInfo> out;
   out.reserve(libraries_.size());
   for (const auto& [name, library] : libraries_) out.push_back(library);
@@ -156,12 +156,12 @@ std::vector<LibraryInfo> FunctionRegistry::List() const {
 }
 
 size_t FunctionRegistry::library_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return libraries_.size();
 }
 
 size_t FunctionRegistry::function_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return function_lib_.size();
 }
 

@@ -8,12 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/mutex.h"
 #include "config/status.h"
 
 namespace rockcache::server::scripting {
@@ -63,9 +63,9 @@ class FunctionRegistry {
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, LibraryInfo> libraries_;     // GUARDED_BY(mu_)
-  std::map<std::string, std::string> function_lib_;  // GUARDED_BY(mu_): function -> library
+  mutable Mutex mu_;
+  std::map<std::string, LibraryInfo> libraries_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> function_lib_ GUARDED_BY(mu_);  // function -> library
   std::atomic<uint64_t> generation_{0};
 };
 

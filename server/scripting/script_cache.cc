@@ -3,7 +3,7 @@
 namespace rockcache::server::scripting {
 
 void ScriptCache::Add(const std::string& sha, std::string_view body, uint64_t max_bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (scripts_.count(sha) != 0) return;
   scripts_.emplace(sha, std::string(body));
   order_.push_back(sha);
@@ -12,19 +12,19 @@ void ScriptCache::Add(const std::string& sha, std::string_view body, uint64_t ma
 }
 
 std::optional<std::string> ScriptCache::Find(std::string_view sha) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = scripts_.find(std::string(sha));
   if (it == scripts_.end()) return std::nullopt;
   return it->second;
 }
 
 bool ScriptCache::Exists(std::string_view sha) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return scripts_.count(std::string(sha)) != 0;
 }
 
 void ScriptCache::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   scripts_.clear();
   order_.clear();
   bytes_ = 0;
@@ -32,12 +32,12 @@ void ScriptCache::Flush() {
 }
 
 size_t ScriptCache::count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return scripts_.size();
 }
 
 uint64_t ScriptCache::bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return bytes_;
 }
 

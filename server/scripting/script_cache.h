@@ -12,11 +12,12 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "config/mutex.h"
 
 namespace rockcache::server::scripting {
 
@@ -39,12 +40,12 @@ class ScriptCache {
   uint64_t bytes() const;
 
  private:
-  void EvictLocked(uint64_t max_bytes);  // REQUIRES: mu_ held
+  void EvictLocked(uint64_t max_bytes) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::string> scripts_;  // GUARDED_BY(mu_)
-  std::deque<std::string> order_;                         // GUARDED_BY(mu_): oldest first
-  uint64_t bytes_ = 0;                                    // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::unordered_map<std::string, std::string> scripts_ GUARDED_BY(mu_);
+  std::deque<std::string> order_ GUARDED_BY(mu_);  // oldest first
+  uint64_t bytes_ GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> generation_{0};
 };
 

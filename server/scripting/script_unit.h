@@ -64,6 +64,8 @@ class UnitKeys {
   void NoteCall(int command_id, uint64_t exec_ns, bool failed);
   void set_calls(std::vector<NestedCall>* calls) { calls_ = calls; }
   storage::WriteGroup* group() const { return group_; }
+  // The stripes the unit locked up front (every one in the exclusive mode), ascending.
+  const std::vector<uint32_t>& held() const { return held_; }
   // The script was killed (SCRIPT KILL): nothing of it is committed.
   void RollBack() { rolled_back_ = true; }
   bool rolled_back() const { return rolled_back_; }

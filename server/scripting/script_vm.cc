@@ -162,6 +162,7 @@ int CallCommand(lua_State* L, bool raise) {
   request.mode = CallMode::kAtomic;
   request.db = run.ctx->db;
   request.now_ms = run.ctx->now_ms;
+  if (unit != nullptr) request.held_stripes = &unit->held();
   const uint64_t start = Clock::Now();
   Call(server, request);
   if (unit != nullptr) {

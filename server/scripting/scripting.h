@@ -5,9 +5,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "config/mutex.h"
 #include "server/scripting/functions.h"
 #include "server/scripting/script_cache.h"
 
@@ -76,9 +76,9 @@ class Scripting {
   };
   bool BusyForSlow(const std::vector<uint32_t>& stripes, int64_t now_ms,
                    int64_t threshold_ms) const;
-  mutable std::mutex units_mu_;
-  std::vector<Unit> running_units_;  // GUARDED_BY(units_mu_)
-  uint64_t next_handle_ = 1;         // GUARDED_BY(units_mu_)
+  mutable Mutex units_mu_;
+  std::vector<Unit> running_units_ GUARDED_BY(units_mu_);
+  uint64_t next_handle_ GUARDED_BY(units_mu_) = 1;
   std::atomic<int> units_{0};
 };
 

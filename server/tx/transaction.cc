@@ -239,6 +239,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     request.db = command.db;
     request.now_ms = NowUnixMs();
     request.budget = budget;
+    request.held_stripes = &stripes;
     Call(server, request);
     if (budget != nullptr && budget->exceeded) break;
     if (spec.flags & kWrite) {

@@ -7,7 +7,8 @@ namespace rockcache::server {
 Watcher::~Watcher() { registry_->Remove(this); }
 
 void WatchRegistry::Add(Watcher* watcher, std::string_view key, int64_t expire_at_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  watcher->AssertGuardedBy(this);
   for (const auto& k : watcher->keys_) {
     if (k.key == key) return;  // already watched: Redis keeps the first WATCH
   }
@@ -17,7 +18,8 @@ void WatchRegistry::Add(Watcher* watcher, std::string_view key, int64_t expire_a
 }
 
 void WatchRegistry::Remove(Watcher* watcher) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  watcher->AssertGuardedBy(this);
   for (const auto& k : watcher->keys_) {
     auto it = by_key_.find(k.key);
     if (it == by_key_.end()) continue;
@@ -31,7 +33,8 @@ void WatchRegistry::Remove(Watcher* watcher) {
 }
 
 bool WatchRegistry::Dirty(Watcher* watcher, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  watcher->AssertGuardedBy(this);
   if (watcher->dirty_) return true;
   for (const auto& k : watcher->keys_) {
     if (k.expire_at_ms != 0 && now_ms >= k.expire_at_ms) return true;
@@ -40,7 +43,8 @@ bool WatchRegistry::Dirty(Watcher* watcher, int64_t now_ms) {
 }
 
 std::vector<std::string> WatchRegistry::Keys(Watcher* watcher) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  watcher->AssertGuardedBy(this);
   std::vector<std::string> keys;
   keys.reserve(watcher->keys_.size());
   for (const auto& k : watcher->keys_) keys.push_back(k.key);
@@ -48,23 +52,30 @@ std::vector<std::string> WatchRegistry::Keys(Watcher* watcher) {
 }
 
 bool WatchRegistry::Watching(Watcher* watcher) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  watcher->AssertGuardedBy(this);
   return !watcher->keys_.empty();
 }
 
 void WatchRegistry::Touch(const std::vector<std::string_view>& keys) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto key : keys) {
     auto it = by_key_.find(std::string(key));
     if (it == by_key_.end()) continue;
-    for (Watcher* w : it->second) w->dirty_ = true;
+    for (Watcher* w : it->second) {
+      w->AssertGuardedBy(this);
+      w->dirty_ = true;
+    }
   }
 }
 
 void WatchRegistry::TouchAll() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto& [key, watchers] : by_key_) {
-    for (Watcher* w : watchers) w->dirty_ = true;
+    for (Watcher* w : watchers) {
+      w->AssertGuardedBy(this);
+      w->dirty_ = true;
+    }
   }
 }
 

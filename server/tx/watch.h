@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,31 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/mutex.h"
 #include "server/commands/command.h"
 
 namespace rockcache::server {
 
-class WatchRegistry;
-
-// The watches of one connection. Shared by the connection and the WATCH/EXEC it has in flight;
-// the last owner's destruction removes it from the registry.
-class Watcher {
- public:
-  explicit Watcher(WatchRegistry* registry) : registry_(registry) {}
-  ~Watcher();
-  Watcher(const Watcher&) = delete;
-  Watcher& operator=(const Watcher&) = delete;
-
- private:
-  friend class WatchRegistry;
-  struct Key {
-    std::string key;
-    int64_t expire_at_ms;  // 0: no TTL (or absent) when watched
-  };
-  WatchRegistry* const registry_;
-  std::vector<Key> keys_;  // GUARDED_BY(registry_->mu_)
-  bool dirty_ = false;     // GUARDED_BY(registry_->mu_)
-};
+class Watcher;
 
 class WatchRegistry {
  public:
@@ -84,9 +66,37 @@ class WatchRegistry {
                  size_t reply_start);
 
  private:
-  std::mutex mu_;
-  std::unordered_map<std::string, std::vector<Watcher*>> by_key_;  // GUARDED_BY(mu_)
+  friend class Watcher;
+
+  Mutex mu_;
+  std::unordered_map<std::string, std::vector<Watcher*>> by_key_ GUARDED_BY(mu_);
   std::atomic<size_t> watched_{0};  // keys registered, over all watchers
+};
+
+// The watches of one connection. Shared by the connection and the WATCH/EXEC it has in flight;
+// the last owner's destruction removes it from the registry.
+class Watcher {
+ public:
+  explicit Watcher(WatchRegistry* registry) : registry_(registry) {}
+  ~Watcher();
+  Watcher(const Watcher&) = delete;
+  Watcher& operator=(const Watcher&) = delete;
+
+ private:
+  friend class WatchRegistry;
+  // Tells the analysis that `registry`'s mu_, held by the caller, guards this watcher: a watcher
+  // is only ever handed to the registry it was made for (asserted).
+  void AssertGuardedBy(const WatchRegistry* registry) const ASSERT_CAPABILITY(registry_->mu_) {
+    assert(registry == registry_);
+  }
+
+  struct Key {
+    std::string key;
+    int64_t expire_at_ms;  // 0: no TTL (or absent) when watched
+  };
+  WatchRegistry* const registry_;
+  std::vector<Key> keys_ GUARDED_BY(registry_->mu_);
+  bool dirty_ GUARDED_BY(registry_->mu_) = false;
 };
 
 // The hook every write path calls after running a write command; costs one relaxed load while
