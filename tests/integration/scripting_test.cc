@@ -267,3 +267,51 @@ TEST_CASE("Scripts: the commands a script calls count in INFO commandstats, as R
   REQUIRE(hget != std::string::npos);
   CHECK(stats.find("failed_calls=1", hget) < stats.find("\r\n", hget));
 }
+
+TEST_CASE("Scripts: a script's write aborts a WATCHing transaction, and races EXEC atomically",
+          "[scripting][transaction]") {
+  TestServer server;
+  Client watcher(server.port());
+  Client other(server.port());
+  CHECK(Run(watcher, {"WATCH", "w"}) == "status:OK");
+  CHECK(Run(other, {"EVAL", "return redis.call('set', KEYS[1], 'changed')", "1", "w"}) ==
+        "status:OK");
+  CHECK(Run(watcher, {"MULTI"}) == "status:OK");
+  CHECK(Run(watcher, {"SET", "w", "mine"}) == "status:QUEUED");
+  CHECK(Run(watcher, {"EXEC"}) == "nil");
+  CHECK(Run(watcher, {"GET", "w"}) == "bulk:changed");
+  // Scripts and transactions moving one unit between two keys never show a total other than 100.
+  CHECK(Run(watcher, {"MSET", "a", "100", "b", "0"}) == "status:OK");
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::thread mover([&] {
+    Client c(server.port());
+    for (int i = 0; i < 300; ++i) {
+      c.Command({"EVAL", "redis.call('decr', KEYS[1]) redis.call('incr', KEYS[2]) return 1", "2",
+                 "a", "b"});
+      c.Command({"MULTI"});
+      c.Command({"INCR", "a"});
+      c.Command({"DECR", "b"});
+      c.Command({"EXEC"});
+    }
+    stop = true;
+  });
+  Client reader(server.port());
+  int reads = 0;
+  while (!stop.load()) {
+    Reply r = reader.Command({"EVAL",
+                              "return tonumber(redis.call('get', KEYS[1])) + "
+                              "tonumber(redis.call('get', KEYS[2]))",
+                              "2", "a", "b"});
+    if (r.type != REDIS_REPLY_INTEGER || r.integer != 100) bad.fetch_add(1);
+    Reply m = reader.Command({"MGET", "a", "b"});
+    if (m.elements.size() == 2 &&
+        std::stoll(m.elements[0].str) + std::stoll(m.elements[1].str) != 100) {
+      bad.fetch_add(1);
+    }
+    ++reads;
+  }
+  mover.join();
+  CHECK(bad.load() == 0);
+  CHECK(reads > 0);
+}
