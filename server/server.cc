@@ -1,7 +1,5 @@
 #include "server/server.h"
 
-#include "server/scripting/script_vm.h"
-
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -30,6 +28,7 @@
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/pubsub.h"
+#include "server/scripting/script_vm.h"
 #include "storage/store.h"
 
 namespace rockcache::server {

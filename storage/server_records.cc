@@ -22,7 +22,8 @@ std::string RecordKey(std::string_view name) {
 Status RocksStore::PutServerRecord(std::string_view name, std::string_view value) {
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  return FromRocks(db_->Put(wo, props_cf_, RecordKey(name), rocksdb::Slice(value.data(), value.size())));
+  return FromRocks(
+      db_->Put(wo, props_cf_, RecordKey(name), rocksdb::Slice(value.data(), value.size())));
 }
 
 Status RocksStore::DeleteServerRecord(std::string_view name) {
@@ -37,8 +38,7 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::ServerRec
   std::vector<std::pair<std::string, std::string>> records;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), props_cf_));
   for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
-    records.emplace_back(it->key().ToString().substr(kRecordPrefix.size()),
-                         it->value().ToString());
+    records.emplace_back(it->key().ToString().substr(kRecordPrefix.size()), it->value().ToString());
   }
   if (Status s = FromRocks(it->status()); !s.ok()) return s;
   return records;
