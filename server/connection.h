@@ -17,15 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "server/batch.h"
 #include "server/client_registry.h"
 #include "server/protocol/resp_parser.h"
 #include "server/pubsub/client_state.h"
-#include "server/server.h"
 #include "server/tx/transaction.h"
 
 struct event;
 
 namespace rockcache::server {
+
+class Server;
 
 class NetLoop;
 

@@ -37,13 +37,15 @@
 #include <memory>
 #include <vector>
 
-#include "server/server.h"
+#include "server/batch.h"
 
 namespace rockcache::pool {
 class Task;
 }
 
 namespace rockcache::server {
+
+class Server;
 
 // A task that runs `group` (batches of loop `loop_index`'s connections) as described above and
 // posts one Completion per batch to that loop. Cancel() answers every command with an error.

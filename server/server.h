@@ -19,12 +19,15 @@
 #include "config/config.h"
 #include "config/mutex.h"
 #include "config/status.h"
+#include "server/batch.h"
 #include "server/client_registry.h"
 #include "server/commands/command.h"
 #include "server/executor.h"
 #include "server/metrics/metrics.h"
 #include "server/metrics/slowlog.h"
 #include "server/scripting/scripting.h"
+#include "server/server_stats.h"
+#include "server/settings.h"
 #include "server/tx/watch.h"
 
 namespace rockcache::pool {
@@ -41,159 +44,6 @@ class NetLoop;
 class MetricsHttpServer;
 class PubSub;
 class WaitRegistry;
-
-// Settings read on hot paths, mirrored from the config.
-struct Settings {
-  std::atomic<uint64_t> proto_max_bulk_len{512ull << 20};
-  std::atomic<uint64_t> client_query_buffer_limit{1ull << 30};
-  // client-output-buffer-limit, normal class (config/buffer_limits.h): hard bytes (0 = none),
-  // soft bytes (0 = none) and how long a client may stay over soft.
-  std::atomic<uint64_t> client_output_buffer_limit{1ull << 30};
-  std::atomic<uint64_t> client_output_buffer_soft_limit{0};
-  std::atomic<int64_t> client_output_buffer_soft_seconds{0};
-  // The same for the pubsub class: clients subscribed to a channel or pattern.
-  std::atomic<uint64_t> pubsub_output_buffer_limit{32ull << 20};
-  std::atomic<uint64_t> pubsub_output_buffer_soft_limit{8ull << 20};
-  std::atomic<int64_t> pubsub_output_buffer_soft_seconds{60};
-  std::atomic<int64_t> timeout_sec{0};
-  std::atomic<int64_t> maxclients{10000};
-  std::atomic<int> tcp_keepalive{300};
-  std::atomic<bool> protected_mode{true};
-  std::atomic<bool> auth_required{false};
-  std::atomic<int> hz{10};
-  std::atomic<uint32_t> cache_sweep_samples{20};  // per shard and round (Server::SweepCache)
-  std::atomic<bool> rtc_reads{true};
-  // Consecutive writes of one kind to one key in a group run as one (WriteRun,
-  // server/commands/command.h): write-coalescing.
-  std::atomic<bool> write_coalescing{true};
-  // A cache miss is read from RocksDB's memory in the network thread for values up to this size
-  // (0 = never): rtc-storage-read-max-bytes.
-  std::atomic<uint64_t> rtc_storage_read_max_bytes{16384};
-  // Sliced reads (server/slicing/): entries per step and the longest a step runs.
-  std::atomic<uint64_t> slice_items{1024};
-  std::atomic<uint64_t> slice_usec{1000};
-  // Scripting (server/scripting/): a worker's Lua memory cap, and the script cache's bound.
-  std::atomic<uint64_t> lua_maxmemory{128ull << 20};
-  std::atomic<uint64_t> lua_script_cache_bytes{64ull << 20};
-  std::atomic<int64_t> busy_reply_threshold_ms{5000};
-  std::atomic<bool> latency_tracking{true};
-  std::atomic<int64_t> slowlog_log_slower_than{10000};
-  std::atomic<int64_t> slowlog_max_len{128};
-  // Bumped by every CONFIG SET cache-maxmemory; a slice-by-slice shrink still running for an
-  // older value stops when it sees a newer one.
-  std::atomic<uint64_t> cache_resize_generation{0};
-};
-
-// The counters a network loop bumps on every read, write and command: one cache line per loop,
-// written by that loop only (relaxed load + store, no locked instruction), summed on read.
-struct alignas(64) LoopCounters {
-  std::atomic<uint64_t> commands{0};
-  std::atomic<uint64_t> net_input_bytes{0};
-  std::atomic<uint64_t> net_output_bytes{0};
-  std::atomic<uint64_t> rtc_answers{0};        // commands answered in the loop from the cache
-  std::atomic<uint64_t> rtc_storage_fills{0};  // ... of which after a fill from RocksDB's memory
-  std::atomic<uint64_t> parked_batches{0};     // batches held back: the pool had no room
-  // Single writer: the owning loop's thread.
-  static void Add(std::atomic<uint64_t>* counter, uint64_t n) {
-    counter->store(counter->load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-};
-
-// Server-wide counters for INFO stats. The rare ones are relaxed atomics; the per-command and
-// per-byte ones live in per-loop LoopCounters and are summed (minus the RESETSTAT baseline) by
-// the accessors below, from any thread.
-struct ServerStats {
-  static constexpr size_t kMaxLoops = 64;  // net-threads' upper bound
-  std::atomic<uint64_t> total_connections_received{0};
-  std::atomic<uint64_t> rejected_connections{0};
-  std::atomic<uint64_t> expired_keys{0};
-  std::atomic<uint64_t> coalesced_misses{0};  // misses served by another worker's fill
-  // Sliced reads (server/slicing/): commands whose first step did not finish, and the steps
-  // they took in all (the first one included). Bumped by workers, relaxed.
-  std::atomic<uint64_t> sliced_commands{0};
-  std::atomic<uint64_t> command_slices{0};
-  // Write runs (WriteRun, server/commands/command.h): runs, and the commands they joined.
-  std::atomic<uint64_t> write_runs{0};
-  std::atomic<uint64_t> write_run_commands{0};
-  LoopCounters loops[kMaxLoops];
-
-  uint64_t total_commands_processed() const { return Sum(&LoopCounters::commands, 0); }
-  uint64_t total_net_input_bytes() const { return Sum(&LoopCounters::net_input_bytes, 1); }
-  uint64_t total_net_output_bytes() const { return Sum(&LoopCounters::net_output_bytes, 2); }
-  uint64_t rtc_answers() const { return Sum(&LoopCounters::rtc_answers, 3); }
-  uint64_t parked_batches() const { return Sum(&LoopCounters::parked_batches, 4); }
-  uint64_t rtc_storage_fills() const { return Sum(&LoopCounters::rtc_storage_fills, 5); }
-  // CONFIG RESETSTAT for the per-loop counters (their writers keep going; readers subtract).
-  void ResetLoopCounters() {
-    base_[0] = Sum(&LoopCounters::commands, -1);
-    base_[1] = Sum(&LoopCounters::net_input_bytes, -1);
-    base_[2] = Sum(&LoopCounters::net_output_bytes, -1);
-    base_[3] = Sum(&LoopCounters::rtc_answers, -1);
-    base_[4] = Sum(&LoopCounters::parked_batches, -1);
-    base_[5] = Sum(&LoopCounters::rtc_storage_fills, -1);
-  }
-
- private:
-  uint64_t Sum(std::atomic<uint64_t> LoopCounters::*field, int base) const {
-    uint64_t total = 0;
-    for (const auto& loop : loops) total += (loop.*field).load(std::memory_order_relaxed);
-    uint64_t b = base >= 0 ? base_[base].load(std::memory_order_relaxed) : 0;
-    return total > b ? total - b : 0;
-  }
-  std::atomic<uint64_t> base_[6] = {};
-};
-
-// One command of a batch: either a command to run, or a reply decided already (an error).
-struct TxPayload;  // server/tx/transaction.h
-
-// A command a script ran (redis.call): counted in INFO commandstats as Redis counts it, by the
-// network thread once the script's batch is back.
-struct NestedCall {
-  int command_id = -1;
-  uint64_t exec_ns = 0;
-  bool failed = false;
-};
-
-struct PreparedCommand {
-  const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
-  Args argv;
-  std::string reply;
-  bool rtc_missed = false;         // the network thread looked it up in the cache and missed
-  std::shared_ptr<Waiter> waiter;  // kMayBlock commands: stands for the client while it waits
-  int command_id = -1;             // index in AllCommands()
-  int db = 0;                      // the database the connection had SELECTed (CommandContext::db)
-  // Filled by the worker (Clock ticks; 0 when latency tracking is off).
-  uint64_t exec_start = 0;
-  uint64_t exec_end = 0;
-  bool failed = false;            // its reply is an error
-  bool nil_reply = false;         // its reply is a null bulk or null array (a key read that missed)
-  std::string error_code;         // "ERR", "WRONGTYPE"... when failed
-  std::shared_ptr<TxPayload> tx;  // EXEC and WATCH: what they carry (server/tx/transaction.h)
-  // Resumable (sliced) commands: the pool tasks the command took, and the queue wait of all but
-  // the first (the first one's is the batch's queue_wait stage). Shown by SLOWLOG.
-  uint32_t slices = 1;
-  uint64_t later_slices_queue_wait_ns = 0;
-  std::vector<NestedCall> nested;  // a script's: the commands it called
-};
-
-// A batch's timestamps (Clock ticks), carried to the worker and back.
-struct BatchTimes {
-  uint64_t parsed = 0;    // the network thread parsed the batch's bytes
-  uint64_t enqueued = 0;  // handed to the pool
-  uint64_t dequeued = 0;  // a worker started it
-  int level = 0;          // the MLFQ level it was submitted at (pool/worker_pool.h)
-};
-
-// One connection's batch of commands, as a network loop hands it to the pool.
-struct ConnBatch {
-  uint64_t conn_id = 0;
-  std::vector<PreparedCommand> commands;
-  BatchTimes times;
-  uint64_t reply_budget = UINT64_MAX;  // reply bytes allowed (server/commands/reply_budget.h)
-  // The connection's shared info; set by the loops (QueueBatch). A batch without it runs its
-  // big reads whole (no slicing: a continuation needs it to see the connection close).
-  std::shared_ptr<ClientInfo> info;
-};
 
 class Server {
  public:

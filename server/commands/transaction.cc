@@ -6,6 +6,7 @@
 
 #include "server/connection.h"
 #include "server/protocol/reply.h"
+#include "server/server.h"
 
 namespace rockcache::server {
 namespace {

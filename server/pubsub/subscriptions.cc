@@ -5,6 +5,7 @@
 #include "server/connection.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/pubsub.h"
+#include "server/server.h"
 
 namespace rockcache::server {
 namespace {

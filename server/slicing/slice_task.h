@@ -9,11 +9,13 @@
 #include <memory>
 #include <vector>
 
+#include "server/batch.h"
 #include "server/client_registry.h"
-#include "server/server.h"
 #include "server/slicing/sliced_read.h"
 
 namespace rockcache::server {
+
+class Server;
 
 // Everything a sliced command's remaining steps need.
 struct SliceState {

@@ -12,6 +12,7 @@
 #include "server/connection.h"
 #include "server/protocol/reply.h"
 #include "server/scripting/script_unit.h"
+#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {

@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "server/server.h"
+#include "server/batch.h"
 #include "server/tx/watch.h"
 
 namespace rockcache::storage {
@@ -54,6 +54,8 @@ class WriteGroup;
 }
 
 namespace rockcache::server {
+
+class Server;
 
 struct Connection;
 struct ReplyBudget;
