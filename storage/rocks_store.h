@@ -8,7 +8,9 @@
 // - lifecycle_ (shared_mutex): every public method holds it shared; Close holds it exclusive.
 // - No key locks here: the caller holds the key locks of the keys a write touches (store.h).
 //   Every write method starts with one prologue, BeginWrite (lifecycle hold + the key's meta read
-//   once), then does its type's own work and ends with Commit or Write.
+//   once), then does its type's own work and ends with Commit or Write. A read of one collection
+//   key starts with its counterpart, BeginRead (lifecycle hold, the command's snapshot if it
+//   takes one, the key's meta read once with its type and expiry checked).
 // - Write groups (write_group.{h,cc}): a thread-local pointer names the group open on the calling
 //   thread. Write() appends a method's Records to it (byte append of the records;
 //   WriteBatch's rep is "seq fixed64, count fixed32, records", stable since LevelDB) and
@@ -290,6 +292,18 @@ class RocksStore final : public Store, public DbView {
   Status BeginWrite(std::string_view key, MetaType type, Hold* hold, MetaLookup* old, Meta* meta);
   // The same for a command that reads the key's meta itself (strings, EXPIRE, PERSIST).
   Status BeginWrite(std::string_view key, Hold* hold, MetaLookup* old);
+  // The read prologue of a command that reads one key of a collection type: the lifecycle hold,
+  // then, with `snap`, the snapshot the command's later reads share, then the key's meta read
+  // once (LoadForRead) in that snapshot; with `snap` nullptr, from the latest state (a read with
+  // at most one point read after it, or a caller that holds the key lock). On OK, *found = false
+  // when the key is absent or expired (*meta untouched), true with *meta its live meta; WrongType
+  // when it is live with another type; Shutdown after Close (no hold, no snapshot, *found not
+  // set); errors of the meta read as ReadMeta's. Takes no key lock; allocates nothing beyond
+  // the meta's own. Inline (below the class): it costs what the steps written out cost.
+  // REQUIRES: `snap`, when given, default-constructed and declared after *hold, so that it is
+  // released under the hold.
+  Status BeginRead(std::string_view key, MetaType type, Hold* hold, SnapshotRead* snap, Meta* meta,
+                   bool* found);
 
   // Meta access.
   // Reads the meta of `key`. With !full, a string's value is not copied (out->meta.value empty).
@@ -581,5 +595,13 @@ class RocksStore final : public Store, public DbView {
   std::string sweep_pos_ GUARDED_BY(sweep_mu_);  // last meta key the sweep examined
   bool sweep_has_pos_ GUARDED_BY(sweep_mu_) = false;
 };
+
+inline Status RocksStore::BeginRead(std::string_view key, MetaType type, Hold* hold,
+                                    SnapshotRead* snap, Meta* meta, bool* found) {
+  if (Status s = Enter(hold); !s.ok()) return s;
+  if (snap == nullptr) return LoadForRead(rocksdb::ReadOptions(), key, type, meta, found);
+  snap->Take(db_);
+  return LoadForRead(snap->options, key, type, meta, found);
+}
 
 }  // namespace rockcache::storage

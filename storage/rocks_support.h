@@ -50,20 +50,29 @@ inline KeyType ToKeyType(MetaType t) {
   return KeyType::kNone;
 }
 
-// A RocksDB snapshot for a multi-step read; released on destruction.
+// A RocksDB snapshot for a multi-step read; released on destruction. Taken at construction, or,
+// default-constructed, by Take (RocksStore::BeginRead takes it once the lifecycle hold is set);
+// until then `options` reads the latest state.
 class SnapshotRead {
  public:
-  explicit SnapshotRead(rocksdb::DB* db) : db_(db), snap_(db->GetSnapshot()) {
-    options.snapshot = snap_;
+  SnapshotRead() = default;
+  explicit SnapshotRead(rocksdb::DB* db) { Take(db); }
+  ~SnapshotRead() {
+    if (snap_ != nullptr) db_->ReleaseSnapshot(snap_);
   }
-  ~SnapshotRead() { db_->ReleaseSnapshot(snap_); }
   SnapshotRead(const SnapshotRead&) = delete;
   SnapshotRead& operator=(const SnapshotRead&) = delete;
+  // Takes the snapshot. REQUIRES: none taken yet.
+  void Take(rocksdb::DB* db) {
+    db_ = db;
+    snap_ = db->GetSnapshot();
+    options.snapshot = snap_;
+  }
   rocksdb::ReadOptions options;
 
  private:
-  rocksdb::DB* db_;
-  const rocksdb::Snapshot* snap_;
+  rocksdb::DB* db_ = nullptr;
+  const rocksdb::Snapshot* snap_ = nullptr;
 };
 
 // How a point read relates to the reads before it (DbView::DbGetInOrder): one of a run

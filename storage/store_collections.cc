@@ -190,10 +190,9 @@ Status RocksStore::Commit(Records* batch, std::string_view key, const MetaLookup
 
 StatusOr<int64_t> RocksStore::CollectionCount(std::string_view key, MetaType type) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, type, &meta, &found); !s.ok()) return s;
+  if (Status s = BeginRead(key, type, &hold, /*snap=*/nullptr, &meta, &found); !s.ok()) return s;
   return found ? static_cast<int64_t>(meta.count) : 0;
 }
 

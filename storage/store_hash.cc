@@ -89,11 +89,10 @@ StatusOr<bool> RocksStore::HSetNx(std::string_view key, std::string_view field,
 StatusOr<std::optional<std::string>> RocksStore::HGet(std::string_view key,
                                                       std::string_view field) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
   // A point read needs no snapshot: entries of one version only change while it is live.
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), key, MetaType::kHash, &meta, &found);
+  if (Status s = BeginRead(key, MetaType::kHash, &hold, /*snap=*/nullptr, &meta, &found);
       !s.ok() || !found) {
     if (!s.ok()) return s;
     return std::optional<std::string>();
@@ -111,12 +110,11 @@ StatusOr<std::optional<std::string>> RocksStore::HGet(std::string_view key,
 StatusOr<std::vector<std::optional<std::string>>> RocksStore::HMGet(
     std::string_view key, const std::vector<std::string_view>& fields) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::optional<std::string>> out(fields.size());
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kHash, &meta, &found); !s.ok()) {
+  if (Status s = BeginRead(key, MetaType::kHash, &hold, &snap, &meta, &found); !s.ok()) {
     return s;
   }
   if (!found) return out;
@@ -135,13 +133,11 @@ StatusOr<std::vector<std::optional<std::string>>> RocksStore::HMGet(
 StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HGetAll(std::string_view key,
                                                                                uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::pair<std::string, std::string>> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kHash, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kHash, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -286,13 +282,11 @@ StatusOr<int64_t> RocksStore::HStrLen(std::string_view key, std::string_view fie
 StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HRandField(
     std::string_view key, int64_t count, uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::pair<std::string, std::string>> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kHash, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kHash, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -306,13 +300,11 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::HRandFiel
 StatusOr<PairScanResult> RocksStore::HScan(std::string_view key, uint64_t cursor,
                                            std::string_view pattern, uint64_t count) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   PairScanResult result;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kHash, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kHash, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return result;
   }

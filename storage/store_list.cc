@@ -159,13 +159,11 @@ Status RocksStore::ReadListSpan(const rocksdb::ReadOptions& ro, std::string_view
 StatusOr<std::vector<std::string>> RocksStore::LRange(std::string_view key, int64_t start,
                                                       int64_t stop, uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::string> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kList, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kList, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -180,11 +178,10 @@ StatusOr<std::vector<std::string>> RocksStore::LRange(std::string_view key, int6
 StatusOr<ListHeadRead> RocksStore::LHead(std::string_view key, int64_t start, int64_t stop,
                                          uint64_t max_elements, uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   ListHeadRead head;
   Meta meta;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kList, &meta, &head.found);
+  if (Status s = BeginRead(key, MetaType::kList, &hold, &snap, &meta, &head.found);
       !s.ok() || !head.found) {
     if (!s.ok()) return s;
     return head;
@@ -202,12 +199,10 @@ StatusOr<ListHeadRead> RocksStore::LHead(std::string_view key, int64_t start, in
 
 StatusOr<std::optional<std::string>> RocksStore::LIndex(std::string_view key, int64_t index) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);  // indexes shift under concurrent pops: read meta and entry together
+  SnapshotRead snap;  // indexes shift under concurrent pops: read meta and entry together
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kList, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kList, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return std::optional<std::string>();
   }

@@ -77,12 +77,11 @@ StatusOr<int64_t> RocksStore::SRem(std::string_view key,
 
 StatusOr<std::vector<std::string>> RocksStore::SMembers(std::string_view key, uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::string> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -110,12 +109,11 @@ StatusOr<bool> RocksStore::SIsMember(std::string_view key, std::string_view memb
 StatusOr<std::vector<bool>> RocksStore::SMIsMember(std::string_view key,
                                                    const std::vector<std::string_view>& members) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<bool> out(members.size(), false);
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -251,12 +249,11 @@ StatusOr<std::vector<std::string>> RocksStore::SPop(std::string_view key, uint64
 StatusOr<std::vector<std::string>> RocksStore::SRandMember(std::string_view key, int64_t count,
                                                            uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::string> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -467,12 +464,11 @@ StatusOr<int64_t> RocksStore::SDiffStore(std::string_view dst,
 StatusOr<ScanResult> RocksStore::SScan(std::string_view key, uint64_t cursor,
                                        std::string_view pattern, uint64_t count) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   ScanResult result;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kSet, &meta, &found); !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return result;
   }

@@ -144,12 +144,11 @@ StatusOr<std::vector<StreamEntry>> RocksStore::XRange(std::string_view key, Stre
                                                       StreamId end, bool reverse, uint64_t count,
                                                       uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<StreamEntry> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kStream, &meta, &found);
+  if (Status s = BeginRead(key, MetaType::kStream, &hold, &snap, &meta, &found);
       !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;

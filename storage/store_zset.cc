@@ -265,13 +265,11 @@ StatusOr<std::optional<double>> RocksStore::ZScore(std::string_view key, std::st
 StatusOr<std::vector<std::optional<double>>> RocksStore::ZMScore(
     std::string_view key, const std::vector<std::string_view>& members) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<std::optional<double>> out(members.size());
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kZSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -289,12 +287,10 @@ StatusOr<int64_t> RocksStore::ZCard(std::string_view key) {
 
 StatusOr<int64_t> RocksStore::CountZRange(std::string_view key, const ZRangeSpec& spec) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kZSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return int64_t{0};
   }
@@ -325,12 +321,10 @@ StatusOr<std::optional<int64_t>> RocksStore::ZRank(std::string_view key, std::st
                                                    bool reverse) {
   using Result = std::optional<int64_t>;
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kZSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return Result();
   }
@@ -354,13 +348,11 @@ StatusOr<std::optional<int64_t>> RocksStore::ZRank(std::string_view key, std::st
 StatusOr<std::vector<ScoredMember>> RocksStore::ZRange(std::string_view key, const ZRangeSpec& spec,
                                                        uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<ScoredMember> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kZSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
@@ -378,11 +370,11 @@ StatusOr<std::vector<ScoredMember>> RocksStore::ZRange(std::string_view key, con
 StatusOr<int64_t> RocksStore::ZRangeStore(std::string_view dst, std::string_view src,
                                           const ZRangeSpec& spec) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
   std::vector<ScoredMember> items;
   Meta src_meta;
   bool found = false;
-  if (Status s = LoadForRead(rocksdb::ReadOptions(), src, MetaType::kZSet, &src_meta, &found);
+  // The stripes of both keys are held: the latest state is a consistent view.
+  if (Status s = BeginRead(src, MetaType::kZSet, &hold, /*snap=*/nullptr, &src_meta, &found);
       !s.ok()) {
     return s;
   }
@@ -555,13 +547,11 @@ StatusOr<std::vector<ScoredMember>> RocksStore::ZPopMax(std::string_view key, ui
 StatusOr<ZScanResult> RocksStore::ZScan(std::string_view key, uint64_t cursor,
                                         std::string_view pattern, uint64_t count) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   ZScanResult result;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kZSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return result;
   }

@@ -9,13 +9,11 @@ namespace rockcache::storage {
 StatusOr<std::vector<ScoredMember>> RocksStore::ZRandMember(std::string_view key, int64_t count,
                                                             uint64_t max_bytes) {
   Hold hold;
-  if (Status s = Enter(&hold); !s.ok()) return s;
-  SnapshotRead snap(db_);
+  SnapshotRead snap;
   std::vector<ScoredMember> out;
   Meta meta;
   bool found = false;
-  if (Status s = LoadForRead(snap.options, key, MetaType::kZSet, &meta, &found);
-      !s.ok() || !found) {
+  if (Status s = BeginRead(key, MetaType::kZSet, &hold, &snap, &meta, &found); !s.ok() || !found) {
     if (!s.ok()) return s;
     return out;
   }
