@@ -521,6 +521,7 @@ int RegisterFunction(lua_State* L) {
     RaiseErrorTable(L, "ERR wrong number of arguments to redis.register_function");
   }
   if (!ValidFunctionName(info.name.data(), info.name.size())) {
+    // redis-server 7.0.15's text, which says "Library" for a function's name too.
     RaiseErrorTable(L,
                     "ERR Library names can only contain letters, numbers, or underscores(_) "
                     "and must be at least one character long");

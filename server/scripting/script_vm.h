@@ -9,8 +9,8 @@
 //
 // A run is bounded: the state's memory is capped (lua-maxmemory: past it the script fails with
 // an out-of-memory error), and a hook every 100,000 VM instructions stops a script SCRIPT KILL
-// asked to stop. math.random is Redis's (lrand48), one sequence per state as in Redis 7.0.15
-// (the issue asked for a per-run seed; the reference server does not reseed).
+// asked to stop. math.random is Redis's (lrand48), one sequence per state: redis-server 7.0.15
+// does not reseed it per run either.
 #pragma once
 
 #include <string>
