@@ -25,10 +25,14 @@ int64_t KeptExpiry(const MetaLookup& old) { return old.live ? old.meta.expire_at
 StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key, int64_t* expire_at_ms) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
+  // ReadString's steps, with the value moved out of the lookup rather than copied (a GET's value
+  // is read once, here).
   MetaLookup lookup;
-  auto value = ReadString(rocksdb::ReadOptions(), key, &lookup);
+  if (Status s = ReadMeta(rocksdb::ReadOptions(), key, &lookup); !s.ok()) return s;
   if (expire_at_ms != nullptr) *expire_at_ms = lookup.live ? lookup.meta.expire_at_ms : 0;
-  return value;
+  if (!lookup.live) return std::optional<std::string>();
+  if (lookup.meta.type != MetaType::kString) return Status::WrongType();
+  return std::optional<std::string>(std::move(lookup.meta.value));
 }
 
 MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes) {
