@@ -1,6 +1,8 @@
 #include "server/protocol/reply.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace rockcache::server {
@@ -68,16 +70,74 @@ void AppendOptionalBulk(std::string* out, const std::optional<std::string>& valu
   if (value) {
     AppendBulk(out, *value);
   } else {
-    out->append(kReplyNullBulk);
+    AppendNull(out);
   }
 }
 
-void AppendArrayHeader(std::string* out, int64_t count) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof(buf), count);
-  out->push_back('*');
-  out->append(buf, res.ptr);
-  out->append("\r\n");
+void AppendNull(std::string* out) {
+  out->append(ReplyResp3() ? std::string_view("_\r\n") : kReplyNullBulk);
+}
+
+void AppendNullArray(std::string* out) {
+  out->append(ReplyResp3() ? std::string_view("_\r\n") : kReplyNullArray);
+}
+
+namespace {
+
+void AppendHeader(std::string* out, char type, int64_t count) {
+  char buf[32];
+  buf[0] = type;
+  char* p = std::to_chars(buf + 1, buf + 28, count).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  out->append(buf, static_cast<size_t>(p - buf));
+}
+
+}  // namespace
+
+void AppendArrayHeader(std::string* out, int64_t count) { AppendHeader(out, '*', count); }
+
+void AppendMapHeader(std::string* out, int64_t pairs) {
+  if (ReplyResp3()) return AppendHeader(out, '%', pairs);
+  AppendHeader(out, '*', pairs * 2);
+}
+
+void AppendSetHeader(std::string* out, int64_t count) {
+  AppendHeader(out, ReplyResp3() ? '~' : '*', count);
+}
+
+void AppendPushHeader(std::string* out, int64_t count) {
+  AppendHeader(out, ReplyResp3() ? '>' : '*', count);
+}
+
+void AppendDoubleText(std::string* out, std::string_view text) {
+  if (!ReplyResp3()) return AppendBulk(out, text);
+  out->push_back(',');
+  out->append(text);
+  out->append("\r\n", 2);
+}
+
+void AppendDouble(std::string* out, double value) {
+  if (std::isinf(value)) return AppendDoubleText(out, value > 0 ? "inf" : "-inf");
+  char buf[64];
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", value);
+  AppendDoubleText(out, std::string_view(buf, static_cast<size_t>(n)));
+}
+
+void AppendBool(std::string* out, bool value) {
+  if (ReplyResp3()) {
+    out->append(value ? "#t\r\n" : "#f\r\n");
+  } else {
+    out->append(value ? ":1\r\n" : ":0\r\n");
+  }
+}
+
+void AppendVerbatim(std::string* out, std::string_view text) {
+  if (!ReplyResp3()) return AppendBulk(out, text);
+  AppendHeader(out, '=', static_cast<int64_t>(text.size() + 4));
+  out->append("txt:");
+  out->append(text);
+  out->append("\r\n", 2);
 }
 
 }  // namespace rockcache::server
