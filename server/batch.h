@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/commands/command.h"
+#include "server/protocol/reply.h"
 
 namespace rockcache::server {
 
@@ -33,6 +34,7 @@ struct PreparedCommand {
   std::shared_ptr<Waiter> waiter;  // kMayBlock commands: stands for the client while it waits
   int command_id = -1;             // index in AllCommands()
   int db = 0;                      // the database the connection had SELECTed (CommandContext::db)
+  Protocol protocol = Protocol::kResp2;  // the connection's, for its reply (reply.h)
   // Filled by the worker (Clock ticks; 0 when latency tracking is off).
   uint64_t exec_start = 0;
   uint64_t exec_end = 0;

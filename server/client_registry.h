@@ -34,6 +34,7 @@ struct ClientInfo {
   std::atomic<uint32_t> pattern_subscriptions{0};  // psub: patterns (PSUBSCRIBE)
   std::atomic<uint32_t> shard_subscriptions{0};    // ssub: shard channels (SSUBSCRIBE)
   std::atomic<int> db{0};                          // the SELECTed database
+  std::atomic<int> resp{2};                        // the protocol HELLO chose (2 or 3)
   // Set by CLIENT KILL (any thread): from then on the client matches no other kill and its loop
   // closes it before running anything more.
   std::atomic<bool> killed{false};

@@ -101,11 +101,16 @@ struct Connection {
   Args argv;           // the command being run; reused so its strings' memory is kept
   std::string output;  // reply bytes; [output_pos, size) not yet written
   size_t output_pos = 0;
+  // `output` ends inside a reply whose next chunks are still coming (a sliced read): push
+  // messages (RESP3 pub/sub) wait in held_pushes until the reply is whole.
+  bool reply_partial = false;
+  std::string held_pushes;
 
   bool in_flight = false;  // a batch is with the worker pool (or parked, waiting for it)
   bool parked = false;     // the batch waits in parked_batch for room in the pool
   bool authenticated = false;
   int db = 0;  // SELECTed database (logical); every command of this connection runs in it
+  Protocol protocol = Protocol::kResp2;  // HELLO's; the form of its replies (reply.h)
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
   bool reading_paused = false;     // input backlog too large while in flight, or parked
   bool write_pending = false;      // EV_WRITE armed

@@ -180,6 +180,7 @@ class GroupTask : public pool::Task {
   void Timed(PreparedCommand* command, Fn run) {
     const bool timed = group_timed();
     if (timed) command->exec_start = Clock::Now();
+    ReplyProtocolScope protocol(command->protocol);
     run();
     if (timed) command->exec_end = Clock::Now();
   }
@@ -303,13 +304,14 @@ class GroupTask : public pool::Task {
   }
 
   // How many commands from order_[k] on, within the segment [.., j), run as one write run: the
-  // same row on the same key and database, each joining (JoinsRun). 1 = order_[k] runs alone.
+  // same row on the same key, database and protocol, each joining (JoinsRun). 1 = order_[k] runs alone.
   size_t WriteRunLength(size_t k, size_t j) {
     const PreparedCommand& head = *order_[k];
     const CommandSpec* spec = head.spec;
     if (spec == nullptr || spec->write_run == nullptr || k + 1 >= j) return 1;
     auto same = [&](const PreparedCommand& next) {
-      return next.spec == spec && next.db == head.db && next.argv[1] == head.argv[1];
+      return next.spec == spec && next.db == head.db && next.protocol == head.protocol &&
+             next.argv[1] == head.argv[1];
     };
     if (!same(*order_[k + 1]) || !JoinsRun(k) || !WriteRunsAllowed(*server_)) return 1;
     size_t n = 1;
@@ -332,6 +334,7 @@ class GroupTask : public pool::Task {
     }
     const bool timed = group_timed();
     const uint64_t start = timed ? Clock::Now() : 0;
+    ReplyProtocolScope protocol(head.protocol);  // a run's commands share it (WriteRunLength)
     CallRun(*server_, *head.spec, run_, NowUnixMs(), head.db);
     const uint64_t end = timed ? Clock::Now() : 0;
     for (size_t m = k; m < k + n; ++m) {

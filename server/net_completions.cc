@@ -86,6 +86,11 @@ void NetLoop::DrainCompletions() {
       FinishExecInLoop(*server_, conn, &completion.replies);
     }
     conn->output += completion.replies;
+    conn->reply_partial = completion.more;
+    if (!conn->reply_partial && !conn->held_pushes.empty()) {
+      conn->output += conn->held_pushes;
+      conn->held_pushes.clear();
+    }
     if (completion.more) {  // a chunk of a sliced read: still in flight, parse nothing more
       if (!completion.commands.empty()) {
         RecordBatch(conn, completion, completion.times.parsed != 0 ? Clock::Now() : 0);
@@ -132,6 +137,7 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
     return;  // no waiter: the worker replies the error
   }
   command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
+  command->waiter->protocol = conn->protocol;
   conn->waiter = command->waiter;
   conn->blocked_command_id = command->command_id;
   conn->blocked_argv = command->argv;

@@ -29,10 +29,11 @@ constexpr timeval kParkedRetry{0, 1000};
 // A command for a worker batch; takes the arguments out of *argv and leaves a kept vector from
 // `spare` in their place, for the parser to fill again (server/protocol/args_pool.h).
 PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_missed, int db,
-                        ArgsPool* spare) {
+                        Protocol protocol, ArgsPool* spare) {
   PreparedCommand command;
   command.spec = spec;
   command.db = db;
+  command.protocol = protocol;
   command.command_id = id;
   command.argv = std::move(*argv);
   command.rtc_missed = rtc_missed;
@@ -145,6 +146,9 @@ void NetLoop::ProcessInput(Connection* conn) {
       break;
     }
     ++commands;
+    // Replies written here (the loop, the cache) take the connection's protocol as of this
+    // command: a HELLO earlier in the pass has changed it.
+    ReplyProtocolScope protocol(conn->protocol);
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
     conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
@@ -164,7 +168,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     }
     AdmissionState state;
     state.authenticated = conn->authenticated;
-    state.subscribed = conn->pubsub != nullptr;
+    state.subscribed = conn->pubsub != nullptr && conn->protocol == Protocol::kResp2;
     state.batch_empty = batch.empty();
     state.batch_reads_only = batch_reads_only;
     state.rtc_reads = rtc_reads;
@@ -196,7 +200,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         reject(std::string(kReplyBusy));
         return false;
       }
-      add(pos, input_size, Prepare(spec, id, &argv, rtc_missed, conn->db, &spare_args_));
+      add(pos, input_size, Prepare(spec, id, &argv, rtc_missed, conn->db, conn->protocol, &spare_args_));
       return true;
     };
     switch (route) {

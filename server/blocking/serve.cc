@@ -137,6 +137,7 @@ class Serving {
       new_keys.announced.assign(new_keys.absent.size(), false);
       ctx.new_keys = &new_keys;
     }
+    ReplyProtocolScope protocol(waiter.protocol);  // the blocked client's, not the pusher's
     return PopFor(ctx, waiter.op, key, reply);
   }
 
@@ -229,7 +230,7 @@ Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::
       const int64_t before = LengthIfNotifying(ctx, [&] { return store.LLen(key); });
       auto popped = op.left ? store.LPop(key, op.count) : store.RPop(key, op.count);
       if (!popped.ok()) return popped.status();
-      if (!*popped || (*popped)->empty()) return out->append(kReplyNullArray), Status::OK();
+      if (!*popped || (*popped)->empty()) return out->append(NullArrayReply()), Status::OK();
       // As Redis: one lpop/rpop event for the elements popped, then "del" when it emptied.
       NotifyKeyspaceEvent(ctx, kNotifyList, op.left ? "lpop" : "rpop", key);
       NotifyIfEmptied(ctx, before, static_cast<int64_t>((*popped)->size()), key);
@@ -258,14 +259,14 @@ Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::
       const int64_t before = LengthIfNotifying(ctx, [&] { return store.ZCard(key); });
       auto popped = op.left ? store.ZPopMin(key, op.count) : store.ZPopMax(key, op.count);
       if (!popped.ok()) return popped.status();
-      if (popped->empty()) return out->append(kReplyNullArray), Status::OK();
+      if (popped->empty()) return out->append(NullArrayReply()), Status::OK();
       NotifyKeyspaceEvent(ctx, kNotifyZSet, op.left ? "zpopmin" : "zpopmax", key);
       NotifyIfEmptied(ctx, before, static_cast<int64_t>(popped->size()), key);
       if (!op.multi) {
         AppendArrayHeader(out, 3);
         AppendBulk(out, key);
         AppendBulk(out, popped->front().member);
-        AppendBulk(out, storage::FormatDouble(popped->front().score));
+        AppendDoubleText(out, storage::FormatDouble(popped->front().score));
         return Status::OK();
       }
       AppendArrayHeader(out, 2);
@@ -274,7 +275,7 @@ Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::
       for (const auto& item : *popped) {
         AppendArrayHeader(out, 2);
         AppendBulk(out, item.member);
-        AppendBulk(out, storage::FormatDouble(item.score));
+        AppendDoubleText(out, storage::FormatDouble(item.score));
       }
       return Status::OK();
     }

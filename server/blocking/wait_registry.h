@@ -38,6 +38,7 @@
 #include "config/current_db.h"
 #include "config/mutex.h"
 #include "server/client_registry.h"
+#include "server/protocol/reply.h"
 
 namespace rockcache::server {
 
@@ -71,6 +72,7 @@ struct Waiter {
   const std::shared_ptr<ClientInfo> info;
   std::atomic<WaitState> state{WaitState::kPending};
 
+  Protocol protocol = Protocol::kResp2;  // its client's (set by the loop before it is shared)
   // Written by the worker that queues the waiter, before Add(); read-only afterwards.
   int db = 0;
   int notify_db = 0;  // the database the client SELECTed: where its pop's keyspace events go
@@ -82,7 +84,8 @@ struct Waiter {
 
   // The reply of a wait that ended without an element (timeout, CLIENT UNBLOCK TIMEOUT).
   std::string_view NullReply() const {
-    return op.kind == WaitOp::Kind::kListMove ? "$-1\r\n" : "*-1\r\n";
+    ReplyProtocolScope scope(protocol);
+    return op.kind == WaitOp::Kind::kListMove ? NullBulkReply() : NullArrayReply();
   }
 };
 

@@ -488,7 +488,7 @@ void BitFieldGeneric(CommandContext& ctx, const Args& argv, bool readonly_comman
       store = next;
     }
     if (overflowed && op.overflow == Overflow::kFail) {
-      reply.append(kReplyNullBulk);
+      reply.append(NullBulkReply());
     } else {
       AppendInteger(&reply, result);
       SetBits(p, op.offset, width, store);

@@ -23,7 +23,7 @@ void PopOrBlock(CommandContext& ctx, std::vector<std::string_view> keys, const W
                 std::string* out) {
   const std::shared_ptr<Waiter>* waiter = ctx.waiter;
   const std::string_view null_reply =
-      op.kind == WaitOp::Kind::kListMove ? kReplyNullBulk : kReplyNullArray;
+      op.kind == WaitOp::Kind::kListMove ? NullBulkReply() : NullArrayReply();
   if (waiter != nullptr && (*waiter)->state.load() == WaitState::kGone) {
     return out->append(null_reply), void();  // the client left: take nothing
   }

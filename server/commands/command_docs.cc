@@ -56,8 +56,9 @@ std::vector<std::string_view> Words(const char* text) {
   return words;
 }
 
+// Flags, categories, tips: statuses in a set (an array under RESP2), as Redis 7.0.
 void AppendSimpleArray(std::string* out, const std::vector<std::string_view>& items) {
-  AppendArrayHeader(out, static_cast<int64_t>(items.size()));
+  AppendSetHeader(out, static_cast<int64_t>(items.size()));
   for (auto item : items) AppendSimple(out, item);
 }
 
@@ -115,22 +116,22 @@ std::vector<const CommandMeta*> Subcommands(const CommandSpec& spec) {
 }
 
 // A key spec up to its find_keys spec map: flags, begin_search by `index`, find_keys of
-// `find_type` ("range" or "keynum"); the caller appends the spec map's 6 elements.
+// `find_type` ("range" or "keynum"); the caller appends the spec map's 3 pairs.
 void AppendKeySpecHead(std::string* out, const std::vector<std::string_view>& flags, int index,
                        const char* find_type) {
-  AppendArrayHeader(out, 6);
+  AppendMapHeader(out, 3);
   AppendBulk(out, "flags");
   AppendSimpleArray(out, flags);
   AppendBulk(out, "begin_search");
-  AppendArrayHeader(out, 4);
+  AppendMapHeader(out, 2);
   AppendBulk(out, "type");
   AppendBulk(out, "index");
   AppendBulk(out, "spec");
-  AppendArrayHeader(out, 2);
+  AppendMapHeader(out, 1);
   AppendBulk(out, "index");
   AppendInteger(out, index);
   AppendBulk(out, "find_keys");
-  AppendArrayHeader(out, 4);
+  AppendMapHeader(out, 2);
   AppendBulk(out, "type");
   AppendBulk(out, find_type);
   AppendBulk(out, "spec");
@@ -143,7 +144,7 @@ void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
   } else {
     AppendKeySpecHead(out, {"RO", "access"}, e.numkeys_index, "keynum");
   }
-  AppendArrayHeader(out, 6);
+  AppendMapHeader(out, 3);
   AppendBulk(out, "keynumidx");
   AppendInteger(out, 0);
   AppendBulk(out, "firstkey");
@@ -156,7 +157,7 @@ void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
 // numkeys one.
 void AppendKeySpecs(std::string* out, const InfoEntry& e) {
   int specs = (e.first_key > 0 ? 1 : 0) + (e.numkeys_index > 0 ? 1 : 0);
-  AppendArrayHeader(out, specs);
+  AppendSetHeader(out, specs);
   if (e.first_key <= 0) {
     if (e.numkeys_index > 0) AppendKeyNumSpec(out, e);
     return;
@@ -168,7 +169,7 @@ void AppendKeySpecs(std::string* out, const InfoEntry& e) {
   } else {
     AppendKeySpecHead(out, {"RO", "access"}, e.first_key, "range");
   }
-  AppendArrayHeader(out, 6);
+  AppendMapHeader(out, 3);
   AppendBulk(out, "lastkey");
   AppendInteger(out, e.last_key < 0 ? e.last_key : e.last_key - e.first_key);
   AppendBulk(out, "keystep");
@@ -190,7 +191,7 @@ void AppendInfoEntry(std::string* out, const InfoEntry& e,
   AppendSimpleArray(out, e.acl);
   AppendSimpleArray(out, e.tips);
   AppendKeySpecs(out, e);
-  AppendArrayHeader(out, static_cast<int64_t>(subcommands.size()));
+  AppendSetHeader(out, static_cast<int64_t>(subcommands.size()));
   for (const CommandMeta* sub : subcommands) AppendInfoEntry(out, FromMeta(*sub), {});
 }
 
@@ -212,7 +213,7 @@ void AppendCommandInfo(std::string* out, const CommandSpec& spec) {
 }
 
 void AppendDocFields(std::string* out, const CommandMeta* meta, bool subcommands) {
-  AppendArrayHeader(out, subcommands ? 10 : 8);
+  AppendMapHeader(out, subcommands ? 5 : 4);
   AppendBulk(out, "summary");
   AppendBulk(out, meta ? meta->summary : "");
   AppendBulk(out, "since");
@@ -229,7 +230,7 @@ void AppendCommandDocs(std::string* out, const CommandSpec& spec) {
   AppendDocFields(out, FindMeta(spec.name), !subcommands.empty());
   if (subcommands.empty()) return;
   AppendBulk(out, "subcommands");
-  AppendArrayHeader(out, static_cast<int64_t>(subcommands.size() * 2));
+  AppendMapHeader(out, static_cast<int64_t>(subcommands.size()));
   for (const CommandMeta* sub : subcommands) {
     AppendBulk(out, sub->name);
     AppendDocFields(out, sub, false);
@@ -321,7 +322,7 @@ void Command(CommandContext&, Args& argv, std::string* out) {
     for (size_t i = 2; i < argv.size(); ++i) {
       const CommandSpec* spec = FindCommand(argv[i]);
       if (spec == nullptr) {
-        out->append(kReplyNullArray);
+        out->append(NullArrayReply());
       } else {
         AppendCommandInfo(out, *spec);
       }
@@ -337,7 +338,7 @@ void Command(CommandContext&, Args& argv, std::string* out) {
         if (const CommandSpec* spec = FindCommand(argv[i])) specs.push_back(spec);
       }
     }
-    AppendArrayHeader(out, static_cast<int64_t>(specs.size() * 2));
+    AppendMapHeader(out, static_cast<int64_t>(specs.size()));
     for (const auto* spec : specs) AppendCommandDocs(out, *spec);
     return;
   }

@@ -22,7 +22,7 @@ void ConfigGet(config::Config& config, const Args& argv, std::string* out) {
       if (!seen) found.push_back(std::move(pair));
     }
   }
-  AppendArrayHeader(out, static_cast<int64_t>(found.size() * 2));
+  AppendMapHeader(out, static_cast<int64_t>(found.size()));
   for (const auto& [name, value] : found) {
     AppendBulk(out, name);
     AppendBulk(out, value);

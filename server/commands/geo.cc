@@ -102,8 +102,8 @@ void AppendDistance(std::string* out, double distance) {
 
 void AppendCoordinates(std::string* out, const double* xy) {
   AppendArrayHeader(out, 2);
-  AppendBulk(out, storage::FormatLongDouble(xy[0]));
-  AppendBulk(out, storage::FormatLongDouble(xy[1]));
+  AppendDoubleText(out, storage::FormatLongDouble(xy[0]));  // doubles under RESP3
+  AppendDoubleText(out, storage::FormatLongDouble(xy[1]));
 }
 
 // The key's type as a sorted set: false (and WRONGTYPE appended) for another type.
@@ -165,7 +165,7 @@ void GeoDist(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto scores = ctx.store->ZMScore(argv[1], {argv[2], argv[3]});
   if (!scores.ok()) return AppendStatusError(out, scores.status());
-  if (!(*scores)[0] || !(*scores)[1]) return out->append(kReplyNullBulk), void();
+  if (!(*scores)[0] || !(*scores)[1]) return out->append(NullBulkReply()), void();
   double a[2], b[2];
   geo::DecodeScore(*(*scores)[0], a);
   geo::DecodeScore(*(*scores)[1], b);
@@ -185,7 +185,7 @@ void GeoHashOrPos(CommandContext& ctx, Args& argv, std::string* out) {
   AppendArrayHeader(out, static_cast<int64_t>(scores->size()));
   for (const auto& score : *scores) {
     if (!score) {
-      out->append(pos ? kReplyNullArray : kReplyNullBulk);
+      out->append(pos ? NullArrayReply() : NullBulkReply());
     } else if (pos) {
       double xy[2];
       geo::DecodeScore(*score, xy);

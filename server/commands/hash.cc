@@ -72,7 +72,7 @@ bool RtcHGet(RtcContext& ctx, const Args& argv, std::string* out) {
   return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
     const std::string* value = hash.FindField(argv[2]);
     if (value == nullptr) {
-      out->append(kReplyNullBulk);
+      out->append(NullBulkReply());
     } else {
       AppendBulk(out, *value);
     }
@@ -85,7 +85,7 @@ bool RtcHMGet(RtcContext& ctx, const Args& argv, std::string* out) {
     for (size_t i = 2; i < argv.size(); ++i) {
       const std::string* value = hash.FindField(argv[i]);
       if (value == nullptr) {
-        out->append(kReplyNullBulk);
+        out->append(NullBulkReply());
       } else {
         AppendBulk(out, *value);
       }
@@ -95,7 +95,7 @@ bool RtcHMGet(RtcContext& ctx, const Args& argv, std::string* out) {
 
 bool RtcHGetAll(RtcContext& ctx, const Args& argv, std::string* out) {
   return RtcHash(ctx, argv[1], out, [&](const cache::Value& hash) {
-    AppendArrayHeader(out, static_cast<int64_t>(hash.fields.size() * 2));
+    AppendMapHeader(out, static_cast<int64_t>(hash.fields.size()));
     for (const auto& [field, value] : hash.fields) {
       AppendBulk(out, field);
       AppendBulk(out, value);
@@ -255,7 +255,7 @@ void HRandField(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() == 2) {
     auto pairs = ctx.store->HRandField(argv[1], 1);
     if (!pairs.ok()) return AppendStatusError(out, pairs.status());
-    if (pairs->empty()) return out->append(kReplyNullBulk), void();
+    if (pairs->empty()) return out->append(NullBulkReply()), void();
     return AppendBulk(out, pairs->front().first);
   }
   int64_t count = 0;
@@ -278,10 +278,13 @@ void HRandField(CommandContext& ctx, Args& argv, std::string* out) {
   auto pairs = ctx.store->HRandField(argv[1], count, ReplyRoom(ctx, *out));
   if (ReplyOverBudget(ctx, *out, pairs.status())) return;
   if (!pairs.ok()) return AppendStatusError(out, pairs.status());
-  AppendArrayHeader(out, static_cast<int64_t>(pairs->size() * (with_values ? 2 : 1)));
+  AppendPairsHeader(out, static_cast<int64_t>(pairs->size()), with_values);
   for (const auto& [field, value] : *pairs) {
-    AppendBulk(out, field);
-    if (with_values) AppendBulk(out, value);
+    if (with_values) {
+      AppendPair(out, field, value);
+    } else {
+      AppendBulk(out, field);
+    }
   }
 }
 

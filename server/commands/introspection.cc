@@ -270,7 +270,7 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
   }
   auto sample = SampleKey(ctx.store, key, encoding ? limit : 0);
   if (!sample.ok()) return AppendStatusError(out, sample.status());
-  if (sample->type == storage::KeyType::kNone) return out->append(kReplyNullBulk), void();
+  if (sample->type == storage::KeyType::kNone) return out->append(NullBulkReply()), void();
   if (encoding) return AppendBulk(out, Encoding(*sample, ctx.server->config()));
   if (refcount) {
     // Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT).
@@ -311,7 +311,7 @@ void MemoryUsage(CommandContext& ctx, Args& argv, std::string* out) {
   uint64_t limit = samples == 0 ? UINT64_MAX : static_cast<uint64_t>(samples);
   auto sample = SampleKey(ctx.store, argv[2], limit);
   if (!sample.ok()) return AppendStatusError(out, sample.status());
-  if (sample->type == storage::KeyType::kNone) return out->append(kReplyNullBulk), void();
+  if (sample->type == storage::KeyType::kNone) return out->append(NullBulkReply()), void();
   AppendInteger(out, static_cast<int64_t>(DiskBytes(argv[2], *sample) + CacheBytes(ctx, argv[2])));
 }
 
@@ -343,7 +343,7 @@ void MemoryStats(CommandContext& ctx, std::string* out) {
       {"cache.keys", cache.keys},
       {"cache.maxmemory", cache.max_memory},
   };
-  AppendArrayHeader(out, static_cast<int64_t>(fields.size() * 2));
+  AppendMapHeader(out, static_cast<int64_t>(fields.size()));
   for (const auto& [name, value] : fields) {
     AppendBulk(out, name);
     AppendInteger(out, static_cast<int64_t>(value));
@@ -380,7 +380,7 @@ void Memory(CommandContext& ctx, Args& argv, std::string* out) {
   const std::string& sub = argv[1];
   if (Is(sub, "USAGE") && argv.size() >= 3) return MemoryUsage(ctx, argv, out);
   if (Is(sub, "STATS") && argv.size() == 2) return MemoryStats(ctx, out);
-  if (Is(sub, "DOCTOR") && argv.size() == 2) return AppendBulk(out, MemoryDoctor(ctx));
+  if (Is(sub, "DOCTOR") && argv.size() == 2) return AppendVerbatim(out, MemoryDoctor(ctx));
   if (Is(sub, "MALLOC-STATS") && argv.size() == 2) {
     return AppendBulk(out, "Stats not supported for the current allocator");
   }

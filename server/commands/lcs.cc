@@ -137,7 +137,7 @@ void Lcs(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   if (get_idx) {
-    AppendArrayHeader(out, 4);
+    AppendMapHeader(out, 2);
     AppendBulk(out, "matches");
     AppendArrayHeader(out, ranges);
     out->append(matches);

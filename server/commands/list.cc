@@ -123,10 +123,10 @@ bool RtcLRange(RtcContext& ctx, const Args& argv, std::string* out) {
 bool RtcLIndex(RtcContext& ctx, const Args& argv, std::string* out) {
   int64_t index = 0;
   const bool numeric = ParseInteger(argv[2], &index);
-  return RtcList(ctx, argv[1], kReplyNullBulk, out, [&](const cache::ListHead& head) {
+  return RtcList(ctx, argv[1], NullBulkReply(), out, [&](const cache::ListHead& head) {
     if (!numeric) return out->append(kReplyNotInteger), true;  // the key is checked first
     const storage::ListSpan at = storage::ListRangeSpan(index, index, head.length);
-    if (at.begin == at.end) return out->append(kReplyNullBulk), true;
+    if (at.begin == at.end) return out->append(NullBulkReply()), true;
     if (at.begin >= head.elements.size()) return false;
     AppendBulk(out, head.elements[at.begin]);
     return true;
@@ -245,10 +245,10 @@ void Pop(CommandContext& ctx, Args& argv, std::string* out) {
     NotifyIfEmptied(ctx, before, static_cast<int64_t>((*popped)->size()), argv[1]);
   }
   if (argv.size() == 2) {
-    if (!*popped || (*popped)->empty()) return out->append(kReplyNullBulk), void();
+    if (!*popped || (*popped)->empty()) return out->append(NullBulkReply()), void();
     return AppendBulk(out, (*popped)->front());
   }
-  if (!*popped) return out->append(kReplyNullArray), void();
+  if (!*popped) return out->append(NullArrayReply()), void();
   AppendArrayHeader(out, static_cast<int64_t>((*popped)->size()));
   for (const auto& element : **popped) AppendBulk(out, element);
 }
@@ -268,7 +268,7 @@ void PopRun(CommandContext& ctx, const WriteRun& run) {
     if (c < got) {
       AppendBulk(run.replies[c], (**popped)[c]);
     } else {
-      run.replies[c]->append(kReplyNullBulk);
+      run.replies[c]->append(NullBulkReply());
     }
   }
 }
@@ -297,7 +297,7 @@ void LRange(CommandContext& ctx, Args& argv, std::string* out) {
 void LIndex(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t index = 0;
   if (!ParseInteger(argv[2], &index)) {
-    if (!ReplyForKeyFirst(ctx, argv[1], kReplyNullBulk, out)) out->append(kReplyNotInteger);
+    if (!ReplyForKeyFirst(ctx, argv[1], NullBulkReply(), out)) out->append(kReplyNotInteger);
     return;
   }
   auto element = ctx.store->LIndex(argv[1], index);
@@ -408,7 +408,7 @@ void LPos(CommandContext& ctx, Args& argv, std::string* out) {
   auto indexes = ctx.store->LPos(argv[1], argv[2], rank, has_count ? count : 1, maxlen);
   if (!indexes.ok()) return AppendStatusError(out, indexes.status());
   if (!has_count) {
-    if (indexes->empty()) return out->append(kReplyNullBulk), void();
+    if (indexes->empty()) return out->append(NullBulkReply()), void();
     return AppendInteger(out, indexes->front());
   }
   AppendArrayHeader(out, static_cast<int64_t>(indexes->size()));

@@ -71,7 +71,7 @@ void LMPop(CommandContext& ctx, Args& argv, std::string* out) {
     for (const auto& element : **popped) AppendBulk(out, element);
     return;
   }
-  out->append(kReplyNullArray);
+  out->append(NullArrayReply());
 }
 
 void ZMPop(CommandContext& ctx, Args& argv, std::string* out) {
@@ -89,11 +89,11 @@ void ZMPop(CommandContext& ctx, Args& argv, std::string* out) {
     for (const auto& item : *popped) {
       AppendArrayHeader(out, 2);
       AppendBulk(out, item.member);
-      AppendBulk(out, storage::FormatDouble(item.score));
+      AppendDoubleText(out, storage::FormatDouble(item.score));
     }
     return;
   }
-  out->append(kReplyNullArray);
+  out->append(NullArrayReply());
 }
 
 }  // namespace

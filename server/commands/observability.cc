@@ -38,12 +38,12 @@ void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
       } else {
         stages = {kBeforeQueue, kQueueWait, kExecute, kHandBack, kTotal};
       }
-      AppendArrayHeader(out, static_cast<int64_t>(stages.size() * 2));
+      AppendMapHeader(out, static_cast<int64_t>(stages.size()));
       for (int stage : stages) {
         AppendBulk(out, StageName(stage));
         AppendInteger(out, static_cast<int64_t>(e.stage_us[stage]));
       }
-      AppendArrayHeader(out, 6);
+      AppendMapHeader(out, 3);
       AppendBulk(out, "level");
       AppendInteger(out, e.level);
       AppendBulk(out, "slices");
@@ -86,11 +86,11 @@ void LatencyHistogramReply(CommandContext& ctx, Args& argv, std::string* out) {
     for (size_t a = 2; a < argv.size() && !wanted; ++a) wanted = Is(argv[a], all[i]->name);
     if (wanted && snapshot.per_command[i].stages[kTotal].Count() > 0) ids.push_back(i);
   }
-  AppendArrayHeader(out, static_cast<int64_t>(ids.size() * 2));
+  AppendMapHeader(out, static_cast<int64_t>(ids.size()));
   for (size_t id : ids) {
     const LatencyHistogram::Data& data = snapshot.per_command[id].stages[kTotal];
     AppendBulk(out, all[id]->name);
-    AppendArrayHeader(out, 4);
+    AppendMapHeader(out, 2);
     AppendBulk(out, "calls");
     AppendInteger(out, static_cast<int64_t>(data.Count()));
     AppendBulk(out, "histogram_usec");
@@ -111,7 +111,7 @@ void LatencyHistogramReply(CommandContext& ctx, Args& argv, std::string* out) {
       if (cumulative > before) points.emplace_back(bound_us, cumulative);
       bound_us *= 2;
     }
-    AppendArrayHeader(out, static_cast<int64_t>(points.size() * 2));
+    AppendMapHeader(out, static_cast<int64_t>(points.size()));
     for (const auto& [bound, count] : points) {
       AppendInteger(out, static_cast<int64_t>(bound));
       AppendInteger(out, static_cast<int64_t>(count));
@@ -127,7 +127,7 @@ void LatencyGraph(const LatencyMonitor::Event& event, const std::string& name, s
     text += std::to_string(s.unix_time) + " " + std::string(width, '#') + " " +
             std::to_string(s.latency_ms) + " ms\n";
   }
-  AppendBulk(out, text);
+  AppendVerbatim(out, text);
 }
 
 void Latency(CommandContext& ctx, Args& argv, std::string* out) {
@@ -168,7 +168,7 @@ void Latency(CommandContext& ctx, Args& argv, std::string* out) {
     std::vector<std::string> events(argv.begin() + 2, argv.end());
     return AppendInteger(out, monitor.Reset(events));
   }
-  if (Is(sub, "DOCTOR") && argv.size() == 2) return AppendBulk(out, monitor.Doctor());
+  if (Is(sub, "DOCTOR") && argv.size() == 2) return AppendVerbatim(out, monitor.Doctor());
   if (Is(sub, "HELP") && argv.size() == 2) {
     const char* histogram_help =
         "    Return a cumulative distribution of latencies in the format of a histogram for "

@@ -23,12 +23,12 @@ namespace {
 // ["<kind>", <name or nil>, <subscriptions left>]
 void AppendSubscriptionReply(std::string* out, std::string_view kind, const std::string* name,
                              size_t count) {
-  AppendArrayHeader(out, 3);
+  AppendPushHeader(out, 3);
   AppendBulk(out, kind);
   if (name != nullptr) {
     AppendBulk(out, *name);
   } else {
-    out->append(kReplyNullBulk);
+    out->append(NullBulkReply());
   }
   AppendInteger(out, static_cast<int64_t>(count));
 }

@@ -127,9 +127,9 @@ void FcallRo(CommandContext& ctx, Args& argv, std::string* out) {
   RunFcall(ctx, argv, out, /*read_only=*/true);
 }
 
-// One library of FUNCTION LIST, as Redis 7.0 lays it out (RESP2: flat key/value arrays).
+// One library of FUNCTION LIST, as Redis 7.0 lays it out (maps; RESP2: flat key/value arrays).
 void AppendLibrary(std::string* out, const scripting::LibraryInfo& library, bool with_code) {
-  AppendArrayHeader(out, with_code ? 8 : 6);
+  AppendMapHeader(out, with_code ? 4 : 3);
   AppendBulk(out, "library_name");
   AppendBulk(out, library.name);
   AppendBulk(out, "engine");
@@ -137,13 +137,13 @@ void AppendLibrary(std::string* out, const scripting::LibraryInfo& library, bool
   AppendBulk(out, "functions");
   AppendArrayHeader(out, static_cast<int64_t>(library.functions.size()));
   for (const scripting::FunctionInfo& fn : library.functions) {
-    AppendArrayHeader(out, 6);
+    AppendMapHeader(out, 3);
     AppendBulk(out, "name");
     AppendBulk(out, fn.name);
     AppendBulk(out, "description");
     AppendOptionalBulk(out, fn.description);
     AppendBulk(out, "flags");
-    AppendArrayHeader(out, static_cast<int64_t>(fn.flags.size()));
+    AppendSetHeader(out, static_cast<int64_t>(fn.flags.size()));
     for (const std::string& flag : fn.flags) AppendSimple(out, flag);
   }
   if (with_code) {
@@ -286,13 +286,13 @@ void Function(CommandContext& ctx, Args& argv, std::string* out) {
     return;
   }
   if (Is(sub, "STATS") && argv.size() == 2) {
-    AppendArrayHeader(out, 4);
+    AppendMapHeader(out, 2);
     AppendBulk(out, "running_script");
-    out->append("$-1\r\n");
+    AppendNull(out);
     AppendBulk(out, "engines");
-    AppendArrayHeader(out, 2);
+    AppendMapHeader(out, 1);
     AppendBulk(out, "LUA");
-    AppendArrayHeader(out, 4);
+    AppendMapHeader(out, 2);
     AppendBulk(out, "libraries_count");
     AppendInteger(out, static_cast<int64_t>(registry.library_count()));
     AppendBulk(out, "functions_count");

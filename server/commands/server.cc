@@ -80,12 +80,16 @@ bool ValidClientName(const std::string& name) {
 
 void Hello(CommandContext& ctx, Args& argv, std::string* out) {
   size_t i = 1;
+  Protocol protocol = ctx.conn->protocol;
   if (argv.size() >= 2) {
     int64_t version = 0;
     if (!ParseInteger(argv[1], &version)) {
       return AppendError(out, "ERR Protocol version is not an integer or out of range");
     }
-    if (version != 2) return AppendError(out, "NOPROTO unsupported protocol version");
+    if (version != 2 && version != 3) {
+      return AppendError(out, "NOPROTO unsupported protocol version");
+    }
+    protocol = version == 3 ? Protocol::kResp3 : Protocol::kResp2;
     i = 2;
   }
   std::string name;
@@ -116,13 +120,17 @@ void Hello(CommandContext& ctx, Args& argv, std::string* out) {
                        "same time");
   }
   if (set_name) ctx.conn->info->set_name(name);
-  AppendArrayHeader(out, 14);
+  // The reply is in the protocol it switches to, as Redis's.
+  ctx.conn->protocol = protocol;
+  ctx.conn->info->resp.store(static_cast<int>(protocol), std::memory_order_relaxed);
+  ReplyProtocolScope reply_protocol(protocol);
+  AppendMapHeader(out, 7);
   AppendBulk(out, "server");
   AppendBulk(out, "redis");
   AppendBulk(out, "version");
   AppendBulk(out, kRedisCompatVersion);
   AppendBulk(out, "proto");
-  AppendInteger(out, 2);
+  AppendInteger(out, static_cast<int>(protocol));
   AppendBulk(out, "id");
   AppendInteger(out, static_cast<int64_t>(ctx.conn->id));
   AppendBulk(out, "mode");
@@ -153,20 +161,21 @@ std::string ClientFlags(const ClientInfo& info) {
 std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
   const uint32_t sub = info.subscriptions.load(std::memory_order_relaxed);
   const uint32_t psub = info.pattern_subscriptions.load(std::memory_order_relaxed);
-  std::string line = "id=" + std::to_string(info.id) + " addr=" + info.addr +
-                     " laddr=" + info.laddr + " fd=" + std::to_string(info.fd) +
-                     " name=" + info.name() +
-                     " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
-                     " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
-                     " flags=" + ClientFlags(info) + " db=" + std::to_string(info.db.load()) +
-                     " sub=" + std::to_string(sub) + " psub=" + std::to_string(psub) +
-                     " ssub=" + std::to_string(info.shard_subscriptions.load()) +
-                     " multi=" + std::to_string(info.multi.load()) +
-                     " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
-                     " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-                     std::to_string(info.pending_reply_bytes.load()) + " tot-mem=0 events=r cmd=" +
-                     CommandRefName(info.last_command.load(std::memory_order_relaxed)) +
-                     " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
+  std::string line =
+      "id=" + std::to_string(info.id) + " addr=" + info.addr + " laddr=" + info.laddr +
+      " fd=" + std::to_string(info.fd) + " name=" + info.name() +
+      " age=" + std::to_string((now_ms - info.created_ms) / 1000) +
+      " idle=" + std::to_string((now_ms - info.last_interaction_ms.load()) / 1000) +
+      " flags=" + ClientFlags(info) + " db=" + std::to_string(info.db.load()) +
+      " sub=" + std::to_string(sub) + " psub=" + std::to_string(psub) +
+      " ssub=" + std::to_string(info.shard_subscriptions.load()) +
+      " multi=" + std::to_string(info.multi.load()) +
+      " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
+      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
+      std::to_string(info.pending_reply_bytes.load()) + " tot-mem=0 events=r cmd=" +
+      CommandRefName(info.last_command.load(std::memory_order_relaxed)) +
+      " user=default redir=-1 resp=" + std::to_string(info.resp.load(std::memory_order_relaxed)) +
+      " lib-name= lib-ver=\n";
   return line;
 }
 
@@ -280,7 +289,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(sub, "ID") && argv.size() == 2) return AppendInteger(out, static_cast<int64_t>(conn.id));
   if (Is(sub, "GETNAME") && argv.size() == 2) {
     std::string name = conn.info->name();
-    if (name.empty()) return out->append(kReplyNullBulk), void();
+    if (name.empty()) return out->append(NullBulkReply()), void();
     return AppendBulk(out, name);
   }
   if (Is(sub, "SETNAME") && argv.size() == 3) {
@@ -298,7 +307,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "INFO") && argv.size() == 2) {
-    return AppendBulk(out, ClientLine(*conn.info, NowUnixMs()));
+    return AppendVerbatim(out, ClientLine(*conn.info, NowUnixMs()));
   }
   if (Is(sub, "LIST")) {
     std::vector<uint64_t> ids;
@@ -328,7 +337,12 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
       if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
       text += ClientLine(*info, now);
     }
-    return AppendBulk(out, text);
+    return AppendVerbatim(out, text);
+  }
+  if (Is(sub, "NO-EVICT") && argv.size() == 3) {
+    // Accepted for the clients that send it: rockcache never evicts clients by memory.
+    if (!Is(argv[2], "ON") && !Is(argv[2], "OFF")) return out->append(kReplySyntaxError), void();
+    return out->append(kReplyOk), void();
   }
   if (Is(sub, "KILL") && argv.size() >= 3) return ClientKill(ctx, argv, out);
   if (Is(sub, "UNBLOCK") && (argv.size() == 3 || argv.size() == 4)) {
@@ -359,14 +373,14 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     for (const char* line : lines) AppendSimple(out, line);
     return;
   }
-  AppendSubcommandError(
-      out, argv,
-      {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST", "KILL", "UNBLOCK", "HELP"});
+  AppendSubcommandError(out, argv,
+                        {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST", "NO-EVICT", "KILL",
+                         "UNBLOCK", "HELP"});
 }
 
 void Info(CommandContext& ctx, Args& argv, std::string* out) {
   std::vector<std::string> sections(argv.begin() + 1, argv.end());
-  AppendBulk(out, BuildInfo(*ctx.server, sections));
+  AppendVerbatim(out, BuildInfo(*ctx.server, sections));
 }
 
 void DbSize(CommandContext& ctx, Args&, std::string* out) {

@@ -26,8 +26,13 @@ namespace {
 
 using Keys = std::vector<std::string_view>;
 
-void AppendMembers(std::string* out, const std::vector<std::string>& members) {
-  AppendArrayHeader(out, static_cast<int64_t>(members.size()));
+// Members as an array, or as a set under RESP3 when `as_set` (SPOP with a count, SINTER...).
+void AppendMembers(std::string* out, const std::vector<std::string>& members, bool as_set) {
+  if (as_set) {
+    AppendSetHeader(out, static_cast<int64_t>(members.size()));
+  } else {
+    AppendArrayHeader(out, static_cast<int64_t>(members.size()));
+  }
   for (const auto& member : members) AppendBulk(out, member);
 }
 
@@ -63,7 +68,7 @@ void SMembers(CommandContext& ctx, Args& argv, std::string* out) {
   storage::RangeQuery query;
   query.kind = storage::RangeQuery::Kind::kSet;
   query.key = argv[1];
-  ReplyRange(ctx, query, ItemFormat::kKey, out);
+  ReplyRange(ctx, query, ItemFormat::kSetMember, out);
 }
 
 void SIsMember(CommandContext& ctx, Args& argv, std::string* out) {
@@ -97,8 +102,8 @@ void SPop(CommandContext& ctx, Args& argv, std::string* out) {
   if (!members.ok()) return AppendStatusError(out, members.status());
   if (!members->empty()) NotifyKeyspaceEvent(ctx, kNotifySet, "spop", argv[1]);
   NotifyIfEmptied(ctx, before, static_cast<int64_t>(members->size()), argv[1]);
-  if (argv.size() == 3) return AppendMembers(out, *members);
-  if (members->empty()) return out->append(kReplyNullBulk), void();
+  if (argv.size() == 3) return AppendMembers(out, *members, /*as_set=*/true);
+  if (members->empty()) return out->append(NullBulkReply()), void();
   AppendBulk(out, members->front());
 }
 
@@ -120,8 +125,8 @@ void SRandMember(CommandContext& ctx, Args& argv, std::string* out) {
   auto members = ctx.store->SRandMember(argv[1], count, ReplyRoom(ctx, *out));
   if (ReplyOverBudget(ctx, *out, members.status())) return;
   if (!members.ok()) return AppendStatusError(out, members.status());
-  if (argv.size() == 3) return AppendMembers(out, *members);
-  if (members->empty()) return out->append(kReplyNullBulk), void();
+  if (argv.size() == 3) return AppendMembers(out, *members, /*as_set=*/false);
+  if (members->empty()) return out->append(NullBulkReply()), void();
   AppendBulk(out, members->front());
 }
 
@@ -184,7 +189,7 @@ void SetAlgebra(CommandContext& ctx, Args& argv, std::string* out) {
     return;
   }
   if (!members.ok()) return AppendStatusError(out, members.status());
-  AppendMembers(out, *members);
+  AppendMembers(out, *members, /*as_set=*/true);
 }
 
 // SINTERSTORE / SUNIONSTORE / SDIFFSTORE destination key...

@@ -179,7 +179,7 @@ void XAdd(CommandContext& ctx, Args& argv, std::string* out) {
   uint64_t trimmed = 0;
   auto id = ctx.store->XAdd(argv[1], a.spec, fields, &trimmed);
   if (!id.ok()) return AppendStatusError(out, id.status());
-  if (!*id) return out->append(kReplyNullBulk), void();
+  if (!*id) return out->append(NullBulkReply()), void();
   AppendBulk(out, (*id)->ToString());
   NotifyKeyspaceEvent(ctx, kNotifyStream, "xadd", argv[1]);
   if (trimmed > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xtrim", argv[1]);
@@ -226,7 +226,7 @@ void XRange(CommandContext& ctx, Args& argv, std::string* out) {
     if (!type.ok()) return AppendStatusError(out, type.status());
     if (*type == storage::KeyType::kNone) return AppendArrayHeader(out, 0);
     if (*type != storage::KeyType::kStream) return out->append(kReplyWrongType), void();
-    return out->append(kReplyNullArray), void();
+    return out->append(NullArrayReply()), void();
   }
   auto entries = ctx.store->XRange(
       argv[1], start, end, rev, count < 0 ? 0 : static_cast<uint64_t>(count), ReplyRoom(ctx, *out));

@@ -70,7 +70,7 @@ bool RtcGet(RtcContext& ctx, const Args& argv, std::string* out) {
           out->append(kReplyWrongType);
         }
       },
-      [out] { out->append(kReplyNullBulk); });
+      [out] { out->append(NullBulkReply()); });
 }
 
 bool RtcMGet(RtcContext& ctx, const Args& argv, std::string* out) {
@@ -86,10 +86,10 @@ bool RtcMGet(RtcContext& ctx, const Args& argv, std::string* out) {
           if (value.type == cache::Value::Type::kString) {
             AppendBulk(out, value.str);
           } else {
-            out->append(kReplyNullBulk);  // MGET answers nil for keys of other types
+            out->append(NullBulkReply());  // MGET answers nil for keys of other types
           }
         },
-        [out] { out->append(kReplyNullBulk); });
+        [out] { out->append(NullBulkReply()); });
     if (!hit || (limit > 0 && out->size() - rollback > limit)) {
       // A miss, or a reply past the output limit: the worker builds it under the reply budget.
       out->resize(rollback);
@@ -189,7 +189,7 @@ void Set(CommandContext& ctx, Args& argv, std::string* out) {
     CacheWrittenString(ctx, argv[1], argv[2], options.expiry, options.known_present);
   if (result->written) NotifySet(ctx, argv[1], options.expiry);
   if (options.return_old) return AppendOptionalBulk(out, result->old_value);
-  out->append(result->written ? kReplyOk : kReplyNullBulk);
+  out->append(result->written ? kReplyOk : NullBulkReply());
 }
 
 void SetNx(CommandContext& ctx, Args& argv, std::string* out) {

@@ -31,15 +31,25 @@ constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 
 // A score as Redis 7.2 writes it (storage::FormatScore): whole numbers as integers, others in
 // the shortest round-trip form (0.1 -> "0.1", where Redis 7.0 wrote "0.10000000000000001"); a
-// computed -0 (ZINCRBY -0 on a new member) as "-0", as Redis 7.0.
-void AppendScore(std::string* out, double score) { AppendBulk(out, storage::FormatScore(score)); }
+// computed -0 (ZINCRBY -0 on a new member) as "-0", as Redis 7.0. A double under RESP3.
+void AppendScore(std::string* out, double score) {
+  AppendDoubleText(out, storage::FormatScore(score));
+}
 
-// member, score, member, score... (ZPOPMIN, ZSCAN, WITHSCORES).
-void AppendScoredMembers(std::string* out, const std::vector<ScoredMember>& items, bool scores) {
-  AppendArrayHeader(out, static_cast<int64_t>(items.size() * (scores ? 2 : 1)));
+// ZPOPMIN / ZPOPMAX: member, score, member, score... in one array, or, under RESP3 when
+// `pairs`, [member, score] pairs (Redis 7.0 nests them when a count was given).
+void AppendPopped(std::string* out, const std::vector<ScoredMember>& items, bool pairs) {
+  if (pairs) {
+    AppendPairsHeader(out, static_cast<int64_t>(items.size()), true);
+    for (const auto& item : items) {
+      AppendScoredMember(out, item.member, storage::FormatScore(item.score), true);
+    }
+    return;
+  }
+  AppendArrayHeader(out, static_cast<int64_t>(items.size() * 2));
   for (const auto& item : items) {
     AppendBulk(out, item.member);
-    if (scores) AppendScore(out, item.score);
+    AppendScore(out, item.score);
   }
 }
 
@@ -92,7 +102,7 @@ void ZAdd(CommandContext& ctx, Args& argv, std::string* out) {
   if (options.incr ? result->score.has_value() : result->count > 0 || plain)
     NotifyKeyspaceEvent(ctx, kNotifyZSet, options.incr ? "zincr" : "zadd", argv[1]);
   if (!options.incr) return AppendInteger(out, result->count);
-  if (!result->score) return out->append(kReplyNullBulk), void();
+  if (!result->score) return out->append(NullBulkReply()), void();
   AppendScore(out, *result->score);
 }
 
@@ -108,7 +118,7 @@ void ZIncrBy(CommandContext& ctx, Args& argv, std::string* out) {
 void ZScore(CommandContext& ctx, Args& argv, std::string* out) {
   auto score = ctx.store->ZScore(argv[1], argv[2]);
   if (!score.ok()) return AppendStatusError(out, score.status());
-  if (!*score) return out->append(kReplyNullBulk), void();
+  if (!*score) return out->append(NullBulkReply()), void();
   AppendScore(out, **score);
 }
 
@@ -120,7 +130,7 @@ void ZMScore(CommandContext& ctx, Args& argv, std::string* out) {
     if (score) {
       AppendScore(out, *score);
     } else {
-      out->append(kReplyNullBulk);
+      out->append(NullBulkReply());
     }
   }
 }
@@ -153,7 +163,7 @@ void ZLexCount(CommandContext& ctx, Args& argv, std::string* out) {
 void ZRank(CommandContext& ctx, Args& argv, std::string* out) {
   auto rank = ctx.store->ZRank(argv[1], argv[2], Is(argv[0], "ZREVRANK"));
   if (!rank.ok()) return AppendStatusError(out, rank.status());
-  if (!*rank) return out->append(kReplyNullBulk), void();
+  if (!*rank) return out->append(NullBulkReply()), void();
   AppendInteger(out, **rank);
 }
 
@@ -303,7 +313,7 @@ void ZRemRangeByLex(CommandContext& ctx, Args& argv, std::string* out) {
   AppendInteger(out, *removed);
 }
 
-// ZPOPMIN / ZPOPMAX key [count]: always a flat member/score array.
+// ZPOPMIN / ZPOPMAX key [count]: a flat member/score array (pairs under RESP3 with a count).
 void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() > 3) return out->append(kReplySyntaxError), void();
   int64_t count = 1;
@@ -318,7 +328,7 @@ void ZPop(CommandContext& ctx, Args& argv, std::string* out) {
   if (!popped->empty())
     NotifyKeyspaceEvent(ctx, kNotifyZSet, Is(argv[0], "ZPOPMIN") ? "zpopmin" : "zpopmax", argv[1]);
   NotifyIfEmptied(ctx, before, static_cast<int64_t>(popped->size()), argv[1]);
-  AppendScoredMembers(out, *popped, true);
+  AppendPopped(out, *popped, /*pairs=*/argv.size() == 3);
 }
 
 }  // namespace

@@ -46,7 +46,10 @@ struct Source {
   double weight = 1;
 };
 
-void AppendScore(std::string* out, double score) { AppendBulk(out, storage::FormatScore(score)); }
+// A score's reply text (storage::FormatScore), or "" when the reply has no scores.
+std::string ScoreText(double score, bool with_scores) {
+  return with_scores ? storage::FormatScore(score) : std::string();
+}
 
 // Every member of `src` with its score (1 for a set). max_bytes as the store's reads.
 StatusOr<std::vector<ScoredMember>> ReadAll(CommandContext& ctx, const Source& src,
@@ -318,10 +321,9 @@ void Generic(CommandContext& ctx, const Args& argv, size_t numkeys_index, Option
   size_t bytes = 0;
   for (const auto& item : result) bytes += item.member.size() + storage::kResultItemOverhead;
   if (ReplyOverBudget(ctx, *out, bytes)) return;
-  AppendArrayHeader(out, static_cast<int64_t>(result.size() * (opt.with_scores ? 2 : 1)));
+  AppendPairsHeader(out, static_cast<int64_t>(result.size()), opt.with_scores);
   for (const auto& item : result) {
-    AppendBulk(out, item.member);
-    if (opt.with_scores) AppendScore(out, item.score);
+    AppendScoredMember(out, item.member, ScoreText(item.score, opt.with_scores), opt.with_scores);
   }
 }
 
@@ -381,13 +383,12 @@ void ZRandMember(CommandContext& ctx, Args& argv, std::string* out) {
   if (ReplyOverBudget(ctx, *out, items.status())) return;
   if (!items.ok()) return AppendStatusError(out, items.status());
   if (argv.size() == 2) {
-    if (items->empty()) return out->append(kReplyNullBulk), void();
+    if (items->empty()) return out->append(NullBulkReply()), void();
     return AppendBulk(out, items->front().member);
   }
-  AppendArrayHeader(out, static_cast<int64_t>(items->size() * (with_scores ? 2 : 1)));
+  AppendPairsHeader(out, static_cast<int64_t>(items->size()), with_scores);
   for (const auto& item : *items) {
-    AppendBulk(out, item.member);
-    if (with_scores) AppendScore(out, item.score);
+    AppendScoredMember(out, item.member, ScoreText(item.score, with_scores), with_scores);
     if (ReplyOverBudget(ctx, *out)) return;
   }
 }

@@ -75,11 +75,11 @@ void AppendOptionalBulk(std::string* out, const std::optional<std::string>& valu
 }
 
 void AppendNull(std::string* out) {
-  out->append(ReplyResp3() ? std::string_view("_\r\n") : kReplyNullBulk);
+  out->append(ReplyResp3() ? std::string_view("_\r\n") : NullBulkReply());
 }
 
 void AppendNullArray(std::string* out) {
-  out->append(ReplyResp3() ? std::string_view("_\r\n") : kReplyNullArray);
+  out->append(ReplyResp3() ? std::string_view("_\r\n") : NullArrayReply());
 }
 
 namespace {
@@ -122,6 +122,24 @@ void AppendDouble(std::string* out, double value) {
   char buf[64];
   const int n = std::snprintf(buf, sizeof(buf), "%.17g", value);
   AppendDoubleText(out, std::string_view(buf, static_cast<size_t>(n)));
+}
+
+void AppendPairsHeader(std::string* out, int64_t count, bool with_scores) {
+  AppendHeader(out, '*', with_scores && !ReplyResp3() ? count * 2 : count);
+}
+
+void AppendScoredMember(std::string* out, std::string_view member, std::string_view score,
+                        bool with_scores) {
+  if (!with_scores) return AppendBulk(out, member);
+  if (ReplyResp3()) out->append("*2\r\n", 4);
+  AppendBulk(out, member);
+  AppendDoubleText(out, score);
+}
+
+void AppendPair(std::string* out, std::string_view field, std::string_view value) {
+  if (ReplyResp3()) out->append("*2\r\n", 4);
+  AppendBulk(out, field);
+  AppendBulk(out, value);
 }
 
 void AppendBool(std::string* out, bool value) {

@@ -63,6 +63,10 @@ void AppendError(std::string* out, std::string_view text);
 void AppendStatusError(std::string* out, const Status& status);
 void AppendInteger(std::string* out, int64_t value);
 void AppendBulk(std::string* out, std::string_view value);
+// The null reply of the thread's protocol: "$-1" / "_" (a missing value), "*-1" / "_" (a
+// missing aggregate). For callers that pass a reply around; others use AppendNull*.
+inline std::string_view NullBulkReply() { return ReplyResp3() ? "_\r\n" : kReplyNullBulk; }
+inline std::string_view NullArrayReply() { return ReplyResp3() ? "_\r\n" : kReplyNullArray; }
 // A missing value: "$-1" (RESP2 null bulk) / "_" (RESP3 null).
 void AppendNull(std::string* out);
 // A missing aggregate (BLPOP's timeout, an aborted EXEC): "*-1" / "_".
@@ -80,12 +84,23 @@ void AppendPushHeader(std::string* out, int64_t count);
 void AppendDouble(std::string* out, double value);
 // A double already formatted as Redis formats it (a stored score's text): bulk / ",<text>".
 void AppendDoubleText(std::string* out, std::string_view text);
+// A reply of `count` members, each followed by its score when `with_scores` (WITHSCORES,
+// ZPOPMIN with a count, ZRANDMEMBER WITHSCORES; HRANDFIELD WITHVALUES with values for scores):
+// RESP2 one flat array; RESP3, with scores, an array of [member, score] pairs (Redis 7.0).
+void AppendPairsHeader(std::string* out, int64_t count, bool with_scores);
+// One entry of such a reply: the member, and its score (Redis's text of it) when `with_scores`,
+// as a double under RESP3.
+void AppendScoredMember(std::string* out, std::string_view member, std::string_view score,
+                        bool with_scores);
+// One entry of a field/value pairs reply (HRANDFIELD WITHVALUES): both bulks.
+void AppendPair(std::string* out, std::string_view field, std::string_view value);
 // ":1"/":0" / "#t"/"#f".
 void AppendBool(std::string* out, bool value);
 // Text a human reads (INFO, CLIENT LIST): a bulk / "=<len>\r\ntxt:<text>".
 void AppendVerbatim(std::string* out, std::string_view text);
-// True when the reply bytes start with a null bulk ("$-1") or a null array ("*-1").
+// True when the reply bytes start with a null bulk ("$-1"), a null array ("*-1") or a RESP3 null.
 inline bool IsNilReply(const char* reply, size_t length) {
+  if (length >= 1 && reply[0] == '_') return true;
   return length >= 3 && (reply[0] == '$' || reply[0] == '*') && reply[1] == '-' && reply[2] == '1';
 }
 

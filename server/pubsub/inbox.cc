@@ -74,8 +74,16 @@ void PubSubInbox::Drain() {
                         : delivery.shard ? conn->pubsub->shard_channels
                                          : conn->pubsub->channels;
       if (set.count(delivery.source) == 0) continue;  // unsubscribed after the publish
-      if (hard == 0 || conn->output.size() - conn->output_pos <= hard) {
-        conn->output += *delivery.bytes;
+      if (hard == 0 || conn->output.size() - conn->output_pos + conn->held_pushes.size() <= hard) {
+        // RESP3: the same frame as a push ('>' for the array's '*'), held while the output
+        // ends inside a sliced reply so it never lands in the middle of one.
+        std::string& to = conn->reply_partial ? conn->held_pushes : conn->output;
+        if (conn->protocol == Protocol::kResp3) {
+          to.push_back('>');
+          to.append(*delivery.bytes, 1, std::string::npos);
+        } else {
+          to += *delivery.bytes;
+        }
       }
       if (seen.insert(id).second) touched.push_back(id);
     }

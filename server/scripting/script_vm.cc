@@ -68,6 +68,7 @@ struct ActiveRun {
   Scripting* scripting = nullptr;
   uint64_t kill_epoch = 0;
   bool killed = false;
+  bool resp3 = false;  // redis.setresp(3): the commands it calls reply in RESP3
 };
 thread_local ActiveRun* tls_run = nullptr;
 
@@ -164,7 +165,11 @@ int CallCommand(lua_State* L, bool raise) {
   request.now_ms = run.ctx->now_ms;
   if (unit != nullptr) request.held_stripes = &unit->held();
   const uint64_t start = Clock::Now();
-  Call(server, request);
+  {
+    // The script reads replies in the protocol it chose, whatever its client speaks.
+    ReplyProtocolScope protocol(active->resp3 ? Protocol::kResp3 : Protocol::kResp2);
+    Call(server, request);
+  }
   if (unit != nullptr) {
     unit->NoteCall(command_id, Clock::NanosBetween(start, Clock::Now()),
                    !reply.empty() && reply[0] == '-');
@@ -249,7 +254,8 @@ int SetResp(lua_State* L) {
   if (lua_gettop(L) != 1) RaiseErrorTable(L, "ERR redis.setresp() requires one argument.");
   const int version = static_cast<int>(lua_tonumber(L, 1));
   if (version != 2 && version != 3) RaiseErrorTable(L, "ERR RESP version must be 2 or 3.");
-  return 0;  // replies reach scripts as RESP2 (this server speaks RESP2)
+  if (tls_run != nullptr) tls_run->resp3 = version == 3;
+  return 0;
 }
 
 int SetRepl(lua_State* L) {
@@ -935,12 +941,14 @@ bool RunScript(const ScriptRun& run, std::string* out) {
   } else {
     std::string reply;
     lua_pushcfunction(L, [](lua_State* S) -> int {
-      AppendLuaReply(S, 1, static_cast<std::string*>(lua_touserdata(S, 2)));
+      AppendLuaReply(S, 1, static_cast<std::string*>(lua_touserdata(S, 2)),
+                     lua_toboolean(S, 3) != 0);
       return 0;
     });
     lua_pushvalue(L, -2);
     lua_pushlightuserdata(L, &reply);
-    if (lua_pcall(L, 2, 0, 0) != 0) {
+    lua_pushboolean(L, active.resp3);
+    if (lua_pcall(L, 3, 0, 0) != 0) {
       const char* text = lua_tostring(L, -1);
       AppendError(out, std::string("ERR ") + (text != nullptr ? text : "reply conversion failed"));
     } else {

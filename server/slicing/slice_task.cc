@@ -39,6 +39,7 @@ class SliceTask : public pool::Task {
     Completion completion;
     completion.conn_id = st.conn_id;
     bool complete = false;
+    ReplyProtocolScope protocol(st.command.protocol);
     Status s = st.read->Step(server.settings(), &completion.replies, &complete);
     ++st.steps;
     st.command.slices = static_cast<uint32_t>(st.steps);

@@ -182,12 +182,12 @@ class SlicedAlgebra final : public SlicedRead {
         AppendInteger(out, static_cast<int64_t>(card_));
         return;
       case AlgebraOp::kSUnion:
-        AppendArrayHeader(out, static_cast<int64_t>(members_set_.size()));
+        AppendSetHeader(out, static_cast<int64_t>(members_set_.size()));
         for (const auto& member : members_set_) AppendBulk(out, member);
         return;
       case AlgebraOp::kSInter:
       case AlgebraOp::kSDiff:  // in the driving input's order: byte order
-        AppendArrayHeader(out, static_cast<int64_t>(members_.size()));
+        AppendSetHeader(out, static_cast<int64_t>(members_.size()));
         for (const auto& member : members_) AppendBulk(out, member);
         return;
       default:
@@ -202,10 +202,12 @@ class SlicedAlgebra final : public SlicedRead {
               [](const storage::ScoredMember& a, const storage::ScoredMember& b) {
                 return a.score < b.score || (a.score == b.score && a.member < b.member);
               });
-    AppendArrayHeader(out, static_cast<int64_t>(scored_.size() * (request_.with_scores ? 2 : 1)));
+    const bool with_scores = request_.with_scores;
+    AppendPairsHeader(out, static_cast<int64_t>(scored_.size()), with_scores);
     for (const auto& item : scored_) {
-      AppendBulk(out, item.member);
-      if (request_.with_scores) AppendBulk(out, storage::FormatScore(item.score));
+      AppendScoredMember(out, item.member,
+                         with_scores ? storage::FormatScore(item.score) : std::string(),
+                         with_scores);
     }
   }
 

@@ -21,8 +21,19 @@ constexpr uint64_t kVisitsPerCall = 128;
 constexpr uint64_t kItemVisitsPerCall = 1024;
 constexpr size_t kBytesPerCall = 64 * 1024;
 
-int ItemsPerEntry(ItemFormat format) {
-  return format == ItemFormat::kKeyValue || format == ItemFormat::kMemberScore ? 2 : 1;
+// The reply's header for `total` entries: an array; a set, a map, pairs under RESP3.
+void AppendHeader(ItemFormat format, std::string* out, int64_t total) {
+  switch (format) {
+    case ItemFormat::kKey:
+    case ItemFormat::kValue:
+      return AppendArrayHeader(out, total);
+    case ItemFormat::kSetMember:
+      return AppendSetHeader(out, total);
+    case ItemFormat::kKeyValue:
+      return AppendMapHeader(out, total);
+    case ItemFormat::kMemberScore:
+      return AppendPairsHeader(out, total, true);
+  }
 }
 
 }  // namespace
@@ -48,6 +59,7 @@ Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* c
                                                      double score) {
     switch (format_) {
       case ItemFormat::kKey:
+      case ItemFormat::kSetMember:
         AppendBulk(out, key);
         break;
       case ItemFormat::kValue:
@@ -58,8 +70,7 @@ Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* c
         AppendBulk(out, value);
         break;
       case ItemFormat::kMemberScore:
-        AppendBulk(out, key);
-        AppendBulk(out, storage::FormatDouble(score));
+        AppendScoredMember(out, key, storage::FormatDouble(score), true);
         break;
     }
     call_paused = out->size() - call_start >= kBytesPerCall;
@@ -78,7 +89,7 @@ Status SlicedRangeRead::Step(const Settings& settings, std::string* out, bool* c
       }
     } else {
       if (!header_sent_) {
-        AppendArrayHeader(out, static_cast<int64_t>(total_) * ItemsPerEntry(format_));
+        AppendHeader(format_, out, static_cast<int64_t>(total_));
         header_sent_ = true;
       }
       call_start = out->size();

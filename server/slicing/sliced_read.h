@@ -75,10 +75,11 @@ struct Settings;
 
 // How each item of a range read is written.
 enum class ItemFormat {
-  kKey,          // one bulk: the field / member / element / key (HKEYS, SMEMBERS, LRANGE, KEYS)
+  kKey,          // one bulk: the field / element / key (HKEYS, LRANGE, KEYS)
+  kSetMember,    // one bulk, the reply a set under RESP3 (SMEMBERS)
   kValue,        // one bulk: the value (HVALS)
-  kKeyValue,     // two bulks: field and value (HGETALL)
-  kMemberScore,  // two bulks: member and score (ZRANGE ... WITHSCORES)
+  kKeyValue,     // two bulks: field and value, the reply a map under RESP3 (HGETALL)
+  kMemberScore,  // member and score, [member, score] pairs under RESP3 (ZRANGE ... WITHSCORES)
 };
 
 // A sliced command in progress: what its remaining steps need (a range read's snapshot and

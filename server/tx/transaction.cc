@@ -49,9 +49,10 @@ TxState& StateOf(Connection* conn) {
 }
 
 void PushToBatch(const CommandSpec* spec, int id, Args* argv, std::shared_ptr<TxPayload> payload,
-                 std::vector<PreparedCommand>* batch, int db) {
+                 std::vector<PreparedCommand>* batch, int db, Protocol protocol) {
   PreparedCommand command;
   command.db = db;
+  command.protocol = protocol;
   command.spec = spec;
   command.command_id = id;
   command.argv = std::move(*argv);
@@ -93,7 +94,7 @@ TxInLoop Exec(Server& server, Connection* conn, TxState& state, const CommandSpe
     if (Is(command.spec, "select")) db = SelectedDb(server, command, db);
   }
   if (deferred) state.deferred_exec = payload;
-  PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db);
+  PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db, conn->protocol);
   return deferred ? TxInLoop::kHandledLast : TxInLoop::kHandled;
 }
 
@@ -112,7 +113,7 @@ TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* 
     if (state.watcher == nullptr) state.watcher = std::make_shared<Watcher>(&server.watches());
     auto payload = std::make_shared<TxPayload>();
     payload->watcher = state.watcher;
-    PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db);
+    PushToBatch(spec, id, &argv, std::move(payload), batch, conn->db, conn->protocol);
     return TxInLoop::kHandled;
   }
   TxState& state = *conn->tx;
@@ -189,7 +190,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     const bool dirty = watches.Dirty(watcher, NowUnixMs());
     watches.Remove(watcher);
     if (dirty) {
-      *out += "*-1\r\n";  // null array: a watched key changed
+      AppendNullArray(out);  // a watched key changed
       return;
     }
   }

@@ -17,10 +17,22 @@ namespace rockcache::testing::differential {
 
 using Command = std::vector<std::string>;
 
+inline int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
 // Runs commands on both servers, compares the raw replies and counts per family.
 class Differ {
  public:
-  Differ(int rockcache_port, int redis_port) : ours_(rockcache_port), theirs_(redis_port) {}
+  // `protocol` 3: both connections say HELLO 3 first (their replies compared as "hello").
+  Differ(int rockcache_port, int redis_port, int protocol = 2)
+      : ours_(rockcache_port), theirs_(redis_port) {
+    if (protocol == 3) {
+      ours_.Call({"HELLO", "3"});
+      theirs_.Call({"HELLO", "3"});
+    }
+  }
 
   // Runs `cmd` on both; returns redis-server's reply.
   std::string Both(const std::string& family, const Command& cmd) {
@@ -34,7 +46,7 @@ class Differ {
     if (!reference.empty() && reference[0] == '-') ++stats.errors;
     if (mine != reference) {
       ++stats.mismatches;
-      if (stats.mismatches <= 5) {
+      if (stats.mismatches <= EnvInt("ROCKCACHE_DIFF_SHOW", 5)) {
         std::string line;
         for (const auto& a : cmd) line += (a.size() > 40 ? a.substr(0, 40) + "..." : a) + " ";
         std::printf("mismatch [%s] %s\n  redis-server: %s\n  rockcache:    %s\n", family.c_str(),
@@ -125,9 +137,51 @@ inline std::string BulkPayload(const std::string& raw) {
   return raw.substr(nl + 2, raw.size() - nl - 4);
 }
 
-inline int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+// Whether a raw reply is a nil: RESP2's null bulk or null array, RESP3's null.
+inline bool IsNull(const std::string& raw) {
+  return raw == "$-1\r\n" || raw == "*-1\r\n" || raw == "_\r\n";
 }
+
+// Splits a raw reply (RESP2 or RESP3) into its skeleton — type bytes and aggregate counts,
+// payloads left out — and its payloads (bulk strings, doubles, integers...) in order, so replies
+// with random contents can be compared by shape. False when the bytes are not one whole reply.
+inline bool SplitReply(const std::string& raw, std::string* skeleton,
+                       std::vector<std::string>* leaves) {
+  skeleton->clear();
+  leaves->clear();
+  size_t pos = 0;
+  std::function<bool()> one = [&]() -> bool {
+    if (pos >= raw.size()) return false;
+    const char type = raw[pos];
+    const size_t eol = raw.find("\r\n", pos);
+    if (eol == std::string::npos) return false;
+    const std::string line = raw.substr(pos + 1, eol - pos - 1);
+    pos = eol + 2;
+    if (type == '$' || type == '=' || type == '!') {
+      const long len = std::stol(line);
+      *skeleton += type;
+      if (len < 0) return true;
+      if (pos + static_cast<size_t>(len) + 2 > raw.size()) return false;
+      leaves->push_back(raw.substr(pos, static_cast<size_t>(len)));
+      pos += static_cast<size_t>(len) + 2;
+      return true;
+    }
+    if (type == '*' || type == '~' || type == '>' || type == '%') {
+      long n = std::stol(line);
+      *skeleton += type + line + "[";
+      if (type == '%') n *= 2;
+      for (long i = 0; i < n; ++i) {
+        if (!one()) return false;
+      }
+      *skeleton += "]";
+      return true;
+    }
+    *skeleton += type;  // a one-line reply: its text is the payload
+    leaves->push_back(line);
+    return true;
+  };
+  return one() && pos == raw.size();
+}
+
 
 }  // namespace rockcache::testing::differential

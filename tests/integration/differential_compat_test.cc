@@ -27,11 +27,12 @@ void RunList(const std::string& family, const std::vector<Command>& commands) {
   }
   ReferenceRedis reference(redis);
   TestServer server;
-  Differ d(server.port(), reference.port());
+  const int protocol = GENERATE(2, 3);  // the same table under RESP2 and RESP3
+  Differ d(server.port(), reference.port(), protocol);
   for (const Command& cmd : commands) d.Both(family, cmd);
   const auto& stats = d.stats(family);
-  std::printf("differential: %-8s %5d commands, %d mismatches\n", family.c_str(), stats.commands,
-              stats.mismatches);
+  std::printf("differential RESP%d: %-8s %5d commands, %d mismatches\n", protocol, family.c_str(),
+              stats.commands, stats.mismatches);
   CHECK(stats.commands == static_cast<int>(commands.size()));
   CHECK(stats.mismatches == 0);
 }

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "tests/integration/test_helpers.h"
@@ -150,20 +151,23 @@ size_t RespPeer::ReplyEnd(size_t pos) const {
   size_t eol = buffer_.find("\r\n", pos);
   if (pos >= buffer_.size() || eol == kIncomplete) return kIncomplete;
   char type = buffer_[pos];
-  if (type == '+' || type == '-' || type == ':') return eol + 2;
+  // One line: simple, error, integer; RESP3 null, double, boolean, big number.
+  if (std::strchr("+-:_,#(", type) != nullptr) return eol + 2;
   long long n = std::stoll(buffer_.substr(pos + 1, eol - pos - 1));
-  if (type == '$') {
+  if (type == '$' || type == '=' || type == '!') {  // bulk; RESP3 verbatim, bulk error
     if (n < 0) return eol + 2;
     size_t end = eol + 2 + static_cast<size_t>(n) + 2;
     return end <= buffer_.size() ? end : kIncomplete;
   }
-  if (type == '*') {
+  if (type == '*' || type == '~' || type == '>' || type == '%' || type == '|') {
     size_t at = eol + 2;
+    if (type == '%' || type == '|') n *= 2;  // a map's (an attribute's) keys and values
     for (long long i = 0; i < n; ++i) {
       at = ReplyEnd(at);
       if (at == kIncomplete) return kIncomplete;
     }
-    return at;
+    // An attribute is followed by the reply it describes.
+    return type == '|' && at != kIncomplete ? ReplyEnd(at) : at;
   }
   FAIL("unexpected RESP type byte: " << static_cast<int>(type));
   return kIncomplete;

@@ -29,7 +29,8 @@ class ReferenceRedis {
   std::string dir_;
 };
 
-// A blocking RESP2 connection: Call sends one command and returns its whole reply, raw.
+// A blocking RESP connection (RESP2 until a HELLO 3 is sent through it): Call sends one command
+// and returns its whole reply, raw.
 class RespPeer {
  public:
   explicit RespPeer(int port);  // REQUIREs the connection

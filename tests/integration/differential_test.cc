@@ -385,7 +385,8 @@ TEST_CASE("Differential: HLL, GEO, SORT and databases replies equal redis-server
   }
   ReferenceRedis reference(redis);
   TestServer server;
-  Differ d(server.port(), reference.port());
+  const int protocol = GENERATE(2, 3);  // the same table under RESP2 and RESP3
+  Differ d(server.port(), reference.port(), protocol);
 
   uint64_t seed = static_cast<uint64_t>(EnvInt("ROCKCACHE_DIFF_SEED", 0));
   if (seed == 0) seed = std::random_device{}() | 1;
@@ -403,8 +404,10 @@ TEST_CASE("Differential: HLL, GEO, SORT and databases replies equal redis-server
     Rng rng(seed ^ std::hash<std::string>{}(family.name));
     family.run(d, rng, commands);
     const auto& stats = d.stats(family.name);
-    std::printf("differential: %-4s %5d commands (%d non-empty arrays, %d errors), %d mismatches\n",
-                family.name, stats.commands, stats.nonempty_arrays, stats.errors, stats.mismatches);
+    std::printf(
+        "differential RESP%d: %-4s %5d commands (%d non-empty arrays, %d errors), %d mismatches\n",
+        protocol, family.name, stats.commands, stats.nonempty_arrays, stats.errors,
+        stats.mismatches);
     CHECK(stats.mismatches == 0);
   }
 }

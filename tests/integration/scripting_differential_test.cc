@@ -197,12 +197,13 @@ TEST_CASE("Differential: scripts reply as redis-server's do, byte for byte",
   }
   ReferenceRedis reference(redis);
   TestServer server;
-  Differ d(server.port(), reference.port());
+  const int protocol = GENERATE(2, 3);  // the same table under RESP2 and RESP3
+  Differ d(server.port(), reference.port(), protocol);
   const std::vector<Command> corpus = Corpus();
   for (const Command& cmd : corpus) d.Both("scripts", cmd);
   const auto& stats = d.stats("scripts");
-  std::printf("differential: scripts %d commands (%d errors), %d mismatches\n", stats.commands,
-              stats.errors, stats.mismatches);
+  std::printf("differential RESP%d: scripts %d commands (%d errors), %d mismatches\n", protocol,
+              stats.commands, stats.errors, stats.mismatches);
   CHECK(stats.commands == static_cast<int>(corpus.size()));
   CHECK(stats.mismatches == 0);
 }
@@ -290,12 +291,13 @@ TEST_CASE("Differential: functions reply as redis-server's do, byte for byte",
   }
   ReferenceRedis reference(redis);
   TestServer server;
-  Differ d(server.port(), reference.port());
+  const int protocol = GENERATE(2, 3);  // the same table under RESP2 and RESP3
+  Differ d(server.port(), reference.port(), protocol);
   const std::vector<Command> corpus = FunctionCorpus();
   for (const Command& cmd : corpus) d.Both("functions", cmd);
   const auto& stats = d.stats("functions");
-  std::printf("differential: functions %d commands (%d errors), %d mismatches\n", stats.commands,
-              stats.errors, stats.mismatches);
+  std::printf("differential RESP%d: functions %d commands (%d errors), %d mismatches\n", protocol,
+              stats.commands, stats.errors, stats.mismatches);
   CHECK(stats.commands == static_cast<int>(corpus.size()));
   CHECK(stats.mismatches == 0);
 }
@@ -309,7 +311,8 @@ TEST_CASE("FUNCTION DUMP / RESTORE move libraries between redis-server and rockc
   }
   ReferenceRedis reference(redis);
   TestServer server;
-  Differ d(server.port(), reference.port());
+  const int protocol = GENERATE(2, 3);  // the same table under RESP2 and RESP3
+  Differ d(server.port(), reference.port(), protocol);
   // Long and repetitive: redis-server compresses it (LZF) in its payload.
   std::string code = "#!lua name=big\n";
   for (int i = 0; i < 40; ++i) {

@@ -394,7 +394,8 @@ TEST_CASE("Differential: a sliced SORT equals redis-server's", "[sort][slicing][
   }
   ReferenceRedis reference(redis);
   TestServer server({"--slice-items", "64"});
-  rockcache::testing::differential::Differ d(server.port(), reference.port());
+  const int protocol = GENERATE(2, 3);  // the same table under RESP2 and RESP3
+  rockcache::testing::differential::Differ d(server.port(), reference.port(), protocol);
   const std::string f = "sort";
   // Distinct elements and numeric weights (ties broken by the element, as Redis): orders that
   // Redis leaves to its sort algorithm or its hash tables (ALPHA weights that tie, sets) are not
