@@ -109,6 +109,8 @@ std::string RespPeer::Call(const std::vector<std::string>& args) {
   return ReadReply();
 }
 
+void RespPeer::SendCommand(const std::vector<std::string>& args) { Send(Resp(args)); }
+
 std::vector<std::string> RespPeer::CallPipelined(
     const std::vector<std::vector<std::string>>& commands) {
   std::string request;

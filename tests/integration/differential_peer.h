@@ -42,11 +42,13 @@ class RespPeer {
   std::string Call(const std::vector<std::string>& args);
   // Sends every command in one write (one pipeline), then returns their replies, raw, in order.
   std::vector<std::string> CallPipelined(const std::vector<std::vector<std::string>>& commands);
+  // Sends raw bytes / one command without reading anything back.
+  void Send(const std::string& request);
+  void SendCommand(const std::vector<std::string>& args);
+  // The next whole frame the server sent (a reply or a push), raw. REQUIREs it within 30 s.
+  std::string ReadReply();
 
  private:
-  void Send(const std::string& request);
-  std::string ReadReply();  // REQUIREs a complete reply within 30 s
-
   // The end of the reply that starts at `pos` in buffer_, or npos when it is incomplete.
   size_t ReplyEnd(size_t pos) const;
 
