@@ -6,6 +6,8 @@
 #include <climits>
 #include <string>
 
+#include "server/protocol/reply.h"
+
 namespace rockcache::server::scripting {
 namespace {
 
@@ -19,11 +21,15 @@ struct State {
 };
 
 // The reply of the value of Lua expression `expression`.
-std::string ReplyOf(const std::string& expression) {
+// `client`: the protocol the reply is written in; `script_resp3`: the script called
+// redis.setresp(3).
+std::string ReplyOf(const std::string& expression, Protocol client = Protocol::kResp2,
+                    bool script_resp3 = false) {
   State state;
   REQUIRE(luaL_dostring(state.L, ("return " + expression).c_str()) == 0);
   std::string out;
-  AppendLuaReply(state.L, -1, &out);
+  ReplyProtocolScope scope(client);
+  AppendLuaReply(state.L, -1, &out, script_resp3);
   return out;
 }
 
@@ -61,7 +67,7 @@ TEST_CASE("A self-referencing table is refused, not followed forever", "[scripti
   REQUIRE(luaL_dostring(state.L, "local t = {} t[1] = t return t") == 0);
   lua_pushcfunction(state.L, [](lua_State* L) -> int {
     std::string out;
-    AppendLuaReply(L, 1, &out);
+    AppendLuaReply(L, 1, &out, false);
     return 0;
   });
   lua_insert(state.L, -2);
@@ -79,6 +85,40 @@ TEST_CASE("Redis replies become Lua values", "[scripting][lua-values]") {
   CHECK(Describe("-ERR no\r\n", "v.err") == "ERR no");
   CHECK(Describe("*2\r\n$1\r\na\r\n*1\r\n:7\r\n", "v[1] .. v[2][1] .. #v") == "a72");
   CHECK(Describe("$4\r\na\r\nb\r\n", "v") == "a\r\nb");  // binary-safe
+}
+
+TEST_CASE("RESP3 replies become Lua values (redis.setresp(3))", "[scripting][lua-values]") {
+  CHECK(Describe("_\r\n", "tostring(v)") == "nil");
+  CHECK(Describe("#t\r\n", "tostring(v)") == "true");
+  CHECK(Describe("#f\r\n", "tostring(v)") == "false");
+  CHECK(Describe(",2.5\r\n", "tostring(v.double)") == "2.5");
+  CHECK(Describe("(123456789012345678901\r\n", "v.big_number") == "123456789012345678901");
+  CHECK(Describe("%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n$1\r\nx\r\n", "v.map.a .. v.map.b") == "1x");
+  CHECK(Describe("~2\r\n$1\r\na\r\n$1\r\nb\r\n", "tostring(v.set.a and v.set.b)") == "true");
+  CHECK(Describe("=8\r\ntxt:abcd\r\n", "v.verbatim_string.format .. v.verbatim_string.string") ==
+        "txtabcd");
+  CHECK(Describe(">2\r\n$1\r\na\r\n:1\r\n", "v[1] .. v[2]") == "a1");
+}
+
+TEST_CASE("Lua tables become typed replies in the client's protocol", "[scripting][lua-values]") {
+  // RESP2 clients: doubles as bulks, maps flattened, sets as arrays.
+  CHECK(ReplyOf("{double=1.5}") == "$3\r\n1.5\r\n");
+  CHECK(ReplyOf("{map={a=1}}") == "*2\r\n$1\r\na\r\n:1\r\n");
+  CHECK(ReplyOf("{set={a=true}}") == "*1\r\n$1\r\na\r\n");
+  CHECK(ReplyOf("{big_number='12345678901234567890'}") == "$20\r\n12345678901234567890\r\n");
+  // RESP3 clients.
+  CHECK(ReplyOf("{double=1.5}", Protocol::kResp3) == ",1.5\r\n");
+  CHECK(ReplyOf("{map={a=1}}", Protocol::kResp3) == "%1\r\n$1\r\na\r\n:1\r\n");
+  CHECK(ReplyOf("{set={a=true}}", Protocol::kResp3) == "~1\r\n$1\r\na\r\n");
+  CHECK(ReplyOf("{verbatim_string={format='txt', string='hi'}}", Protocol::kResp3) ==
+        "=6\r\ntxt:hi\r\n");
+  // Booleans: a RESP2 script's false is a null of the client's protocol; a RESP3 script's stay
+  // booleans.
+  CHECK(ReplyOf("false", Protocol::kResp3) == "_\r\n");
+  CHECK(ReplyOf("true", Protocol::kResp3) == ":1\r\n");
+  CHECK(ReplyOf("true", Protocol::kResp3, true) == "#t\r\n");
+  CHECK(ReplyOf("false", Protocol::kResp3, true) == "#f\r\n");
+  CHECK(ReplyOf("false", Protocol::kResp2, true) == ":0\r\n");
 }
 
 }  // namespace
