@@ -148,7 +148,7 @@ TEST_CASE("HELLO answers the RESP2 handshake", "[connection]") {
     CHECK(Describe(r.elements[12]) == "bulk:modules");
     CHECK(Describe(r.elements[13]) == "[]");
   }
-  CHECK(Run(c, {"HELLO", "3"}) == "err:NOPROTO unsupported protocol version");
+  CHECK(Run(c, {"HELLO", "4"}) == "err:NOPROTO unsupported protocol version");
   CHECK(Run(c, {"HELLO", "1"}) == "err:NOPROTO unsupported protocol version");
   CHECK(Run(c, {"HELLO", "abc"}) == "err:ERR Protocol version is not an integer or out of range");
   CHECK(Run(c, {"HELLO", "2", "foo"}) == "err:ERR Syntax error in HELLO option 'foo'");
@@ -156,7 +156,7 @@ TEST_CASE("HELLO answers the RESP2 handshake", "[connection]") {
   Reply named = c.Command({"HELLO", "2", "SETNAME", "hello-name"});
   CHECK(named.type == REDIS_REPLY_ARRAY);
   CHECK(Run(c, {"CLIENT", "GETNAME"}) == "bulk:hello-name");
-  // Still RESP2 after the failed HELLO 3.
+  // Still RESP2 after the failed HELLO 4 (HELLO 3 itself: resp3_test.cc).
   CHECK(Run(c, {"PING"}) == "status:PONG");
 }
 
