@@ -304,7 +304,8 @@ class GroupTask : public pool::Task {
   }
 
   // How many commands from order_[k] on, within the segment [.., j), run as one write run: the
-  // same row on the same key, database and protocol, each joining (JoinsRun). 1 = order_[k] runs alone.
+  // same row on the same key, database and protocol, each joining (JoinsRun). 1 = order_[k] runs
+  // alone.
   size_t WriteRunLength(size_t k, size_t j) {
     const PreparedCommand& head = *order_[k];
     const CommandSpec* spec = head.spec;

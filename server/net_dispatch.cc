@@ -200,7 +200,8 @@ void NetLoop::ProcessInput(Connection* conn) {
         reject(std::string(kReplyBusy));
         return false;
       }
-      add(pos, input_size, Prepare(spec, id, &argv, rtc_missed, conn->db, conn->protocol, &spare_args_));
+      add(pos, input_size,
+          Prepare(spec, id, &argv, rtc_missed, conn->db, conn->protocol, &spare_args_));
       return true;
     };
     switch (route) {

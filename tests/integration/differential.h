@@ -183,5 +183,4 @@ inline bool SplitReply(const std::string& raw, std::string* skeleton,
   return one() && pos == raw.size();
 }
 
-
 }  // namespace rockcache::testing::differential
