@@ -141,6 +141,9 @@ const std::vector<OptionSpec> kOptionTable = {
    "A GET (STRLEN, GETBIT, MGET of one key) the cache misses is tried in the network thread "
    "against RocksDB's memory (memtables and block cache, never a file) and fills the cache, for "
    "strings up to this size and absent keys; 0 = every miss goes to the pool."},
+  {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
+   "Keys CLIENT TRACKING remembers for its readers; past it a key leaves the table and its "
+   "readers get an invalidation, as Redis (0 = no limit)."},
   // ---- scripting ----
   {"busy-reply-threshold", T::kInt, "5000", 0, LONG_MAX, nullptr, true,
    "Milliseconds a script runs before commands that need its keys (and that the cache cannot "

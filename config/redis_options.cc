@@ -276,8 +276,6 @@ const std::vector<OptionSpec> kRedisRows = {
    "Redis's I/O threads; rockcache's network threads are net-threads.", kNoEffect},
   {"io-threads-do-reads", T::kBool, "no", 0, 0, nullptr, false,
    "Redis's threaded reads; rockcache's network threads always read.", kNoEffect},
-  {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
-   "Redis's client-side caching table; stored only.", kNoEffect},
   {"lua-time-limit", T::kInt, "", 0, LONG_MAX, nullptr, true,
    "Old name of busy-reply-threshold.", kMapped, "busy-reply-threshold"},
   {"tls-port", T::kInt, "0", 0, 65535, nullptr, true,

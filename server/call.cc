@@ -129,6 +129,13 @@ class Discipline {
   void After() {
     if (request_.mode == CallMode::kLoop || !(spec_.flags & kWrite)) return;
     NoteWriteForWatch(server_.watches(), spec_, *request_.argv, *request_.out, reply_start_);
+    if (server_.tracking().active()) {  // client-side caches: after the write (tracking.h)
+      if (spec_.flags & kAllKeys) {
+        server_.tracking().InvalidateAll();
+      } else {
+        server_.tracking().Invalidate(CommandKeys(spec_, *request_.argv));
+      }
+    }
     // kAtomic: the caller serves after its commit; kAllKeys writes (FLUSHALL...) push nothing.
     if (request_.mode == CallMode::kAtomic || (spec_.flags & kAllKeys)) return;
     if (ShouldServe(server_, request_.waiter)) {
@@ -207,6 +214,7 @@ void CallRun(Server& server, const CommandSpec& spec, const WriteRun& run, int64
       NoteWriteForWatch(watches, spec, *run.argvs[i], *run.replies[i], reply_starts[i]);
     }
   }
+  if (server.tracking().active()) server.tracking().Invalidate({(*run.argvs.front())[1]});
   server.stats().write_runs.fetch_add(1, std::memory_order_relaxed);
   server.stats().write_run_commands.fetch_add(run.argvs.size(), std::memory_order_relaxed);
 }

@@ -111,9 +111,17 @@ struct Connection {
   bool authenticated = false;
   int db = 0;  // SELECTed database (logical); every command of this connection runs in it
   Protocol protocol = Protocol::kResp2;  // HELLO's; the form of its replies (reply.h)
-  bool close_after_reply = false;        // QUIT, protocol error, CLIENT KILL of itself
-  bool reading_paused = false;           // input backlog too large while in flight, or parked
-  bool write_pending = false;            // EV_WRITE armed
+  // CLIENT TRACKING (server/tracking/tracking.h): this connection's view of its mode.
+  struct TrackingState {
+    bool on = false;
+    bool bcast = false;
+    bool optin = false;
+    bool optout = false;
+    int caching = -1;  // CLIENT CACHING for the next command: 1 yes, 0 no, -1 not said
+  } tracking;
+  bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
+  bool reading_paused = false;     // input backlog too large while in flight, or parked
+  bool write_pending = false;      // EV_WRITE armed
   int64_t last_interaction_ms = 0;
   int64_t obuf_soft_since_ms = 0;  // pending replies over the soft output limit since (0 = not)
   std::vector<PreparedCommand> parked_batch;  // while parked

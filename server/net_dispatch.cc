@@ -13,6 +13,7 @@
 #include "server/blocking/wait_registry.h"
 #include "server/call.h"
 #include "server/clock.h"
+#include "server/commands/client_tracking.h"
 #include "server/executor.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
@@ -152,6 +153,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
     conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
+    if (conn->tracking.on && spec != nullptr) NoteTrackedRead(server, conn, *spec, argv);
     if (ForTransaction(spec, conn->tx_multi())) {
       const size_t batched = batch.size();
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);

@@ -21,6 +21,7 @@
 #include "pool/worker_pool.h"
 #include "server/blocking/wait_registry.h"
 #include "server/clock.h"
+#include "server/commands/client_tracking.h"
 #include "server/pubsub/subscriptions.h"
 #include "server/server.h"
 
@@ -270,6 +271,7 @@ void NetLoop::CloseConnection(Connection* conn) {
   spdlog::debug("closing client id={} addr={}", conn->id, conn->info->addr);
   conn->info->closed.store(true, std::memory_order_release);  // a sliced read in flight stops
   if (conn->pubsub != nullptr) UnsubscribeAll(*server_, conn);
+  DisableTracking(*server_, conn);
   if (conn->waiter) server_->blocking().Abandon(conn->waiter.get());  // nothing is lost
   if (conn->wait_timer) event_free(conn->wait_timer);
   if (conn->read_event) event_free(conn->read_event);

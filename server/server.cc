@@ -167,6 +167,7 @@ uint64_t BlockCacheBytes(const config::Config& config) {
 Server::Server(config::Config* config)
     : config_(config),
       pubsub_(std::make_unique<PubSub>(this, config)),
+      tracking_(std::make_unique<Tracking>(this)),
       blocking_(std::make_unique<WaitRegistry>()) {
   for (const auto& spec : config::OptionTable()) {
     ApplySetting(spec.name, config_->Get(spec.name));
@@ -213,6 +214,7 @@ const SettingBinding<uint64_t> kUint64Settings[] = {
     {"slice-usec", &Settings::slice_usec},
     {"lua-maxmemory", &Settings::lua_maxmemory},
     {"lua-script-cache-bytes", &Settings::lua_script_cache_bytes},
+    {"tracking-table-max-keys", &Settings::tracking_table_max_keys},
 };
 const SettingBinding<int> kIntSettings[] = {
     {"tcp-keepalive", &Settings::tcp_keepalive},

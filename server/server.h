@@ -28,6 +28,7 @@
 #include "server/scripting/scripting.h"
 #include "server/server_stats.h"
 #include "server/settings.h"
+#include "server/tracking/tracking.h"
 #include "server/tx/watch.h"
 
 namespace rockcache::pool {
@@ -89,6 +90,7 @@ class Server {
   SlowLog& slowlog() { return slowlog_; }
   // Channel and pattern subscriptions, PUBLISH, keyspace notifications (server/pubsub/).
   PubSub& pubsub() { return *pubsub_; }
+  Tracking& tracking() { return *tracking_; }
   // Clients blocked in BLPOP-like commands (server/blocking/wait_registry.h).
   WaitRegistry& blocking() { return *blocking_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
@@ -119,6 +121,7 @@ class Server {
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   SlowLog slowlog_;
   std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<Tracking> tracking_;
   std::unique_ptr<WaitRegistry> blocking_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "server/commands/args.h"
+#include "server/commands/client_tracking.h"
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
 #include "server/connection.h"
@@ -196,6 +197,9 @@ void Reset(CommandContext& ctx, Args&, std::string* out) {
     conn->info->multi.store(-1, std::memory_order_relaxed);
   }
   conn->info->set_name("");
+  DisableTracking(*ctx.server, conn);
+  conn->protocol = Protocol::kResp2;  // as Redis: RESET goes back to RESP2
+  conn->info->resp.store(2, std::memory_order_relaxed);
   conn->db = 0;  // as Redis: RESET selects database 0
   conn->info->db.store(0, std::memory_order_relaxed);
   conn->authenticated = !ctx.server->settings().auth_required.load(std::memory_order_relaxed);

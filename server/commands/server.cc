@@ -14,6 +14,7 @@
 #include "pool/worker_pool.h"
 #include "server/blocking/wait_registry.h"
 #include "server/commands/args.h"
+#include "server/commands/client_tracking.h"
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
 #include "server/connection.h"
@@ -287,6 +288,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   const std::string& sub = argv[1];
   Connection& conn = *ctx.conn;
   if (Is(sub, "ID") && argv.size() == 2) return AppendInteger(out, static_cast<int64_t>(conn.id));
+  if (ClientTrackingCommand(ctx, argv, out)) return;
   if (Is(sub, "GETNAME") && argv.size() == 2) {
     std::string name = conn.info->name();
     if (name.empty()) return out->append(NullBulkReply()), void();

@@ -82,6 +82,8 @@ void ClientsSection(Server& server, std::string* out) {
   Field(out, "connected_clients", static_cast<uint64_t>(server.clients().size()));
   Field(out, "maxclients", static_cast<uint64_t>(server.settings().maxclients.load()));
   Field(out, "blocked_clients", static_cast<uint64_t>(server.blocking().waiting()));
+  const Tracking::Counts tracking = server.tracking().counts();
+  Field(out, "tracking_clients", tracking.clients);
 }
 
 void MemorySection(Server& server, std::string* out) {
@@ -166,6 +168,10 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "rejected_connections", stats.rejected_connections.load());
   Field(out, "instantaneous_ops_per_sec", server.InstantaneousOpsPerSec());
   Field(out, "expired_keys", stats.expired_keys.load());
+  const Tracking::Counts tracking = server.tracking().counts();
+  Field(out, "tracking_total_keys", tracking.keys);
+  Field(out, "tracking_total_items", tracking.items);
+  Field(out, "tracking_total_prefixes", tracking.prefixes);
   Field(out, "keyspace_hits", snapshot.keyspace_hits);
   Field(out, "keyspace_misses", snapshot.keyspace_misses);
   Field(out, "pubsub_channels", static_cast<uint64_t>(server.pubsub().ChannelCount()));

@@ -53,6 +53,42 @@ void PubSubInbox::OnWake(int fd, short, void* arg) {
   static_cast<PubSubInbox*>(arg)->Drain();
 }
 
+namespace {
+
+constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
+
+// An invalidation for `conn`: a RESP3 push ["invalidate", keys], or, for a RESP2 connection
+// subscribed to __redis__:invalidate (a REDIRECT target), the message of that channel; nothing
+// for other RESP2 connections (as Redis). Held while the connection has a batch in flight, so it
+// follows the replies of reads that raced with the write (server/tracking/tracking.h). False
+// when nothing was written.
+bool AppendInvalidation(Connection* conn, const PubSubDelivery& delivery, uint64_t hard) {
+  std::string frame;
+  if (conn->protocol == Protocol::kResp3) {
+    frame = ">2\r\n$10\r\ninvalidate\r\n";
+  } else if (conn->pubsub != nullptr &&
+             conn->pubsub->channels.count(std::string(kInvalidateChannel)) > 0) {
+    frame = "*3\r\n$7\r\nmessage\r\n";
+    AppendBulk(&frame, kInvalidateChannel);
+  } else {
+    return false;
+  }
+  if (delivery.invalidate_all) {
+    frame += conn->protocol == Protocol::kResp3 ? "_\r\n" : "$-1\r\n";
+  } else {
+    AppendArrayHeader(&frame, static_cast<int64_t>(delivery.invalidation->size()));
+    for (const std::string& key : *delivery.invalidation) AppendBulk(&frame, key);
+  }
+  if (hard != 0 && conn->output.size() - conn->output_pos + conn->held_pushes.size() > hard) {
+    return true;  // past the limit: Flush closes it
+  }
+  std::string& to = conn->reply_partial || conn->in_flight ? conn->held_pushes : conn->output;
+  to += frame;
+  return true;
+}
+
+}  // namespace
+
 void PubSubInbox::Drain() {
   std::vector<PubSubDelivery> batch;
   {
@@ -67,6 +103,15 @@ void PubSubInbox::Drain() {
   std::vector<uint64_t> touched;
   std::unordered_set<uint64_t> seen;
   for (const PubSubDelivery& delivery : batch) {
+    if (delivery.invalidation != nullptr) {
+      for (uint64_t id : delivery.conn_ids) {
+        Connection* conn = loop_->FindConnection(id);
+        if (conn == nullptr) continue;
+        if (!AppendInvalidation(conn, delivery, hard)) continue;
+        if (seen.insert(id).second) touched.push_back(id);
+      }
+      continue;
+    }
     for (uint64_t id : delivery.conn_ids) {
       Connection* conn = loop_->FindConnection(id);
       if (conn == nullptr || conn->pubsub == nullptr) continue;  // closed or unsubscribed

@@ -54,6 +54,10 @@ struct PubSubDelivery {
   bool pattern = false;
   bool shard = false;              // an SPUBLISH (smessage): `source` is a shard channel
   std::vector<uint64_t> conn_ids;  // receivers on that loop, in subscription order
+  // Client-side caching (server/tracking/tracking.h): an invalidation of these keys (every key
+  // when invalidate_all) for the receivers, written in each one's protocol; `bytes` unused.
+  std::shared_ptr<const std::vector<std::string>> invalidation;
+  bool invalidate_all = false;
 };
 
 class PubSub {

@@ -123,7 +123,12 @@ const char* const kTable[] = {
     // connection, server, introspection
     "PING", "PING hi", "ECHO hi", "SELECT 0", "^CLIENT ID", "~CLIENT INFO", "^CLIENT LIST",
     "CLIENT GETNAME", "CLIENT SETNAME me", "CLIENT GETNAME", "CLIENT NO-EVICT on",
-    "CLIENT UNBLOCK 999999", "CLIENT KILL ID 999999", "CONFIG GET timeout",
+    "CLIENT TRACKINGINFO", "CLIENT GETREDIR", "CLIENT TRACKING on prefix a",
+    "CLIENT TRACKING on optin optout", "CLIENT TRACKING on bcast optin", "CLIENT CACHING yes",
+    "CLIENT TRACKING on bcast prefix a prefix ab", "CLIENT TRACKING on optin", "CLIENT CACHING no",
+    "CLIENT CACHING yes", "CLIENT TRACKINGINFO", "CLIENT TRACKING on bcast", "CLIENT TRACKING off",
+    "CLIENT TRACKING on bcast prefix a prefix b", "CLIENT TRACKINGINFO", "CLIENT GETREDIR",
+    "CLIENT TRACKING off", "CLIENT UNBLOCK 999999", "CLIENT KILL ID 999999", "CONFIG GET timeout",
     "CONFIG GET nosuchparam", "CONFIG SET timeout 0", "~TIME", "^INFO", "^INFO keyspace",
     "~MEMORY USAGE n", "^MEMORY STATS", "^MEMORY DOCTOR", "^LATENCY DOCTOR", "LATENCY LATEST",
     "LATENCY RESET", "LATENCY HISTORY command", "^LATENCY HISTOGRAM set", "SLOWLOG RESET",

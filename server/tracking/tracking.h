@@ -1,0 +1,112 @@
+// Tracking: client-side caching (CLIENT TRACKING), the server's side. Which clients read which
+// keys (the default mode) or want every key under a prefix (BCAST), and the invalidation
+// messages a write sends them.
+//
+// Threads:
+// - Enable / Disable: the client's network thread (CLIENT TRACKING is a kConnection command;
+//   a closing connection disables).
+// - Record: the reading client's network thread, before the read runs (admission).
+// - Invalidate / InvalidateAll: whoever writes (workers, under the written keys' stripe locks,
+//   after the write; FLUSHALL / FLUSHDB / SWAPDB hold every stripe).
+//
+// Coherence: a reader records its keys before it reads them, and a writer looks its keys up
+// after it wrote them (its write is visible to every later read: the key's stripe lock and the
+// cache's write window order them; a shard mutex here orders the record and the lookup). So
+// either the writer sees the record and the reader gets an invalidation, or the record came
+// after the lookup and the read sees the new value. An invalidation reaches the client's
+// connection through its loop's inbox and waits there while the connection has a batch in
+// flight (Connection::held_pushes), so it arrives after the reply of a read that raced with it:
+// a client that caches a reply and then applies the invalidations it received never keeps a
+// value older than the last write it was told about.
+//
+// Cost: with no tracking client, a write pays one relaxed atomic load (active()).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "config/mutex.h"
+
+namespace rockcache::server {
+
+class Server;
+
+// How a client tracks (CLIENT TRACKING ON's options).
+struct TrackingOptions {
+  uint64_t redirect = 0;  // send invalidations to this client instead (0 = itself)
+  bool bcast = false;     // every key under `prefixes` (all keys without one), no recording
+  bool optin = false;     // default mode: only the command after CLIENT CACHING YES records
+  bool optout = false;    // default mode: every read records but the one after CACHING NO
+  bool noloop = false;    // accepted; a client still hears of its own writes
+  std::vector<std::string> prefixes;
+};
+
+class Tracking {
+ public:
+  explicit Tracking(Server* server) : server_(server) {}
+  Tracking(const Tracking&) = delete;
+  Tracking& operator=(const Tracking&) = delete;
+
+  // Any thread: true while some client tracks. One relaxed load.
+  bool active() const { return clients_count_.load(std::memory_order_relaxed) != 0; }
+
+  // The client `id` on loop `loop` tracks with `options` (replacing earlier ones). An
+  // invalidation takes its receiver's protocol when it is written (server/pubsub/inbox.cc).
+  void Enable(uint64_t id, uint32_t loop, TrackingOptions options);
+  // The client stops tracking (CLIENT TRACKING OFF, close). Its recorded keys are dropped
+  // lazily: an invalidation for a client that no longer tracks is not sent.
+  void Disable(uint64_t id);
+
+  // Default mode: client `id` is about to read `keys`. Past tracking-table-max-keys, keys are
+  // evicted from the table, each with an invalidation to its readers (as Redis).
+  void Record(uint64_t id, const std::vector<std::string_view>& keys);
+
+  // `keys` were modified: every client that read one (and every BCAST client whose prefix it
+  // matches) gets an invalidation; the keys leave the table.
+  void Invalidate(const std::vector<std::string_view>& keys);
+  // Every key changed (FLUSHALL, FLUSHDB, SWAPDB): every tracking client gets a null
+  // invalidation and the table empties.
+  void InvalidateAll();
+
+  // CLIENT TRACKINGINFO / GETREDIR: false when `id` does not track.
+  bool Options(uint64_t id, TrackingOptions* options) const;
+
+  // INFO: tracking_total_keys / _items / _prefixes, tracking_clients.
+  struct Counts {
+    uint64_t keys = 0, items = 0, prefixes = 0, clients = 0;
+  };
+  Counts counts() const;
+
+ private:
+  struct Client {
+    uint32_t loop = 0;
+    TrackingOptions options;
+  };
+  static constexpr size_t kShards = 64;
+  struct Shard {
+    mutable Mutex mu;
+    // Key -> the clients that read it since its last invalidation.
+    std::unordered_map<std::string, std::unordered_set<uint64_t>> readers GUARDED_BY(mu);
+  };
+
+  Shard& ShardOf(std::string_view key) {
+    return shards_[std::hash<std::string_view>{}(key) % kShards];
+  }
+  // Sends `keys` (null when `all`) to each client of `targets` as one invalidation message.
+  void Send(const std::unordered_map<uint64_t, std::vector<std::string>>& targets, bool all);
+
+  Server* const server_;
+  std::atomic<uint64_t> clients_count_{0};
+  std::atomic<uint64_t> keys_{0};   // keys in the table
+  std::atomic<uint64_t> items_{0};  // (key, client) pairs in the table
+  Shard shards_[kShards];
+  mutable Mutex clients_mu_;
+  std::unordered_map<uint64_t, Client> clients_ GUARDED_BY(clients_mu_);
+};
+
+}  // namespace rockcache::server
