@@ -39,7 +39,7 @@ struct Table {
           &kLcsCommands,           &kZSetAlgebraCommands,   &kMultiPopCommands,
           &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands,
           &kDatabaseCommands,      &kStreamCommands,        &kScriptingCommands,
-          &kDumpCommands}) {
+          &kDumpCommands,          &kMigrateCommands}) {
       // clang-format on
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
