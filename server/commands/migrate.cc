@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "server/commands/args.h"
@@ -39,31 +40,41 @@ class TargetConnection {
     if (fd_ >= 0) close(fd_);
   }
 
-  // Connects within timeout_ms; false on any failure (resolution, refusal, timeout).
-  bool Connect(const std::string& host, const std::string& port, int64_t timeout_ms) {
+  enum class ConnectResult {
+    kConnected,
+    // Resolution failed, or connect() failed at once: Redis's "connecting to the client".
+    kFailed,
+    // connect() was under way and then failed or timed out: Redis takes the socket as connected
+    // and its first write fails ("writing to target instance").
+    kBroken,
+  };
+  // Connects within timeout_ms. The port is read as atoi reads it (Redis does: "x" is port 0).
+  ConnectResult Connect(const std::string& host, const std::string& port, int64_t timeout_ms) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* result = nullptr;
-    if (getaddrinfo(host.c_str(), port.c_str(), &hints, &result) != 0) return false;
-    bool ok = false;
-    for (addrinfo* ai = result; ai != nullptr && !ok; ai = ai->ai_next) {
+    const std::string service = std::to_string(std::atoi(port.c_str()));
+    if (getaddrinfo(host.c_str(), service.c_str(), &hints, &result) != 0) {
+      return ConnectResult::kFailed;
+    }
+    ConnectResult outcome = ConnectResult::kFailed;
+    for (addrinfo* ai = result; ai != nullptr; ai = ai->ai_next) {
       fd_ = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
       if (fd_ < 0) continue;
-      ok = ConnectOne(ai, timeout_ms);
-      if (!ok) {
-        close(fd_);
-        fd_ = -1;
-      }
+      outcome = ConnectOne(ai, timeout_ms);
+      if (outcome != ConnectResult::kFailed) break;
+      close(fd_);
+      fd_ = -1;
     }
     freeaddrinfo(result);
-    if (!ok) return false;
+    if (outcome != ConnectResult::kConnected) return outcome;
     timeval tv{};
     tv.tv_sec = timeout_ms / 1000;
     tv.tv_usec = static_cast<suseconds_t>((timeout_ms % 1000) * 1000);
     setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    return true;
+    return outcome;
   }
 
   bool SendAll(std::string_view bytes) {
@@ -96,19 +107,21 @@ class TargetConnection {
   }
 
  private:
-  bool ConnectOne(addrinfo* ai, int64_t timeout_ms) {
+  ConnectResult ConnectOne(addrinfo* ai, int64_t timeout_ms) {
     const int flags = fcntl(fd_, F_GETFL, 0);
     fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
     if (connect(fd_, ai->ai_addr, ai->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) return false;
+      if (errno != EINPROGRESS) return ConnectResult::kFailed;
       pollfd pfd{fd_, POLLOUT, 0};
-      if (poll(&pfd, 1, static_cast<int>(timeout_ms)) != 1) return false;
+      if (poll(&pfd, 1, static_cast<int>(timeout_ms)) != 1) return ConnectResult::kBroken;
       int error = 0;
       socklen_t len = sizeof error;
-      if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) return false;
+      if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) {
+        return ConnectResult::kBroken;
+      }
     }
     fcntl(fd_, F_SETFL, flags);
-    return true;
+    return ConnectResult::kConnected;
   }
 
   int fd_ = -1;
@@ -225,10 +238,11 @@ void Migrate(CommandContext& ctx, Args& argv, std::string* out) {
   }
 
   TargetConnection target;
-  if (!target.Connect(argv[1], argv[2], timeout)) {
+  const auto connected = target.Connect(argv[1], argv[2], timeout);
+  if (connected == TargetConnection::ConnectResult::kFailed) {
     return AppendError(out, "IOERR error or timeout connecting to the client");
   }
-  if (!target.SendAll(request)) {
+  if (connected == TargetConnection::ConnectResult::kBroken || !target.SendAll(request)) {
     return AppendError(out, "IOERR error or timeout writing to target instance");
   }
   std::string line;

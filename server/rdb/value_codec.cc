@@ -107,30 +107,34 @@ void AppendStreamId16(std::string* out, StreamId id) {
   for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(id.seq >> shift));
 }
 
+void AppendStreamMaster(ListpackWriter* lp, const StreamEntry& master, size_t count) {
+  lp->AppendInt(static_cast<int64_t>(count));  // live entries
+  lp->AppendInt(0);                            // deleted entries
+  lp->AppendInt(static_cast<int64_t>(master.fields.size()));
+  for (const auto& field : master.fields) lp->Append(field.first);
+  lp->AppendInt(0);  // the master entry's terminator
+}
+
+void AppendStreamEntry(ListpackWriter* lp, const StreamEntry& entry, const StreamEntry& master) {
+  const bool same = SameFields(entry, master);
+  const auto n = static_cast<int64_t>(entry.fields.size());
+  lp->AppendInt(same ? kStreamFlagSameFields : 0);
+  lp->AppendInt(static_cast<int64_t>(entry.id.ms - master.id.ms));
+  lp->AppendInt(static_cast<int64_t>(entry.id.seq - master.id.seq));
+  if (!same) lp->AppendInt(n);
+  for (const auto& [field, value] : entry.fields) {
+    if (!same) lp->Append(field);
+    lp->Append(value);
+  }
+  lp->AppendInt(same ? n + 3 : 2 * n + 4);
+}
+
 // One stream node: the master entry (from its first entry) and its entries, as streamAppendItem
 // lays them out.
 std::string StreamNode(const std::vector<StreamEntry>& entries, size_t begin, size_t end) {
-  const StreamEntry& master = entries[begin];
   ListpackWriter lp;
-  lp.AppendInt(static_cast<int64_t>(end - begin));  // live entries
-  lp.AppendInt(0);                                  // deleted entries
-  lp.AppendInt(static_cast<int64_t>(master.fields.size()));
-  for (const auto& field : master.fields) lp.Append(field.first);
-  lp.AppendInt(0);  // the master entry's terminator
-  for (size_t i = begin; i < end; ++i) {
-    const StreamEntry& entry = entries[i];
-    const bool same = SameFields(entry, master);
-    const auto n = static_cast<int64_t>(entry.fields.size());
-    lp.AppendInt(same ? kStreamFlagSameFields : 0);
-    lp.AppendInt(static_cast<int64_t>(entry.id.ms - master.id.ms));
-    lp.AppendInt(static_cast<int64_t>(entry.id.seq - master.id.seq));
-    if (!same) lp.AppendInt(n);
-    for (const auto& [field, value] : entry.fields) {
-      if (!same) lp.Append(field);
-      lp.Append(value);
-    }
-    lp.AppendInt(same ? n + 3 : 2 * n + 4);
-  }
+  AppendStreamMaster(&lp, entries[begin], end - begin);
+  for (size_t i = begin; i < end; ++i) AppendStreamEntry(&lp, entries[i], entries[begin]);
   return lp.Finish();
 }
 
@@ -142,22 +146,32 @@ void AppendStream(std::string* out, const KeyValue& value, const EncodingLimits&
   size_t max_bytes = static_cast<size_t>(std::max<int64_t>(0, limits.stream_node_max_bytes));
   if (max_bytes == 0 || max_bytes > kStreamListpackMaxSize) max_bytes = kStreamListpackMaxSize;
   const auto& entries = value.entries;
-  // Node boundaries as streamAppendItem decides them, entry by entry.
+  // Node boundaries as streamAppendItem decides them, entry by entry: it opens a new node when
+  // the node's listpack (lpBytes, its master count as of then) plus the new entry's field and
+  // value bytes reach stream-node-max-bytes, or its entries reach stream-node-max-entries.
   std::vector<std::pair<size_t, size_t>> nodes;
   size_t begin = 0;
+  size_t entries_bytes = 0;  // encoded entries of the open node
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (i == begin) continue;
-    size_t fields_bytes = 0;
-    for (const auto& [f, v] : entries[i].fields) fields_bytes += f.size() + v.size();
-    const size_t lp_bytes = StreamNode(entries, begin, i).size();
-    bool new_node = lp_bytes + fields_bytes >= max_bytes;
-    if (!new_node && limits.stream_node_max_entries > 0) {
-      new_node = static_cast<int64_t>(i - begin) >= limits.stream_node_max_entries;
+    if (i > begin) {
+      size_t fields_bytes = 0;
+      for (const auto& [f, v] : entries[i].fields) fields_bytes += f.size() + v.size();
+      ListpackWriter master;
+      AppendStreamMaster(&master, entries[begin], i - begin);
+      const size_t lp_bytes = master.bytes() + entries_bytes;
+      bool new_node = lp_bytes + fields_bytes >= max_bytes;
+      if (!new_node && limits.stream_node_max_entries > 0) {
+        new_node = static_cast<int64_t>(i - begin) >= limits.stream_node_max_entries;
+      }
+      if (new_node) {
+        nodes.emplace_back(begin, i);
+        begin = i;
+        entries_bytes = 0;
+      }
     }
-    if (new_node) {
-      nodes.emplace_back(begin, i);
-      begin = i;
-    }
+    ListpackWriter one;
+    AppendStreamEntry(&one, entries[i], entries[begin]);
+    entries_bytes += one.bytes() - 7;
   }
   if (!entries.empty()) nodes.emplace_back(begin, entries.size());
   AppendLength(out, nodes.size());

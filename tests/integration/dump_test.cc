@@ -301,6 +301,9 @@ TEST_CASE("RESTORE and DUMP errors equal redis-server's byte for byte", "[dump]"
       {"MIGRATE", "127.0.0.1", "1", "s", "0", "100", "KEYS", "s"},
       {"MIGRATE", "127.0.0.1", "1", "", "0", "100", "KEYS", "missing1", "missing2"},
       {"MIGRATE", "127.0.0.1", "1", "s", "x", "100"},
+      {"MIGRATE", "127.0.0.1", "1", "s", "0", "100"},
+      {"MIGRATE", "127.0.0.1", "port", "s", "0", "100", "COPY"},
+      {"MIGRATE", "name.invalid", "1", "s", "0", "100", "REPLACE"},
       {"MIGRATE", "127.0.0.1", "1", "s", "0", "100", "AUTH"},
       {"MIGRATE", "127.0.0.1", "1", "s", "0", "100", "BOGUS"},
   };
@@ -432,7 +435,7 @@ TEST_CASE("MIGRATE moves keys to redis-server and to another rockcache", "[dump]
   // Nothing listening: IOERR, keys kept.
   const std::string closed = std::to_string(rockcache::testing::FreePort());
   CHECK(ours.Call({"MIGRATE", "127.0.0.1", closed, "zset:small", "0", "500"}) ==
-        "-IOERR error or timeout connecting to the client\r\n");
+        "-IOERR error or timeout writing to target instance\r\n");
   CHECK(ours.Call({"EXISTS", "zset:small"}) == ":1\r\n");
 }
 
@@ -465,4 +468,63 @@ TEST_CASE("A RESTORE acknowledged before kill -9 is there after the restart", "[
   RespPeer peer(server.port());
   for (const auto& [key, snapshot] : before) CHECK(Snapshot(peer, key) == snapshot);
   CHECK(peer.Call({"DBSIZE"}) == ":4\r\n");
+}
+
+TEST_CASE("--import-rdb loads an RDB file redis-server SAVEd, key by key", "[dump][import]") {
+  std::string redis = ReferenceRedis::Binary();
+  if (redis.empty()) return;
+  ReferenceRedis reference(redis);
+  RespPeer theirs(reference.port());
+  Rng rng(2024);
+  auto keys = Fill([&](const Command& c) { REQUIRE(theirs.Call(c)[0] != '-'); }, rng);
+  theirs.Call({"XGROUP", "CREATE", "stream:big", "g1", "0"});
+  theirs.Call({"XREADGROUP", "GROUP", "g1", "c1", "COUNT", "3", "STREAMS", "stream:big", ">"});
+  theirs.Call({"PEXPIRE", "hash:big", "3600000"});
+  theirs.Call({"EXPIRE", "str:small", "1"});  // expired by the time of the import
+  theirs.Call({"SELECT", "2"});
+  for (int i = 0; i < 2000; ++i) {
+    theirs.Call({"SET", "db2:" + std::to_string(i), std::to_string(rng.Int(0, 1 << 30))});
+  }
+  theirs.Call({"SELECT", "0"});
+  REQUIRE(theirs.Call({"FUNCTION", "LOAD",
+                       "#!lua name=importlib\nredis.register_function('imp', function() return 7 "
+                       "end)"}) == "$9\r\nimportlib\r\n");
+  REQUIRE(theirs.Call({"SAVE"}) == "+OK\r\n");
+  const auto dir_reply = Elements(theirs.Call({"CONFIG", "GET", "dir"}));
+  REQUIRE(dir_reply.size() == 2);
+  const std::string rdb_file = dir_reply[1] + "/dump.rdb";
+  rockcache::testing::SleepMs(1100);
+
+  const std::string dir = rockcache::testing::MakeTempDir();
+  int exit_code = -1;
+  const std::string log = rockcache::testing::RunShell(
+      rockcache::testing::ServerBinary() + " --dir " + dir + " --import-rdb " + rdb_file + " 2>&1",
+      &exit_code);
+  INFO(log);
+  REQUIRE(exit_code == 0);
+  CHECK(log.find("import-rdb:") != std::string::npos);
+  CHECK(log.find("1 already expired skipped") != std::string::npos);
+
+  TestServer server({}, dir);
+  RespPeer ours(server.port());
+  int checked = 0;
+  for (const auto& sample : keys) {
+    INFO("key " << sample.key);
+    CHECK(Snapshot(ours, sample.key) == Snapshot(theirs, sample.key));
+    ++checked;
+  }
+  CHECK(ours.Call({"EXISTS", "str:small"}) == ":0\r\n");
+  const long long ttl = std::stoll(ours.Call({"PTTL", "hash:big"}).substr(1));
+  CHECK(ttl > 3500000);
+  ours.Call({"SELECT", "2"});
+  theirs.Call({"SELECT", "2"});
+  CHECK(ours.Call({"DBSIZE"}) == ":2000\r\n");
+  for (int i = 0; i < 2000; i += 37) {
+    const std::string key = "db2:" + std::to_string(i);
+    CHECK(ours.Call({"GET", key}) == theirs.Call({"GET", key}));
+    ++checked;
+  }
+  ours.Call({"SELECT", "0"});
+  CHECK(ours.Call({"FCALL", "imp", "0"}) == ":7\r\n");
+  std::printf("import-rdb: %d keys checked against redis-server\n", checked);
 }
