@@ -75,10 +75,11 @@ class Reader {
 bool LzfDecompress(std::string_view compressed, size_t expected, std::string* out);
 // The most an LZF input can expand: a 3-byte back reference copies 264 bytes.
 inline constexpr size_t kLzfMaxExpansion = 88;
-// LZF compression as Redis's lzf_compress (HLOG 16, VERY_FAST, hash table starting empty): the
-// same bytes for the same input, so a DUMP payload matches redis-server's. Writes the compressed
-// form to *out and returns its size, or returns 0 when it would not fit in `out_limit` bytes
-// (the input is then stored uncompressed).
+// LZF compression as Redis 7.0's lzf_compress (liblzf 3.6: HLOG 16, VERY_FAST), with its hash
+// table starting empty: the same bytes as redis-server for the same input, except where
+// redis-server's table, left uninitialized on its stack, happens to offer an older match.
+// Writes the compressed form to *out and returns its size, or returns 0 when it would not fit in
+// `out_limit` bytes (the input is then stored uncompressed).
 size_t LzfCompress(std::string_view input, size_t out_limit, std::string* out);
 // Redis's string2ll: `text` is the canonical decimal form of an int64 (no sign on 0, no leading
 // zeros, no spaces, at most 20 characters).
