@@ -103,6 +103,8 @@ Status ImportRdb(const std::string& path, storage::Store& store, RdbImportStats*
   }
   int db = 0;
   int64_t expire_at = -1;
+  uint64_t crc = 0;  // of data[0, crc_pos)
+  size_t crc_pos = 0;
   bool encoded = false;
   uint64_t n = 0;
   for (;;) {
@@ -182,7 +184,10 @@ Status ImportRdb(const std::string& path, storage::Store& store, RdbImportStats*
     }
     expire_at = -1;
     if ((stats->keys & 1023) == 0) {
-      file.Release(reader.position());
+      // The checksum runs along with the reading, so each page is read once and dropped.
+      crc = rdb::Crc64(crc, data.substr(crc_pos, reader.position() - crc_pos));
+      crc_pos = reader.position();
+      file.Release(crc_pos);
       const int64_t t = SteadyMs();
       if (t - last_progress >= 1000) {
         last_progress = t;
@@ -199,9 +204,10 @@ Status ImportRdb(const std::string& path, storage::Store& store, RdbImportStats*
   // The checksum (RDB 5+): CRC-64 of everything before it; 0 = not computed by the writer.
   if (version >= 5) {
     const size_t body = reader.position();
-    uint64_t crc = 0;
-    if (!reader.ReadLittleEndian(8, &crc)) return Bad(reader, "missing checksum");
-    if (crc != 0 && crc != rdb::Crc64(0, data.substr(0, body))) {
+    crc = rdb::Crc64(crc, data.substr(crc_pos, body - crc_pos));
+    uint64_t stated = 0;
+    if (!reader.ReadLittleEndian(8, &stated)) return Bad(reader, "missing checksum");
+    if (stated != 0 && stated != crc) {
       return Status::Corruption("RDB file checksum mismatch (the keys were written)");
     }
   }
