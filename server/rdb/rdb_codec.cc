@@ -149,8 +149,8 @@ size_t LzfCompress(std::string_view input, size_t out_limit, std::string* out) {
     const size_t ref_plus = slot;
     slot = static_cast<uint32_t>(ip + 1);
     const size_t ref = ref_plus - 1;
-    if (ref_plus > 1 && ip - ref - 1 < kMaxOff && in[ref] == in[ip] &&
-        in[ref + 1] == in[ip + 1] && in[ref + 2] == in[ip + 2]) {
+    if (ref_plus > 1 && ip - ref - 1 < kMaxOff && in[ref] == in[ip] && in[ref + 1] == in[ip + 1] &&
+        in[ref + 2] == in[ip + 2]) {
       const size_t off = ip - ref - 1;
       size_t len = 2;
       size_t maxlen = n - ip - len;
