@@ -4,6 +4,7 @@
 // byte flip of a valid payload (with its checksum fixed, so the parser itself sees it) is
 // refused or decoded without reading past the input or over-allocating.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -252,6 +253,54 @@ TEST_CASE("Ziplists decode every entry encoding and refuse damage", "[rdb]") {
   std::string lying = zl;
   lying[8] = 5;  // count
   CHECK_FALSE(DecodeZiplist(lying, &out));
+}
+
+TEST_CASE("Pre-7.0 payload types decode: ziplist lists, hashes, sorted sets, quicklist v1",
+          "[rdb]") {
+  const std::string zl = Ziplist({{false, "a"}, {true, "1"}, {false, "b"}, {true, "-2"}});
+  auto decode = [](uint8_t type, const std::string& blob, bool quicklist) {
+    std::string body(1, static_cast<char>(type));
+    if (quicklist) AppendLength(&body, 1);
+    AppendString(&body, blob);
+    KeyValue value;
+    REQUIRE(DecodeObject(body, &value));
+    return value;
+  };
+  KeyValue list = decode(kTypeListZiplist, zl, false);
+  CHECK(list.elements == std::vector<std::string>{"a", "1", "b", "-2"});
+  KeyValue quick = decode(kTypeListQuicklist, zl, true);
+  CHECK(quick.elements == list.elements);
+  KeyValue hash = decode(kTypeHashZiplist, zl, false);
+  CHECK(hash.pairs == std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "-2"}});
+  KeyValue zset = decode(kTypeZSetZiplist, zl, false);
+  REQUIRE(zset.members.size() == 2);
+  CHECK(zset.members[0].member == "b");  // by score: -2 first
+  CHECK(zset.members[1].score == 1);
+  // A quicklist v2 plain node (an element of 1 GiB or more in Redis) holds the element itself.
+  std::string body(1, static_cast<char>(kTypeListQuicklist2));
+  AppendLength(&body, 2);
+  AppendLength(&body, 1);  // plain
+  AppendString(&body, "plain element");
+  AppendLength(&body, 2);  // packed
+  ListpackWriter lp;
+  lp.Append("x");
+  AppendString(&body, lp.Finish());
+  KeyValue plain;
+  REQUIRE(DecodeObject(body, &plain));
+  CHECK(plain.elements == std::vector<std::string>{"plain element", "x"});
+  // RDB_TYPE_ZSET (text scores) and RDB_TYPE_LIST / SET / HASH (one string per element).
+  std::string old = std::string(
+      "\x03\x02\x01"
+      "a"
+      "\x03"
+      "1.5"
+      "\x01"
+      "b"
+      "\xfe",
+      13);
+  KeyValue scored;
+  REQUIRE(DecodeObject(old, &scored));
+  CHECK(scored.members[1].score == HUGE_VAL);
 }
 
 TEST_CASE("Intsets and zipmaps decode; malformed ones are refused", "[rdb]") {
