@@ -12,8 +12,8 @@
 // set, zset, hash, zset2, zipmap, ziplist, intset, zset/hash ziplist, quicklist, quicklist2 with
 // packed and plain nodes, hash/zset listpack, streams v1/v2 with consumer groups parsed and
 // dropped, and 7.2's set listpack). Every length is checked against the bytes left before
-// anything is allocated; decoded memory is capped by DecodeBudget (an LZF string inside a
-// packed value cannot blow it up); a bad value is rejected whole (duplicates, empty
+// anything is allocated; decoded memory is capped by DecodeBudget (at what a valid payload of
+// that size can describe); a bad value is rejected whole (duplicates, empty
 // collections, NaN scores, malformed packed encodings).
 #pragma once
 
@@ -68,14 +68,18 @@ void AppendObject(std::string* out, const storage::KeyValue& value, const Encodi
 // DUMP's reply: AppendObject and the footer (RDB version 10, CRC-64).
 std::string DumpPayload(const storage::KeyValue& value, const EncodingLimits& limits);
 
-// The memory a decode may take: every decoded element is charged its bytes plus 32, and the
-// decode fails once the charges pass the budget. max(64 MiB, 128 x the input's size) by
-// default, so a small hostile payload cannot claim much, and real data (which LZF compresses at
-// most 88 times) always fits.
+// The memory a decode may take: every decoded element is charged its bytes plus 32, every
+// packed blob its bytes and 24 per entry, and the decode fails once the charges pass the budget:
+// max(1 MiB, 4096 x the input's size). That is what a valid payload can need and no more: LZF
+// expands at most 88 times and a listpack entry takes at least 2 bytes, so one payload byte
+// describes at most 88 blob bytes and 44 elements (88 + 44 x (24 + 33) = 2596 charged bytes).
+// Real data always fits, and no stated length or count makes the decoder allocate beyond what
+// the bytes it was given can describe; what it costs beyond Redis is the decoded form (a string
+// per element) that the one WriteBatch of the key is built from.
 class DecodeBudget {
  public:
   explicit DecodeBudget(size_t input_size)
-      : left_(std::max<uint64_t>(uint64_t{64} << 20, uint64_t{128} * input_size)) {}
+      : left_(std::max<uint64_t>(uint64_t{1} << 20, uint64_t{4096} * input_size)) {}
   bool Charge(uint64_t bytes) {
     if (bytes + 32 > left_) return false;
     left_ -= bytes + 32;
