@@ -258,6 +258,26 @@ TEST_CASE("redis-server's DUMP payloads RESTORE into rockcache with the same dat
   CHECK(left <= 100000);
 }
 
+TEST_CASE("A highly compressed redis-server payload (2M list elements) restores whole", "[dump]") {
+  std::string redis = ReferenceRedis::Binary();
+  if (redis.empty()) return;
+  ReferenceRedis reference(redis);
+  TestServer server;
+  RespPeer ours(server.port());
+  RespPeer theirs(reference.port());
+  const Command push = [] {
+    Command c = {"RPUSH", "ones"};
+    for (int i = 0; i < 20000; ++i) c.push_back("1");
+    return c;
+  }();
+  for (int i = 0; i < 100; ++i) REQUIRE(theirs.Call(push)[0] == ':');
+  const std::string payload = Bulk(theirs.Call({"DUMP", "ones"}));
+  CHECK(payload.size() < 100000);  // about 27 elements per payload byte
+  REQUIRE(ours.Call({"RESTORE", "ones", "0", payload}) == "+OK\r\n");
+  CHECK(ours.Call({"LLEN", "ones"}) == ":2000000\r\n");
+  CHECK(Bulk(ours.Call({"DUMP", "ones"})) == payload);
+}
+
 TEST_CASE("RESTORE and DUMP errors equal redis-server's byte for byte", "[dump]") {
   std::string redis = ReferenceRedis::Binary();
   if (redis.empty()) return;
