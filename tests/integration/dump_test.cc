@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -535,6 +536,37 @@ TEST_CASE("--import-rdb loads an RDB file redis-server SAVEd, key by key", "[dum
   REQUIRE(exit_code == 0);
   CHECK(log.find("import-rdb:") != std::string::npos);
   CHECK(log.find("1 already expired skipped") != std::string::npos);
+
+  // A truncated copy stops at its first bad byte with an error that names it; a copy with a
+  // byte changed inside a value fails its checksum. Either way the process exits 1.
+  {
+    std::ifstream in(rdb_file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(bytes.size() > 1000);
+    const std::string cut_file = dir + ".cut.rdb", flipped_file = dir + ".flip.rdb";
+    std::ofstream(cut_file, std::ios::binary) << bytes.substr(0, bytes.size() * 6 / 10);
+    std::string flipped = bytes;
+    const size_t at = flipped.find("element:");
+    REQUIRE(at != std::string::npos);
+    flipped[at] = 'E';  // still a valid value, so only the checksum can tell
+    std::ofstream(flipped_file, std::ios::binary) << flipped;
+    for (const auto& [file, message] :
+         {std::pair<std::string, std::string>{cut_file, "corrupt at byte"},
+          {flipped_file, "checksum mismatch"}}) {
+      const std::string scratch = rockcache::testing::MakeTempDir();
+      int code = 0;
+      const std::string out =
+          rockcache::testing::RunShell(rockcache::testing::ServerBinary() + " --dir " + scratch +
+                                           "/db --import-rdb " + file + " 2>&1",
+                                       &code);
+      INFO(out);
+      CHECK(code == 1);
+      CHECK(out.find(message) != std::string::npos);
+      rockcache::testing::RemoveTree(scratch);
+    }
+    std::remove(cut_file.c_str());
+    std::remove(flipped_file.c_str());
+  }
 
   TestServer server({}, dir);
   RespPeer ours(server.port());
