@@ -75,7 +75,7 @@ help:
 	@echo "make bench          redis-benchmark matrix beside redis-server (scripts/bench.sh)"
 	@echo "make bench-bigdata  data bigger than memory beside redis-server (scripts/bench-bigdata.sh)"
 	@echo "make asan | tsan    the tests under AddressSanitizer+UBSan | ThreadSanitizer (build/asan, build/tsan)"
-	@echo "make fuzz           libFuzzer on the RESP parser and the dispatcher (FUZZ_SECONDS=60)"
+	@echo "make fuzz           libFuzzer on the RESP parser, DUMP payloads and the dispatcher (FUZZ_SECONDS=60)"
 	@echo "make format | lint  clang-format the sources | check format, thread-safety (make tsa), clang-tidy"
 	@echo "make compose-test   build the Docker images and check every compose profile (needs Docker)"
 	@echo "make clean          remove build/"
@@ -183,8 +183,10 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@./scripts/install-deps.sh $(FUZZ_PACKAGES)
 	@$(MAKE) --no-print-directory fuzz-build
-	@mkdir -p tests/fuzz/corpus tests/fuzz/corpus-dispatcher
+	@mkdir -p tests/fuzz/corpus tests/fuzz/corpus-dispatcher tests/fuzz/corpus-rdb
 	$(FUZZ_BUILD)/fuzz-resp-parser -max_total_time=$(FUZZ_SECONDS) tests/fuzz/corpus tests/fuzz/seeds
+	$(FUZZ_BUILD)/fuzz-rdb-payload -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+	  tests/fuzz/corpus-rdb tests/fuzz/seeds-rdb
 	$(FUZZ_BUILD)/fuzz-dispatcher -max_total_time=$(FUZZ_SECONDS) -timeout=120 -rss_limit_mb=4096 \
 	  tests/fuzz/corpus-dispatcher
 
@@ -199,6 +201,9 @@ fuzz-build:
 	  $(FUZZ_BUILD)/librockcache.a
 	$(FUZZ_CXX) -fsanitize=fuzzer tests/fuzz/resp_parser_fuzz.cc server/protocol/resp_parser.cc \
 	  config/split_args.cc -o $(FUZZ_BUILD)/fuzz-resp-parser
+	$(FUZZ_CXX) -fsanitize=fuzzer tests/fuzz/rdb_payload_fuzz.cc server/rdb/rdb_codec.cc \
+	  server/rdb/listpack.cc server/rdb/ziplist.cc server/rdb/value_codec.cc \
+	  -o $(FUZZ_BUILD)/fuzz-rdb-payload
 	$(FUZZ_CXX) -fsanitize=fuzzer $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
 	  tests/fuzz/dispatcher_fuzz.cc $(FUZZ_BUILD)/librockcache.a -o $(FUZZ_BUILD)/fuzz-dispatcher \
 	  $(LDLIBS)

@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "server/clock.h"
 #include "server/metrics/info.h"
+#include "server/rdb_import.h"
 #include "server/server.h"
 
 namespace {
@@ -20,6 +23,8 @@ namespace {
 void PrintUsage() {
   std::fprintf(stderr,
                "Usage: rockcache-server [/path/to/rockcache.conf] [--option value ...]\n"
+               "       rockcache-server [config] [--option value ...] --import-rdb dump.rdb\n"
+               "         (loads a Redis RDB file into the store at `dir`, then exits)\n"
                "       rockcache-server --help | --version\n"
                "Options are those of rockcache.conf, e.g. --port 6380 --dir /tmp/data\n");
 }
@@ -51,13 +56,24 @@ int main(int argc, char** argv) {
                 rockcache::server::kRedisCompatVersion);
     return 0;
   }
+  // --import-rdb FILE (anywhere among the options): load an RDB file into the store and exit.
+  std::string import_rdb;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::strcmp(argv[i], "--import-rdb") == 0 && i + 1 < argc) {
+      import_rdb = argv[++i];
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
   rockcache::config::Config config;
-  rockcache::Status status = config.LoadFromArgs(argc, argv);
+  rockcache::Status status = config.LoadFromArgs(static_cast<int>(args.size()), args.data());
   if (!status.ok()) {
     std::fprintf(stderr, "*** FATAL CONFIG ERROR ***\n%s\n", status.message().c_str());
     return 1;
   }
   if (!SetUpLogging(config)) return 1;
+  if (!import_rdb.empty()) return rockcache::server::RunRdbImport(config, import_rdb);
 
   // Signals: SIGPIPE ignored (writes report EPIPE); SIGINT/SIGTERM blocked in every thread and
   // read by Server::Run() through a signalfd.

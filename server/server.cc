@@ -324,33 +324,37 @@ int Server::NetThreads() const {
   return threads > 0 ? threads : pool::AutoNetThreads(pool::UsableCores());
 }
 
+storage::Options StoreOptions(const config::Config& config) {
+  storage::Options store_options;
+  store_options.dir = config.GetString("dir");
+  store_options.sync_writes = config.GetString("storage-sync") == "always";
+  store_options.block_cache_bytes = BlockCacheBytes(config);
+  store_options.write_buffer_bytes =
+      static_cast<uint64_t>(config.GetInt("rocksdb-write-buffer-size"));
+  store_options.compression = config.GetString("rocksdb-compression");
+  store_options.compress_level0 = config.GetBool("rocksdb-compress-level0");
+  store_options.mmap_reads = config.GetBool("rocksdb-mmap-reads");
+  store_options.partitioned_index = config.GetBool("rocksdb-partitioned-index");
+  store_options.pin_metadata = config.GetBool("rocksdb-pin-metadata");
+  store_options.meta_block_bytes = static_cast<uint64_t>(config.GetInt("rocksdb-meta-block-size"));
+  store_options.max_background_jobs =
+      static_cast<int>(config.GetInt("rocksdb-max-background-jobs"));
+  store_options.databases = static_cast<int>(config.GetInt("databases"));
+  store_options.memtable = config.GetString("rocksdb-memtable");
+  store_options.memtable_huge_pages = config.GetBool("rocksdb-memtable-huge-pages");
+  store_options.key_filter_bits_per_key =
+      static_cast<uint32_t>(config.GetInt("key-filter-bits-per-key"));
+  store_options.key_filter_max_bytes =
+      static_cast<uint64_t>(config.GetInt("key-filter-max-memory"));
+  return store_options;
+}
+
 Status Server::Start() {
   start_time_ms_ = NowUnixMs();
   shutdown_fd_ = eventfd(0, EFD_CLOEXEC);
   if (shutdown_fd_ < 0) return Status::IOError(std::string("eventfd: ") + strerror(errno));
 
-  storage::Options store_options;
-  store_options.dir = config_->GetString("dir");
-  store_options.sync_writes = config_->GetString("storage-sync") == "always";
-  store_options.block_cache_bytes = BlockCacheBytes(*config_);
-  store_options.write_buffer_bytes =
-      static_cast<uint64_t>(config_->GetInt("rocksdb-write-buffer-size"));
-  store_options.compression = config_->GetString("rocksdb-compression");
-  store_options.compress_level0 = config_->GetBool("rocksdb-compress-level0");
-  store_options.mmap_reads = config_->GetBool("rocksdb-mmap-reads");
-  store_options.partitioned_index = config_->GetBool("rocksdb-partitioned-index");
-  store_options.pin_metadata = config_->GetBool("rocksdb-pin-metadata");
-  store_options.meta_block_bytes =
-      static_cast<uint64_t>(config_->GetInt("rocksdb-meta-block-size"));
-  store_options.max_background_jobs =
-      static_cast<int>(config_->GetInt("rocksdb-max-background-jobs"));
-  store_options.databases = static_cast<int>(config_->GetInt("databases"));
-  store_options.memtable = config_->GetString("rocksdb-memtable");
-  store_options.memtable_huge_pages = config_->GetBool("rocksdb-memtable-huge-pages");
-  store_options.key_filter_bits_per_key =
-      static_cast<uint32_t>(config_->GetInt("key-filter-bits-per-key"));
-  store_options.key_filter_max_bytes =
-      static_cast<uint64_t>(config_->GetInt("key-filter-max-memory"));
+  const storage::Options store_options = StoreOptions(*config_);
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();

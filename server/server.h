@@ -30,6 +30,7 @@
 #include "server/settings.h"
 #include "server/tracking/tracking.h"
 #include "server/tx/watch.h"
+#include "storage/store_types.h"
 
 namespace rockcache::pool {
 class WorkerPool;
@@ -142,6 +143,10 @@ class Server {
 
 // Wall-clock Unix time in milliseconds / microseconds.
 int64_t NowUnixMs();
+
+// The storage options of `config` (dir, storage-sync, rocksdb-*, databases...): what the server
+// opens its store with (Server::Start) and what --import-rdb opens it with.
+storage::Options StoreOptions(const config::Config& config);
 int64_t NowUnixUs();
 
 }  // namespace rockcache::server

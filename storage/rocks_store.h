@@ -131,6 +131,10 @@ class RocksStore final : public Store, public DbView {
 
   StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) override;
   StatusOr<std::optional<std::string>> RandomKey() override;
+  // store_value.cc
+  StatusOr<std::optional<KeyValue>> ReadValue(std::string_view key,
+                                              uint64_t max_bytes = kNoByteLimit) override;
+  StatusOr<bool> WriteValue(std::string_view key, const KeyValue& value, bool replace) override;
   // store_range_read.cc
   StatusOr<std::unique_ptr<RangeRead>> OpenRangeRead(const RangeQuery& query) override;
 

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "config/status.h"
+#include "storage/key_value.h"
 #include "storage/range_read.h"
 #include "storage/result_bytes.h"
 #include "storage/store_types.h"
@@ -304,6 +305,19 @@ class Store {
   virtual StatusOr<bool> Rename(std::string_view src, std::string_view dst, bool nx) = 0;
   // RANDOMKEY: a random live key (approximately uniform), nullopt when there is none.
   virtual StatusOr<std::optional<std::string>> RandomKey() = 0;
+
+  // ---- whole values (DUMP, RESTORE, RDB import; store_value.cc) ----
+  // The whole value of `key` with its expire-at, read over one snapshot; nullopt when absent.
+  // O(size). OverLimit when the elements' bytes pass max_bytes (nothing more is read).
+  virtual StatusOr<std::optional<KeyValue>> ReadValue(std::string_view key,
+                                                      uint64_t max_bytes = kNoByteLimit) = 0;
+  // Writes `value` (type, elements, expire-at) as `key` in one WriteBatch (kill -9 leaves the
+  // old key or the whole new one), replacing a live key of any type only with `replace`: false
+  // and nothing written when the key is live and !replace. A collection gets a fresh version.
+  // REQUIRES: value.type != kNone; a list, set, hash or sorted set has at least one element (a
+  // stream may be empty); set members, hash fields and sorted-set members distinct; scores not
+  // NaN; stream ids ascending and <= stream_last_id. The key lock of `key`.
+  virtual StatusOr<bool> WriteValue(std::string_view key, const KeyValue& value, bool replace) = 0;
 
   // A sliced read over a snapshot taken now (see RangeRead), in the current database. Errors:
   // WrongType when `query.key` holds another type (an absent key reads as empty).

@@ -233,5 +233,7 @@ extern const std::vector<CommandSpec> kScriptingCommands;    // scripting.cc
 extern const std::vector<CommandSpec> kPubSubCommands;       // pubsub.cc
 extern const std::vector<CommandSpec> kBlockingCommands;     // blocking.cc
 extern const std::vector<CommandSpec> kStreamCommands;       // stream.cc
+extern const std::vector<CommandSpec> kDumpCommands;         // dump.cc
+extern const std::vector<CommandSpec> kMigrateCommands;      // migrate.cc
 
 }  // namespace rockcache::server
