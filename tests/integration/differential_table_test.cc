@@ -46,7 +46,9 @@ const char* const kTable[] = {
     "PEXPIRETIME c", "PERSIST a", "TOUCH a b", "RENAME b b2", "RENAMENX b2 a", "COPY a acopy",
     "MOVE acopy 1", "DEL acopy nokey", "UNLINK b2", "DBSIZE", "~KEYS s*",
     "~SCAN 0 MATCH zz* COUNT 5", "~RANDOMKEY", "OBJECT ENCODING n", "^OBJECT IDLETIME n",
-    "OBJECT REFCOUNT n", "^OBJECT FREQ n", "^OBJECT HELP", "DUMPX", "SORT nokey", "SORT_RO nokey",
+    "OBJECT REFCOUNT n", "^OBJECT FREQ n", "^OBJECT HELP", "SET dk 123", "DUMP dk", "DUMP nokey",
+    "RESTORE dk 0 junk", "RESTORE dk2 0 junk", "^MIGRATE 127.0.0.1 1 dk 0 100", "DUMPX",
+    "SORT nokey", "SORT_RO nokey",
     // lists
     "RPUSH l a b c d", "LPUSH l z", "LPUSHX l y", "RPUSHX nolist x", "LRANGE l 0 -1", "LLEN l",
     "LINDEX l 1", "LINDEX l 99", "LSET l 0 q", "LINSERT l BEFORE a a0", "LREM l 1 a0", "LPOS l b",
