@@ -199,6 +199,8 @@ PubSub::SweepScope::~SweepScope() { t_reaping = false; }
 
 void PubSub::WatchExpiries(storage::Store* store) {
   store->SetExpiredObserver([this](std::string_view key) {
+    // Client-side caches drop a key when it expires, as Redis invalidates on expiry.
+    if (server_->tracking().active()) server_->tracking().Invalidate({key});
     const uint32_t flags = notify_flags();
     if (t_reaping || !(flags & kNotifyExpired) || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) {
       return;
