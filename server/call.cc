@@ -129,8 +129,9 @@ class Discipline {
   void After() {
     if (request_.mode == CallMode::kLoop || !(spec_.flags & kWrite)) return;
     NoteWriteForWatch(server_.watches(), spec_, *request_.argv, *request_.out, reply_start_);
-    // kAtomic: the caller serves after its commit; kAllKeys writes (FLUSHALL...) push nothing.
-    if (request_.mode == CallMode::kAtomic || (spec_.flags & kAllKeys)) return;
+    // kAtomic: the caller serves after its commit. kAllKeys writes (FLUSHALL...) push nothing,
+    // but wake blocked XREADGROUPs (ServeBlockedAfterCommand).
+    if (request_.mode == CallMode::kAtomic) return;
     if (ShouldServe(server_, request_.waiter)) {
       ServeBlockedAfterCommand(server_, spec_, *request_.argv,
                                /*in_write_window=*/server_.cache() != nullptr);
@@ -162,6 +163,7 @@ void Call(Server& server, const CallRequest& request) {
   ctx.db = request.db;
   ctx.in_exec = request.mode == CallMode::kAtomic || request.in_exec;
   ctx.waiter = request.waiter;
+  ctx.in_script = request.in_script;
   ctx.slices = request.slices;
   ctx.held_stripes = request.held_stripes;
   Discipline discipline(server, request, &ctx);

@@ -8,6 +8,7 @@
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/clock.h"
+#include "server/commands/args.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
@@ -21,7 +22,19 @@ namespace {
 using storage::KeyType;
 
 KeyType TypeFor(const WaitOp& op) {
-  return op.kind == WaitOp::Kind::kZSetPop ? KeyType::kZSet : KeyType::kList;
+  switch (op.kind) {
+    case WaitOp::Kind::kZSetPop:
+      return KeyType::kZSet;
+    case WaitOp::Kind::kStreamRead:
+    case WaitOp::Kind::kStreamGroupRead:
+      return KeyType::kStream;
+    default:
+      return KeyType::kList;
+  }
+}
+
+bool IsStreamWait(const WaitOp& op) {
+  return op.kind == WaitOp::Kind::kStreamRead || op.kind == WaitOp::Kind::kStreamGroupRead;
 }
 
 // One pass of serving: the keys to serve, the stripes held, the replies to post.
@@ -70,6 +83,11 @@ class Serving {
     }
     for (const auto& waiter : registry_.WaitersOn(db, key)) {
       if (waiter->state.load() != WaitState::kWaiting) continue;
+      if (IsStreamWait(waiter->op)) {
+        ServeStreamWaiter(waiter, key);
+        if (failed_) return;
+        continue;
+      }
       auto type = store_.Type(key);
       if (!type.ok() || *type == KeyType::kNone) return;
       if (*type != TypeFor(waiter->op)) continue;  // waits for another type: stays blocked
@@ -121,6 +139,31 @@ class Serving {
       if (failed_) return;
       if (move && registry_.HasWaiters(db, waiter->op.dst)) ready->push_back(waiter->op.dst);
     }
+  }
+
+  // XREAD / XREADGROUP waiters (under the key lock): served when the key has entries past what
+  // they wait for (nothing is read or written otherwise); a group reader whose stream or group
+  // went away gets Redis 7.0's error.
+  void ServeStreamWaiter(const std::shared_ptr<Waiter>& waiter, const std::string& key) {
+    std::string reply;
+    StreamReadiness ready = ProbeStreamWait(server_, *waiter, key, &reply);
+    if (ready == StreamReadiness::kNotReady) return;
+    if (!registry_.Finish(waiter.get(), WaitState::kServed)) return;
+    const uint64_t start = Clock::Now();
+    if (ready == StreamReadiness::kReady) {
+      CommandContext ctx;
+      ctx.server = &server_;
+      ctx.store = &store_;
+      ctx.db = waiter->notify_db;
+      Status s = ServeStreamWait(ctx, *waiter, key, &reply);
+      if (s.ok()) s = store_.FlushThreadWriteGroup();
+      if (!s.ok()) {
+        reply.clear();
+        AppendStatusError(&reply, s);
+        failed_ = true;
+      }
+    }
+    served_.push_back({waiter, std::move(reply), Clock::NanosBetween(start, Clock::Now())});
   }
 
   // The waiter's pop, with the keyspace events Redis emits when it serves a blocked client
@@ -216,7 +259,21 @@ void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
 
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window) {
-  if (spec.flags & kAllKeys) return;  // FLUSHALL adds no element
+  if (spec.flags & kAllKeys) {
+    // FLUSHALL / FLUSHDB add no element, but a blocked XREADGROUP learns its stream is gone (as
+    // Redis 7.0). The caller holds every stripe.
+    const bool all = Is(argv[0], "flushall");
+    if (!all && !Is(argv[0], "flushdb")) return;
+    std::vector<uint32_t> held(server.key_locks().stripe_count());
+    for (size_t i = 0; i < held.size(); ++i) held[i] = static_cast<uint32_t>(i);
+    const int here = WaitDb();
+    for (const auto& [db, key] : server.blocking().GroupReadKeys()) {
+      if (!all && db != here) continue;
+      DbScope scope(db);
+      ServeBlockedOn(server, {key}, held, in_write_window);
+    }
+    return;
+  }
   std::vector<std::string_view> keys = CommandKeys(spec, argv);
   if (keys.empty()) return;
   ServeBlockedOn(server, keys, server.key_locks().StripesOf(keys), in_write_window);
@@ -254,6 +311,9 @@ Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::
       AppendOptionalBulk(out, *element);
       return Status::OK();
     }
+    case WaitOp::Kind::kStreamRead:
+    case WaitOp::Kind::kStreamGroupRead:
+      return Status::InvalidArgument("stream waits are served by ServeStreamWait");
     case WaitOp::Kind::kZSetPop: {
       const int64_t before = LengthIfNotifying(ctx, [&] { return store.ZCard(key); });
       auto popped = op.left ? store.ZPopMin(key, op.count) : store.ZPopMax(key, op.count);

@@ -38,7 +38,8 @@ struct Table {
           &kGeoCommands,           &kSortCommands,          &kBitmapCommands,
           &kLcsCommands,           &kZSetAlgebraCommands,   &kMultiPopCommands,
           &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands,
-          &kDatabaseCommands,      &kStreamCommands,        &kScriptingCommands}) {
+          &kDatabaseCommands,      &kStreamCommands,        &kScriptingCommands,
+          &kStreamReadCommands,    &kStreamGroupCommands}) {
       // clang-format on
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);
