@@ -901,7 +901,7 @@ StatusOr<StreamClaimResult> RocksStore::XClaim(std::string_view key, const Strea
     if (!pending) {
       if (!spec.force) continue;
       forced = true;
-      n = Nack();
+      n = Nack{now_ms, 1, std::string()};  // as Redis's streamCreateNACK: one delivery, now
     }
     if (!forced && spec.min_idle_ms > 0 && now_ms - n.time_ms < spec.min_idle_ms) continue;
     auto c = groups.Consumer(spec.consumer, true, now_ms);
@@ -1142,10 +1142,6 @@ Status RocksStore::XSetId(std::string_view key, StreamId last_id,
   Meta meta;
   if (Status s = BeginWrite(key, MetaType::kStream, &hold, &old, &meta); !s.ok()) return s;
   if (meta.version == 0) return NoKey();
-  if (last_id < meta.max_deleted_id) {
-    return Status::InvalidArgument(
-        "The ID specified in XSETID is smaller than current max_deleted_entry_id");
-  }
   if (meta.count > 0) {
     if (last_id < meta.top_id) {
       return Status::InvalidArgument(

@@ -183,6 +183,8 @@ void XRead(CommandContext& ctx, Args& argv, std::string* out) {
       continue;
     }
     if (!ParseId(id, true, 0, &ids[k])) return AppendError(out, kInvalidId);
+    // Redis marks `>` with the greatest id: XREADGROUP given that id explicitly reads new entries.
+    if (a.group_read && ids[k] == StreamId::Max()) newest[k] = true;
   }
   std::string body;
   int64_t served = 0;

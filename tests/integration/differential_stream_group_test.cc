@@ -95,7 +95,22 @@ void Compare(Differ& d, const std::string& f, const Command& cmd) {
   std::string mine = d.Ours(cmd);
   std::string reference = d.Theirs(cmd);
   const bool pending_form = cmd.size() >= 6 && (cmd[0] == "XPENDING" || cmd[0] == "xpending");
-  bool same = Masker(mine, pending_form).Run() == Masker(reference, pending_form).Run();
+  const std::string a = Masker(mine, pending_form).Run();
+  const std::string b = Masker(reference, pending_form).Run();
+  const bool same = a == b;
+  if (!same) {  // where the masked replies part (the Differ prints their beginnings)
+    size_t at = 0;
+    while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+    const size_t from = at > 60 ? at - 60 : 0;
+    auto show = [](std::string t) {
+      std::string o;
+      for (char c : t)
+        o += c == '\r' ? std::string("\\r") : c == '\n' ? std::string("\\n") : std::string(1, c);
+      return o;
+    };
+    std::printf("  differ at byte %zu: redis-server ...%s\n  rockcache    ...%s\n", at,
+                show(b.substr(from, 160)).c_str(), show(a.substr(from, 160)).c_str());
+  }
   d.Record(f, cmd, same, mine, reference);
 }
 
