@@ -120,6 +120,7 @@ TEST_CASE("blocked XREADGROUP: served by XADD into the PEL; woken by DESTROY and
   Client a(server.port(), 30000), b(server.port(), 30000);
   CHECK(Run(admin, {"XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"}) == "status:OK");
   Send(a, {"XREADGROUP", "GROUP", "g", "ca", "BLOCK", "0", "STREAMS", "s", ">"});
+  WaitBlocked(admin, 1);  // a blocks first: waiters are served in the order they blocked
   Send(b, {"XREADGROUP", "GROUP", "g", "cb", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">"});
   WaitBlocked(admin, 2);
   // As Redis 7.0, a consumer is created when it is served, not while it waits.
