@@ -696,12 +696,16 @@ StatusOr<std::optional<std::vector<StreamEntry>>> RocksStore::XReadGroup(
                                          });
       if (!s.ok()) return s;
       for (StreamId id : ids) {
-        StreamEntry& e = out.emplace_back();
+        StreamEntry e;
         bool exists = false;
         if (s = groups.FindEntry(id, &e, &exists); !s.ok()) return s;
+        size_t size = 0;
+        for (const auto& [field, value] : e.fields) size += field.size() + value.size();
+        if (!out.empty() && !bytes.Add(size)) break;  // the rest is read by the next call
+        out.push_back(std::move(e));
         if (!exists) {
-          e.id = id;
-          e.deleted = true;
+          out.back().id = id;
+          out.back().deleted = true;
           continue;
         }
         Nack n;

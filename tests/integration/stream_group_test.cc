@@ -146,6 +146,14 @@ TEST_CASE("blocked XREADGROUP: served by XADD into the PEL; woken by DESTROY and
   WaitBlocked(admin, 1);
   CHECK(Run(admin, {"DEL", "s"}) == "int:1");
   CHECK(Next(a) == "err:UNBLOCKED the stream key no longer exists");
+  // FLUSHDB / FLUSHALL too.
+  for (const char* flush : {"FLUSHDB", "FLUSHALL"}) {
+    CHECK(Run(admin, {"XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"}) == "status:OK");
+    Send(a, {"XREADGROUP", "GROUP", "g", "ca", "BLOCK", "0", "STREAMS", "s", ">"});
+    WaitBlocked(admin, 1);
+    CHECK(Run(admin, {flush}) == "status:OK");
+    CHECK(Next(a) == "err:UNBLOCKED the stream key no longer exists");
+  }
   // A plain XREAD keeps waiting when its key is deleted.
   Send(a, {"XREAD", "BLOCK", "200", "STREAMS", "s", "$"});
   WaitBlocked(admin, 1);
