@@ -81,10 +81,18 @@ class Serving {
       failed_ = true;
       return;
     }
+    // Groups of this key with nothing left to deliver in this pass: one reader of a group took
+    // what there was (or found nothing), so its other readers are not probed again.
+    std::vector<std::string> drained_groups;
     for (const auto& waiter : registry_.WaitersOn(db, key)) {
       if (waiter->state.load() != WaitState::kWaiting) continue;
       if (IsStreamWait(waiter->op)) {
-        ServeStreamWaiter(waiter, key);
+        const bool group = waiter->op.kind == WaitOp::Kind::kStreamGroupRead;
+        if (group && std::find(drained_groups.begin(), drained_groups.end(), waiter->op.group) !=
+                         drained_groups.end()) {
+          continue;
+        }
+        if (ServeStreamWaiter(waiter, key) && group) drained_groups.push_back(waiter->op.group);
         if (failed_) return;
         continue;
       }
@@ -144,11 +152,12 @@ class Serving {
   // XREAD / XREADGROUP waiters (under the key lock): served when the key has entries past what
   // they wait for (nothing is read or written otherwise); a group reader whose stream or group
   // went away gets Redis 7.0's error.
-  void ServeStreamWaiter(const std::shared_ptr<Waiter>& waiter, const std::string& key) {
+  // True when the waiter's group (if any) has nothing more for its other readers in this pass.
+  bool ServeStreamWaiter(const std::shared_ptr<Waiter>& waiter, const std::string& key) {
     std::string reply;
     StreamReadiness ready = ProbeStreamWait(server_, *waiter, key, &reply);
-    if (ready == StreamReadiness::kNotReady) return;
-    if (!registry_.Finish(waiter.get(), WaitState::kServed)) return;
+    if (ready == StreamReadiness::kNotReady) return true;
+    if (!registry_.Finish(waiter.get(), WaitState::kServed)) return false;
     const uint64_t start = Clock::Now();
     if (ready == StreamReadiness::kReady) {
       CommandContext ctx;
@@ -164,6 +173,7 @@ class Serving {
       }
     }
     served_.push_back({waiter, std::move(reply), Clock::NanosBetween(start, Clock::Now())});
+    return ready == StreamReadiness::kReady;
   }
 
   // The waiter's pop, with the keyspace events Redis emits when it serves a blocked client
