@@ -572,7 +572,8 @@ void XSetId(CommandContext& ctx, Args& argv, std::string* out) {
   NotifyKeyspaceEvent(ctx, kNotifyStream, "xsetid", argv[1]);
 }
 
-// XGROUP / XINFO: the key is argv[2], except for HELP.
+// XGROUP / XINFO (containers: no key positions of their own, as Redis's table): the key is
+// argv[2], except for HELP.
 std::vector<std::string_view> SubcommandKey(const Args& argv) {
   if (argv.size() < 3) return {};
   return {argv[2]};
@@ -582,13 +583,13 @@ std::vector<std::string_view> SubcommandKey(const Args& argv) {
 
 // clang-format off
 const std::vector<CommandSpec> kStreamGroupCommands = {
-    {"xgroup", -2, kWrite, 2, 2, 1, XGroup,
+    {"xgroup", -2, kWrite, 0, 0, 0, XGroup,
      nullptr, "create|setid|destroy|createconsumer|delconsumer|help", SubcommandKey},
     {"xack", -4, kWrite | kFast, 1, 1, 1, XAck},
     {"xpending", -3, kReadOnly, 1, 1, 1, XPending},
     {"xclaim", -6, kWrite | kFast, 1, 1, 1, XClaim},
     {"xautoclaim", -6, kWrite | kFast, 1, 1, 1, XAutoClaim},
-    {"xinfo", -2, kReadOnly, 2, 2, 1, XInfo, nullptr, "consumers|groups|stream|help",
+    {"xinfo", -2, kReadOnly, 0, 0, 0, XInfo, nullptr, "consumers|groups|stream|help",
      SubcommandKey},
     {"xsetid", -3, kWrite | kFast, 1, 1, 1, XSetId},
 };
