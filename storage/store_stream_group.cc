@@ -63,6 +63,12 @@ struct GroupRec {
   uint64_t pending = 0;
   uint64_t consumers = 0;
   StreamId lo, hi;  // with pending > 0: the first and last pending id
+  // A dead stretch: no pending id in (gap_lo, gap_hi]. Left by a walk of the upper bound down
+  // past acknowledged entries, so that the next walks (either way) jump it: with one entry
+  // stuck at the bottom of the PEL, acknowledging the newest ones again and again would
+  // otherwise walk every earlier acknowledgement each time.
+  bool has_gap = false;
+  StreamId gap_lo, gap_hi;
 };
 
 std::string EncodeGroup(const GroupRec& g) {
@@ -74,11 +80,16 @@ std::string EncodeGroup(const GroupRec& g) {
   PutFixed64BE(&s, g.consumers);
   s.append(EncodeStreamId(g.lo));
   s.append(EncodeStreamId(g.hi));
+  s.push_back(g.has_gap ? '\1' : '\0');
+  s.append(EncodeStreamId(g.gap_lo));
+  s.append(EncodeStreamId(g.gap_hi));
   return s;
 }
 
+constexpr size_t kGroupBytes = 8 + 16 + 8 + 8 + 8 + 32 + 1 + 32;
+
 bool DecodeGroup(std::string_view v, GroupRec* g) {
-  if (v.size() != 8 + 16 + 8 + 8 + 8 + 32) return false;
+  if (v.size() != kGroupBytes) return false;
   const char* p = v.data();
   g->gid = GetFixed64BE(p);
   g->last_id = DecodeStreamId(p + 8);
@@ -87,6 +98,9 @@ bool DecodeGroup(std::string_view v, GroupRec* g) {
   g->consumers = GetFixed64BE(p + 40);
   g->lo = DecodeStreamId(p + 48);
   g->hi = DecodeStreamId(p + 64);
+  g->has_gap = p[80] != 0;
+  g->gap_lo = DecodeStreamId(p + 81);
+  g->gap_hi = DecodeStreamId(p + 97);
   return true;
 }
 
@@ -229,11 +243,21 @@ class StreamGroups {
 
   // Visits the records of `scope` whose next 16 bytes are an id in [from, to], in id order (or
   // reverse), fn(id, value) -> continue.
+  // With `gap` (forward walks only), the ids in (gap->gap_lo, gap->gap_hi] are jumped.
   Status VisitIds(const std::string& scope, StreamId from, StreamId to, bool reverse,
-                  const std::function<bool(StreamId, std::string_view)>& fn) {
+                  const std::function<bool(StreamId, std::string_view)>& fn,
+                  const GroupRec* gap = nullptr) {
     if (from > to) return Status::OK();
     const std::string lo = scope + EncodeStreamId(from);
     const std::string hi = ImmediateSuccessor(scope + EncodeStreamId(to));
+    std::string gap_last, gap_end;
+    EntryBounds bounds{lo, std::string_view(hi), std::nullopt, {}};
+    if (gap != nullptr && gap->has_gap && !reverse) {
+      gap_last = scope + EncodeStreamId(gap->gap_lo);
+      gap_end = ImmediateSuccessor(scope + EncodeStreamId(gap->gap_hi));
+      bounds.gap = gap_end;
+      bounds.gap_last = gap_last;
+    }
     Status bad;
     Status s = s_.ForEachEntry(
         ro_, s_.stream_cf_, key_, meta_.version,
@@ -244,9 +268,32 @@ class StreamGroups {
           }
           return fn(DecodeStreamId(sub.data() + scope.size()), value);
         },
-        std::nullopt, reverse, EntryBounds{lo, std::string_view(hi), std::nullopt, {}});
+        std::nullopt, reverse, bounds);
     if (!s.ok()) return s;
     return bad;
+  }
+
+  // The greatest pending id <= from and >= floor that this write does not remove, read from the
+  // database (jumping the group's dead stretch); *crossed: the walk went below the stretch.
+  Status LastLiveAtOrBelow(const std::string& scope, StreamId from, StreamId floor,
+                           std::optional<StreamId>* live, bool* crossed) {
+    *crossed = false;
+    auto walk = [&](StreamId a, StreamId b) {
+      return VisitIds(scope, a, b, true, [&](StreamId id, std::string_view) {
+        if (removed_.count(id)) return true;
+        *live = id;
+        return false;
+      });
+    };
+    if (g_.has_gap && g_.gap_lo < from) {
+      StreamId above = g_.gap_hi;
+      if (g_.gap_hi < from && above.Incr()) {
+        if (Status s = walk(std::max(floor, above), from); !s.ok() || *live) return s;
+      }
+      *crossed = true;
+      return walk(floor, g_.gap_lo);
+    }
+    return walk(floor, from);
   }
 
   // Visits records of `scope` + name (groups, consumers) in name order.
@@ -289,12 +336,14 @@ class StreamGroups {
                   const std::function<bool(StreamId, const Nack&)>& fn) {
     if (g.pending == 0) return Status::OK();
     Status bad;
-    Status s = VisitIds(Scope('P', g.gid), std::max(from, g.lo), std::min(to, g.hi), false,
-                        [&](StreamId id, std::string_view v) {
-                          Nack n;
-                          if (!DecodeNack(v, &n)) return bad = Corrupt(), false;
-                          return fn(id, n);
-                        });
+    Status s = VisitIds(
+        Scope('P', g.gid), std::max(from, g.lo), std::min(to, g.hi), false,
+        [&](StreamId id, std::string_view v) {
+          Nack n;
+          if (!DecodeNack(v, &n)) return bad = Corrupt(), false;
+          return fn(id, n);
+        },
+        &g);
     return s.ok() ? bad : s;
   }
 
@@ -379,34 +428,66 @@ class StreamGroups {
 
   // Writes the group, its consumers and the fixed bounds to the batch.
   Status Finish() {
+    for (StreamId id : added_) {  // the dead stretch must stay dead
+      if (g_.has_gap && g_.gap_lo < id && id <= g_.gap_hi) g_.has_gap = false;
+    }
     if (g_.pending == 0) {
       g_.lo = g_.hi = StreamId::Min();
+      g_.has_gap = false;
     } else {
       const std::string scope = Scope('P', g_.gid);
-      for (bool back : {false, true}) {
-        std::optional<StreamId> best;
-        for (StreamId id : added_) {
-          if (!best || (back ? id > *best : id < *best)) best = id;
-        }
-        StreamId& bound = back ? g_.hi : g_.lo;
-        if (had_pending_) {
-          std::optional<StreamId> live;
-          if (!removed_.count(bound)) {
-            live = bound;
-          } else {
-            Status s = VisitIds(scope, back ? g_.lo : bound, back ? bound : g_.hi, back,
-                                [&](StreamId id, std::string_view) {
-                                  if (removed_.count(id)) return true;
-                                  live = id;
-                                  return false;
-                                });
-            if (!s.ok()) return s;
-          }
-          if (live && (!best || (back ? *live > *best : *live < *best))) best = live;
-        }
-        if (!best) return Corrupt();  // pending > 0 but nothing pending found
-        bound = *best;
+      std::optional<StreamId> first, last;  // what this write adds
+      for (StreamId id : added_) {
+        if (!first || id < *first) first = id;
+        if (!last || id > *last) last = id;
       }
+      // The lower bound: forward past what was removed (jumping the dead stretch).
+      std::optional<StreamId> lo = first;
+      if (had_pending_) {
+        std::optional<StreamId> live;
+        if (!removed_.count(g_.lo)) {
+          live = g_.lo;
+        } else {
+          Status s = VisitIds(
+              scope, g_.lo, g_.hi, false,
+              [&](StreamId id, std::string_view) {
+                if (removed_.count(id)) return true;
+                live = id;
+                return false;
+              },
+              &g_);
+          if (!s.ok()) return s;
+        }
+        if (live && (!lo || *live < *lo)) lo = live;
+      }
+      // The upper bound: backward past what was removed; what it walked over is dead.
+      std::optional<StreamId> hi = last;
+      if (had_pending_) {
+        std::optional<StreamId> live;
+        if (!removed_.count(g_.hi)) {
+          live = g_.hi;
+        } else {
+          bool crossed = false;
+          if (Status s = LastLiveAtOrBelow(scope, g_.hi, g_.lo, &live, &crossed); !s.ok()) {
+            return s;
+          }
+          if (live && added_.empty()) {
+            const StreamId dead_lo = *live, dead_hi = g_.hi;  // nothing live in (dead_lo, dead_hi]
+            if (crossed || !g_.has_gap) {
+              g_.has_gap = true;
+              g_.gap_lo = dead_lo;
+              g_.gap_hi = std::max(dead_hi, crossed ? g_.gap_hi : dead_hi);
+            } else if (dead_hi >= g_.gap_lo && dead_lo <= g_.gap_hi) {  // touching: one stretch
+              g_.gap_lo = std::min(g_.gap_lo, dead_lo);
+              g_.gap_hi = std::max(g_.gap_hi, dead_hi);
+            }
+          }
+        }
+        if (live && (!hi || *live > *hi)) hi = live;
+      }
+      if (!lo || !hi) return Corrupt();  // pending > 0 but nothing pending found
+      g_.lo = *lo;
+      g_.hi = *hi;
     }
     for (auto& [name, st] : consumers_) {
       std::string sub = Scope('N', g_.gid) + name;
