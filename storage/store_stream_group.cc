@@ -222,6 +222,14 @@ class StreamGroups {
   }
 
   Status FindNack(uint64_t gid, StreamId id, Nack* n, bool* found) {
+    if (gid == g_.gid) {  // this write's own changes first (XCLAIM may name an id twice)
+      auto it = nacks_.find(id);
+      if (it != nacks_.end()) {
+        *found = it->second.has_value();
+        if (*found) *n = *it->second;
+        return Status::OK();
+      }
+    }
     std::string v;
     if (Status s = Get(Scope('P', gid) + EncodeStreamId(id), &v, found); !s.ok() || !*found) {
       return s;
@@ -412,6 +420,7 @@ class StreamGroups {
   }
   void UpdateNack(StreamId id, const Nack& n) { PutNack(id, n); }
   void RemovePending(StreamId id, const Nack& n) {
+    nacks_[id] = std::nullopt;
     batch_.DeleteEntry(s_.stream_cf_, key_, meta_.version, Scope('P', g_.gid) + EncodeStreamId(id));
     --g_.pending;
     added_.erase(id);
@@ -540,6 +549,7 @@ class StreamGroups {
   };
 
   void PutNack(StreamId id, const Nack& n) {
+    nacks_[id] = n;
     s_.PutEntry(&batch_, s_.stream_cf_, key_, meta_.version,
                 Scope('P', g_.gid) + EncodeStreamId(id), EncodeNack(n));
   }
@@ -582,6 +592,7 @@ class StreamGroups {
   bool had_pending_ = false;
   std::set<StreamId> added_, removed_;
   std::map<std::string, ConsumerState> consumers_;
+  std::map<StreamId, std::optional<Nack>> nacks_;  // PEL entries this write put or removed
 };
 
 namespace {

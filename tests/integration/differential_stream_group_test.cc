@@ -98,6 +98,14 @@ void Compare(Differ& d, const std::string& f, const Command& cmd) {
   const std::string a = Masker(mine, pending_form).Run();
   const std::string b = Masker(reference, pending_form).Run();
   const bool same = a == b;
+  static const bool trace = EnvInt("ROCKCACHE_DIFF_TRACE", 0) != 0;
+  if (trace) {  // every command and redis-server's reply, to replay a mismatch's history
+    std::string line;
+    for (const auto& arg : cmd) line += arg + " ";
+    std::string shown;
+    for (char c : reference.substr(0, 200)) shown += (c == '\r' || c == '\n') ? ' ' : c;
+    std::printf("trace %s-> %s\n", line.c_str(), shown.c_str());
+  }
   if (!same) {  // where the masked replies part (the Differ prints their beginnings)
     size_t at = 0;
     while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
