@@ -91,6 +91,11 @@ TEST_CASE_METHOD(StoreFixture, "Stream groups: deliver, read history, ack, claim
   claim.delivery_time_ms = 4000;
   auto claimed = Ok(store->XClaim("s", claim, 4000));
   CHECK(Ms(claimed.claimed) == std::vector<uint64_t>{3});
+  // An id named twice is claimed twice, as Redis, and moves (and counts) once.
+  claim.ids = {StreamId{3, 0}, StreamId{3, 0}};
+  CHECK(Ms(Ok(store->XClaim("s", claim, 4000)).claimed) == std::vector<uint64_t>{3, 3});
+  CHECK(Ok(store->XPendingSummary("s", "g")).consumers ==
+        std::vector<std::pair<std::string, uint64_t>>{{"a", 2}, {"b", 1}});
   sum = Ok(store->XPendingSummary("s", "g"));
   CHECK(sum.count == 3);  // 2, 3 (a), 5 (b)
   auto autoclaim = Ok(store->XAutoClaim("s", "g", "c", 0, StreamId::Min(), 10, false, 5000));
