@@ -552,8 +552,9 @@ class Store {
   virtual StatusOr<uint64_t> XGroupDelConsumer(std::string_view key, std::string_view group,
                                                std::string_view consumer) = 0;
   // XREADGROUP on one key (see StreamGroupReadSpec); when the key is served, creates the
-  // consumer if new and sets its seen time (as Redis 7.0: not when it is not served). `>`: delivers entries after the group's last id, moving it and entries-read as
-  // Redis 7.0. nullopt: nothing served (the key is not part of the reply).
+  // consumer if new and sets its seen time (as Redis 7.0: not when it is not served). `>`:
+  // delivers entries after the group's last id, moving it and entries-read as Redis 7.0.
+  // nullopt: nothing served (the key is not part of the reply).
   virtual StatusOr<std::optional<std::vector<StreamEntry>>> XReadGroup(
       std::string_view key, const StreamGroupReadSpec& spec, int64_t now_ms,
       uint64_t max_bytes = kNoByteLimit) = 0;
