@@ -136,8 +136,9 @@ class Discipline {
         server_.tracking().Invalidate(CommandKeys(spec_, *request_.argv));
       }
     }
-    // kAtomic: the caller serves after its commit; kAllKeys writes (FLUSHALL...) push nothing.
-    if (request_.mode == CallMode::kAtomic || (spec_.flags & kAllKeys)) return;
+    // kAtomic: the caller serves after its commit. kAllKeys writes (FLUSHALL...) push nothing,
+    // but wake blocked XREADGROUPs (ServeBlockedAfterCommand).
+    if (request_.mode == CallMode::kAtomic) return;
     if (ShouldServe(server_, request_.waiter)) {
       ServeBlockedAfterCommand(server_, spec_, *request_.argv,
                                /*in_write_window=*/server_.cache() != nullptr);
@@ -169,6 +170,7 @@ void Call(Server& server, const CallRequest& request) {
   ctx.db = request.db;
   ctx.in_exec = request.mode == CallMode::kAtomic || request.in_exec;
   ctx.waiter = request.waiter;
+  ctx.in_script = request.in_script;
   ctx.slices = request.slices;
   ctx.held_stripes = request.held_stripes;
   Discipline discipline(server, request, &ctx);

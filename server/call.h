@@ -58,6 +58,8 @@ struct CallRequest {
   // kWorker: the network thread already looked this kCacheRead command up and missed (a hit
   // now is a coalesced miss and is not counted as a second lookup).
   bool rtc_missed = false;
+  // kAtomic: the command is a script's redis.call (CommandContext::in_script).
+  bool in_script = false;
   // kAtomic: the stripes the unit holds (CommandContext::held_stripes), or nullptr.
   const std::vector<uint32_t>* held_stripes = nullptr;
   // kWorker: the caller has opened the write window over the command's stripes and closes it

@@ -133,7 +133,10 @@ void NetLoop::DrainCompletions() {
 void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
   const Args& argv = command->argv;
   int64_t ms = 0;
-  if (!ParseBlockTimeout(argv[BlockTimeoutIndex(argv[0], argv.size())], &ms).empty()) {
+  if (IsStreamRead(argv[0])) {  // XREAD / XREADGROUP block only with BLOCK <ms>
+    const size_t block = StreamReadBlockIndex(argv);
+    if (block == 0 || !ParseBlockMillis(argv[block], &ms).empty()) return;
+  } else if (!ParseBlockTimeout(argv[BlockTimeoutIndex(argv[0], argv.size())], &ms).empty()) {
     return;  // no waiter: the worker replies the error
   }
   command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);

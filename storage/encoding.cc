@@ -33,6 +33,10 @@ void EncodeMetaInto(const Meta& meta, std::string* out_ptr) {
     out.append(EncodeStreamId(meta.last_id));
     out.append(EncodeStreamId(meta.first_id));
     out.append(EncodeStreamId(meta.top_id));
+    PutFixed64BE(&out, meta.entries_added);
+    out.append(EncodeStreamId(meta.max_deleted_id));
+    PutFixed64BE(&out, meta.next_group_id);
+    PutFixed64BE(&out, meta.groups);
   } else if (meta.type != MetaType::kList && (!meta.lo.empty() || meta.hi || meta.gap)) {
     PutFixed32BE(&out, static_cast<uint32_t>(meta.lo.size()));
     out.append(meta.lo);
@@ -106,10 +110,22 @@ bool DecodeMeta(std::string_view bytes, Meta* meta) {
     meta->tail = GetFixed64BE(rest.data() + 8);
     if (meta->tail - meta->head != meta->count) return false;
   } else if (meta->type == MetaType::kStream) {
-    if (rest.size() != 48) return false;
+    if (rest.size() != 48 && rest.size() != 48 + kStreamMetaTail) return false;
     meta->last_id = DecodeStreamId(rest.data());
     meta->first_id = DecodeStreamId(rest.data() + 16);
     meta->top_id = DecodeStreamId(rest.data() + 32);
+    if (rest.size() == 48) {  // written before consumer groups: no deletions known
+      meta->entries_added = meta->count;
+      meta->max_deleted_id = StreamId::Min();
+      meta->next_group_id = 1;
+      meta->groups = 0;
+    } else {
+      const char* t = rest.data() + 48;
+      meta->entries_added = GetFixed64BE(t);
+      meta->max_deleted_id = DecodeStreamId(t + 8);
+      meta->next_group_id = GetFixed64BE(t + 24);
+      meta->groups = GetFixed64BE(t + 32);
+    }
   } else if (!rest.empty()) {
     if (rest.size() < 4) return false;
     uint64_t lo_len = GetFixed32BE(rest.data());
@@ -270,7 +286,9 @@ bool SameMeta(const Meta& a, const Meta& b) {
   return a.type == b.type && a.version == b.version && a.expire_at_ms == b.expire_at_ms &&
          a.count == b.count && a.head == b.head && a.tail == b.tail && a.lo == b.lo &&
          a.hi == b.hi && a.gap == b.gap && a.gap_last == b.gap_last && a.value == b.value &&
-         a.last_id == b.last_id && a.first_id == b.first_id && a.top_id == b.top_id;
+         a.last_id == b.last_id && a.first_id == b.first_id && a.top_id == b.top_id &&
+         a.entries_added == b.entries_added && a.max_deleted_id == b.max_deleted_id &&
+         a.next_group_id == b.next_group_id && a.groups == b.groups;
 }
 
 }  // namespace rockcache::storage

@@ -9,6 +9,13 @@
 //   "zset"             DataKey(key, version, member)           -> EncodeScore(score) (8 bytes)
 //   "zscore"           DataKey(key, version, EncodeScore(score) + member) -> "" (the score index)
 //   "stream"           DataKey(key, version, EncodeStreamId(id)) -> EncodeStreamFields(fields)
+//                      and, after every entry (sub-keys 16 x 0xff + tag, longer than an id, so
+//                      an iterator bounded by entry ids never meets them), the consumer groups
+//                      (store_stream_group.cc states their records): 'G' + group name ->
+//                      group; 'P' + BE64(group id) + id -> pending entry (the group's PEL);
+//                      'C' + BE64(group id) + [u32 len] consumer + id -> "" (the consumer's PEL);
+//                      'N' + BE64(group id) + consumer name -> consumer. DEL drops them with the
+//                      entries (version bump); COPY/RENAME copy them with the entries.
 //   "props"            internal figures ("next-version" reservation, "db-map"); never user data.
 //   "db1".."dbN"       the meta column families of physical databases 1..N, as "default" is
 //                      physical database 0's (store.h "Databases"). "db-map" in "props": the
@@ -43,6 +50,9 @@
 //                           in [first, top]. XTRIM/XDEL at the ends move them past what they
 //                           delete, so range reads never walk those tombstones. A stream may
 //                           be empty (count 0) and still exist, as in Redis.
+//                           Then (absent in records written before consumer groups):
+//                           [entries added u64][max deleted id 16][next group id u64]
+//                           [groups u64].
 //   `count` is the number of elements of a collection (0 for strings). An absent key has no meta
 //   record; an empty collection never has one (it is deleted with its last element).
 //
@@ -81,6 +91,8 @@ enum class MetaType : uint8_t {
 inline constexpr uint64_t kListInitialIndex = 1ull << 63;
 inline constexpr char kPropsDbMapKey[] = "db-map";
 inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
+// The bytes a stream meta has after its three ids (absent in records written before groups).
+inline constexpr size_t kStreamMetaTail = 8 + 16 + 8 + 8;
 
 struct Meta {
   MetaType type = MetaType::kString;
@@ -95,6 +107,12 @@ struct Meta {
   std::string gap_last;                // with gap: nothing live in (gap_last, gap)
   std::string value;                   // strings only
   StreamId last_id, first_id, top_id;  // streams only (see above)
+  // Streams only: entries ever added (XINFO entries-added), the greatest id XDEL removed (0-0:
+  // none), the id the next consumer group gets, the number of groups.
+  uint64_t entries_added = 0;
+  StreamId max_deleted_id;
+  uint64_t next_group_id = 1;
+  uint64_t groups = 0;
 
   bool ExpiredAt(int64_t now_ms) const { return expire_at_ms != 0 && expire_at_ms <= now_ms; }
   // Widens the live-range hint to cover a new entry with sub-key `sub`.

@@ -267,6 +267,42 @@ class RocksStore final : public Store, public DbView {
                                             uint64_t max_bytes = kNoByteLimit) override;
   StatusOr<int64_t> XDel(std::string_view key, const std::vector<StreamId>& ids) override;
   StatusOr<int64_t> XTrim(std::string_view key, const StreamTrim& trim) override;
+  // store_stream_group.cc
+  StatusOr<std::optional<StreamInfo>> XInfoStream(std::string_view key) override;
+  Status XGroupCreate(std::string_view key, std::string_view group, std::optional<StreamId> id,
+                      bool mkstream, int64_t entries_read) override;
+  Status XGroupSetId(std::string_view key, std::string_view group, std::optional<StreamId> id,
+                     int64_t entries_read) override;
+  StatusOr<bool> XGroupDestroy(std::string_view key, std::string_view group) override;
+  StatusOr<bool> XGroupCreateConsumer(std::string_view key, std::string_view group,
+                                      std::string_view consumer, int64_t now_ms) override;
+  StatusOr<uint64_t> XGroupDelConsumer(std::string_view key, std::string_view group,
+                                       std::string_view consumer) override;
+  StatusOr<std::optional<std::vector<StreamEntry>>> XReadGroup(
+      std::string_view key, const StreamGroupReadSpec& spec, int64_t now_ms,
+      uint64_t max_bytes = kNoByteLimit) override;
+  StatusOr<int64_t> XAck(std::string_view key, std::string_view group,
+                         const std::vector<StreamId>& ids) override;
+  StatusOr<StreamPendingSummary> XPendingSummary(std::string_view key,
+                                                 std::string_view group) override;
+  StatusOr<std::vector<StreamPendingEntry>> XPendingRange(std::string_view key,
+                                                          std::string_view group,
+                                                          const StreamPendingQuery& query,
+                                                          int64_t now_ms) override;
+  StatusOr<StreamClaimResult> XClaim(std::string_view key, const StreamClaimSpec& spec,
+                                     int64_t now_ms) override;
+  StatusOr<StreamClaimResult> XAutoClaim(std::string_view key, std::string_view group,
+                                         std::string_view consumer, int64_t min_idle_ms,
+                                         StreamId start, uint64_t count, bool justid,
+                                         int64_t now_ms) override;
+  StatusOr<std::vector<StreamGroupInfo>> XInfoGroups(std::string_view key) override;
+  StatusOr<std::optional<StreamGroupInfo>> XInfoGroup(std::string_view key,
+                                                      std::string_view group) override;
+  StatusOr<std::vector<StreamConsumerInfo>> XInfoConsumers(std::string_view key,
+                                                           std::string_view group) override;
+  StatusOr<StreamFullInfo> XInfoFull(std::string_view key, uint64_t count) override;
+  Status XSetId(std::string_view key, StreamId last_id, std::optional<uint64_t> entries_added,
+                std::optional<StreamId> max_deleted_id) override;
 
   // ---- admin (rocks_store.cc, store_collections.cc) ----
   Status CompactAll() override;
@@ -283,6 +319,7 @@ class RocksStore final : public Store, public DbView {
  private:
   friend class RocksWriteGroup;
   friend class RocksRangeRead;
+  friend class StreamGroups;  // store_stream_group.cc
   RocksStore() = default;
 
   // Lifecycle: a shared hold on lifecycle_ for the duration of one public method.

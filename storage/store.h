@@ -538,6 +538,72 @@ class Store {
   // XTRIM: the number of entries removed. O(removed).
   virtual StatusOr<int64_t> XTrim(std::string_view key, const StreamTrim& trim) = 0;
 
+  // ---- stream consumer groups (store_stream_group.cc) ----
+  // Groups, consumers and the pending entries list (PEL) of a stream live beside its entries
+  // (encoding.h) and go with it (DEL, FLUSHDB, expiry, COPY, RENAME). Writes (REQUIRES the key
+  // lock) are one atomic batch each, durable as any write. Costs: a group or a consumer is one
+  // point read; a PEL entry is one point read (XACK, XCLAIM); a range of the PEL is read within
+  // live bounds the group keeps (the first and last pending id), so acknowledged entries are not
+  // walked again; nothing reads the whole PEL unless asked to return it.
+  // Errors: WrongType; NotFound(kNoStreamKey) when the key is absent, NotFound(kNoStreamGroup)
+  // when the group is (the server words each command's Redis error).
+  //
+  // The stream's figures; nullopt when the key is absent.
+  virtual StatusOr<std::optional<StreamInfo>> XInfoStream(std::string_view key) = 0;
+  // XGROUP CREATE: `id` nullopt = `$` (the last id). mkstream creates an absent stream.
+  // Busy when the group exists.
+  virtual Status XGroupCreate(std::string_view key, std::string_view group,
+                              std::optional<StreamId> id, bool mkstream, int64_t entries_read) = 0;
+  // XGROUP SETID (`id` nullopt = `$`; entries_read kInvalidEntriesRead unless given).
+  virtual Status XGroupSetId(std::string_view key, std::string_view group,
+                             std::optional<StreamId> id, int64_t entries_read) = 0;
+  // XGROUP DESTROY: true when the group existed (its PEL and consumers go with it).
+  virtual StatusOr<bool> XGroupDestroy(std::string_view key, std::string_view group) = 0;
+  // XGROUP CREATECONSUMER: true when created, false when it existed.
+  virtual StatusOr<bool> XGroupCreateConsumer(std::string_view key, std::string_view group,
+                                              std::string_view consumer, int64_t now_ms) = 0;
+  // XGROUP DELCONSUMER: the consumer's pending count (its entries leave the PEL); 0 when absent.
+  virtual StatusOr<uint64_t> XGroupDelConsumer(std::string_view key, std::string_view group,
+                                               std::string_view consumer) = 0;
+  // XREADGROUP on one key (see StreamGroupReadSpec); when the key is served, creates the
+  // consumer if new and sets its seen time (as Redis 7.0: not when it is not served). `>`:
+  // delivers entries after the group's last id, moving it and entries-read as Redis 7.0.
+  // nullopt: nothing served (the key is not part of the reply).
+  virtual StatusOr<std::optional<std::vector<StreamEntry>>> XReadGroup(
+      std::string_view key, const StreamGroupReadSpec& spec, int64_t now_ms,
+      uint64_t max_bytes = kNoByteLimit) = 0;
+  // XACK: the number of ids that were pending (repeats count once); 0 when the key or the group
+  // is absent.
+  virtual StatusOr<int64_t> XAck(std::string_view key, std::string_view group,
+                                 const std::vector<StreamId>& ids) = 0;
+  virtual StatusOr<StreamPendingSummary> XPendingSummary(std::string_view key,
+                                                         std::string_view group) = 0;
+  virtual StatusOr<std::vector<StreamPendingEntry>> XPendingRange(std::string_view key,
+                                                                  std::string_view group,
+                                                                  const StreamPendingQuery& query,
+                                                                  int64_t now_ms) = 0;
+  // XCLAIM as Redis 7.0 (ids whose entry was deleted leave the PEL and are not returned; the
+  // consumer is created only when something is claimed).
+  virtual StatusOr<StreamClaimResult> XClaim(std::string_view key, const StreamClaimSpec& spec,
+                                             int64_t now_ms) = 0;
+  // XAUTOCLAIM: walks the PEL from `start`, at most count * 10 entries, claims at most `count`.
+  virtual StatusOr<StreamClaimResult> XAutoClaim(std::string_view key, std::string_view group,
+                                                 std::string_view consumer, int64_t min_idle_ms,
+                                                 StreamId start, uint64_t count, bool justid,
+                                                 int64_t now_ms) = 0;
+  virtual StatusOr<std::vector<StreamGroupInfo>> XInfoGroups(std::string_view key) = 0;
+  // One group's record (lag included); nullopt when the group is absent.
+  virtual StatusOr<std::optional<StreamGroupInfo>> XInfoGroup(std::string_view key,
+                                                              std::string_view group) = 0;
+  virtual StatusOr<std::vector<StreamConsumerInfo>> XInfoConsumers(std::string_view key,
+                                                                   std::string_view group) = 0;
+  // XINFO STREAM FULL (see StreamFullInfo). Bounded by `count` per list (0 = everything).
+  virtual StatusOr<StreamFullInfo> XInfoFull(std::string_view key, uint64_t count) = 0;
+  // XSETID. Errors as Redis: InvalidArgument with its text.
+  virtual Status XSetId(std::string_view key, StreamId last_id,
+                        std::optional<uint64_t> entries_added,
+                        std::optional<StreamId> max_deleted_id) = 0;
+
   // ---- maintenance ----
   // Compacts every column family now (expired metas and stale collection entries are dropped).
   // Blocking, O(database): for DEBUG-style admin commands and tests.

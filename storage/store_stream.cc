@@ -126,6 +126,7 @@ StatusOr<std::optional<StreamId>> RocksStore::XAdd(
   PutEntry(&batch, stream_cf_, key, meta.version, EncodeStreamId(id), EncodeStreamFields(fields));
   if (meta.count == 0) meta.first_id = id;
   meta.count += 1;
+  meta.entries_added += 1;
   meta.last_id = meta.top_id = id;
   auto removed = TrimStream(key, &meta, spec.trim, id, &batch);
   if (!removed.ok()) return removed.status();
@@ -201,6 +202,7 @@ StatusOr<int64_t> RocksStore::XDel(std::string_view key, const std::vector<Strea
     if (!found) continue;
     batch.DeleteEntry(stream_cf_, key, meta.version, sub);
     gone.insert(std::move(sub));
+    meta.max_deleted_id = std::max(meta.max_deleted_id, id);
   }
   if (gone.empty()) return int64_t{0};
   meta.count -= gone.size();

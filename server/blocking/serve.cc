@@ -8,6 +8,7 @@
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/clock.h"
+#include "server/commands/args.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
@@ -21,7 +22,19 @@ namespace {
 using storage::KeyType;
 
 KeyType TypeFor(const WaitOp& op) {
-  return op.kind == WaitOp::Kind::kZSetPop ? KeyType::kZSet : KeyType::kList;
+  switch (op.kind) {
+    case WaitOp::Kind::kZSetPop:
+      return KeyType::kZSet;
+    case WaitOp::Kind::kStreamRead:
+    case WaitOp::Kind::kStreamGroupRead:
+      return KeyType::kStream;
+    default:
+      return KeyType::kList;
+  }
+}
+
+bool IsStreamWait(const WaitOp& op) {
+  return op.kind == WaitOp::Kind::kStreamRead || op.kind == WaitOp::Kind::kStreamGroupRead;
 }
 
 // One pass of serving: the keys to serve, the stripes held, the replies to post.
@@ -68,8 +81,21 @@ class Serving {
       failed_ = true;
       return;
     }
+    // Groups of this key with nothing left to deliver in this pass: one reader of a group took
+    // what there was (or found nothing), so its other readers are not probed again.
+    std::vector<std::string> drained_groups;
     for (const auto& waiter : registry_.WaitersOn(db, key)) {
       if (waiter->state.load() != WaitState::kWaiting) continue;
+      if (IsStreamWait(waiter->op)) {
+        const bool group = waiter->op.kind == WaitOp::Kind::kStreamGroupRead;
+        if (group && std::find(drained_groups.begin(), drained_groups.end(), waiter->op.group) !=
+                         drained_groups.end()) {
+          continue;
+        }
+        if (ServeStreamWaiter(waiter, key) && group) drained_groups.push_back(waiter->op.group);
+        if (failed_) return;
+        continue;
+      }
       auto type = store_.Type(key);
       if (!type.ok() || *type == KeyType::kNone) return;
       if (*type != TypeFor(waiter->op)) continue;  // waits for another type: stays blocked
@@ -121,6 +147,34 @@ class Serving {
       if (failed_) return;
       if (move && registry_.HasWaiters(db, waiter->op.dst)) ready->push_back(waiter->op.dst);
     }
+  }
+
+  // XREAD / XREADGROUP waiters (under the key lock): served when the key has entries past what
+  // they wait for (nothing is read or written otherwise); a group reader whose stream or group
+  // went away gets Redis 7.0's error.
+  // True when the waiter's group (if any) has nothing more for its other readers in this pass.
+  bool ServeStreamWaiter(const std::shared_ptr<Waiter>& waiter, const std::string& key) {
+    ReplyProtocolScope protocol(waiter->protocol);  // the blocked client's, not the writer's
+    std::string reply;
+    StreamReadiness ready = ProbeStreamWait(server_, *waiter, key, &reply);
+    if (ready == StreamReadiness::kNotReady) return true;
+    if (!registry_.Finish(waiter.get(), WaitState::kServed)) return false;
+    const uint64_t start = Clock::Now();
+    if (ready == StreamReadiness::kReady) {
+      CommandContext ctx;
+      ctx.server = &server_;
+      ctx.store = &store_;
+      ctx.db = waiter->notify_db;
+      Status s = ServeStreamWait(ctx, *waiter, key, &reply);
+      if (s.ok()) s = store_.FlushThreadWriteGroup();
+      if (!s.ok()) {
+        reply.clear();
+        AppendStatusError(&reply, s);
+        failed_ = true;
+      }
+    }
+    served_.push_back({waiter, std::move(reply), Clock::NanosBetween(start, Clock::Now())});
+    return ready == StreamReadiness::kReady;
   }
 
   // The waiter's pop, with the keyspace events Redis emits when it serves a blocked client
@@ -217,7 +271,21 @@ void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
 
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window) {
-  if (spec.flags & kAllKeys) return;  // FLUSHALL adds no element
+  if (spec.flags & kAllKeys) {
+    // FLUSHALL / FLUSHDB add no element, but a blocked XREADGROUP learns its stream is gone (as
+    // Redis 7.0). The caller holds every stripe.
+    const bool all = Is(argv[0], "flushall");
+    if (!all && !Is(argv[0], "flushdb")) return;
+    std::vector<uint32_t> held(server.key_locks().stripe_count());
+    for (size_t i = 0; i < held.size(); ++i) held[i] = static_cast<uint32_t>(i);
+    const int here = WaitDb();
+    for (const auto& [db, key] : server.blocking().GroupReadKeys()) {
+      if (!all && db != here) continue;
+      DbScope scope(db);
+      ServeBlockedOn(server, {key}, held, in_write_window);
+    }
+    return;
+  }
   std::vector<std::string_view> keys = CommandKeys(spec, argv);
   if (keys.empty()) return;
   ServeBlockedOn(server, keys, server.key_locks().StripesOf(keys), in_write_window);
@@ -255,6 +323,9 @@ Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::
       AppendOptionalBulk(out, *element);
       return Status::OK();
     }
+    case WaitOp::Kind::kStreamRead:
+    case WaitOp::Kind::kStreamGroupRead:
+      return Status::InvalidArgument("stream waits are served by ServeStreamWait");
     case WaitOp::Kind::kZSetPop: {
       const int64_t before = LengthIfNotifying(ctx, [&] { return store.ZCard(key); });
       auto popped = op.left ? store.ZPopMin(key, op.count) : store.ZPopMax(key, op.count);

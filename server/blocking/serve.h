@@ -54,4 +54,16 @@ void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Arg
 // locks of key (and op.dst); key holds the op's type.
 Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::string* out);
 
+// XREAD / XREADGROUP waiters. ProbeStreamWait reads only: kReady when `key` has entries past
+// what `waiter` waits for; kError (with Redis's error in *error_reply) when a group reader's
+// stream or group is gone; kNotReady otherwise (it keeps waiting). ServeStreamWait then reads
+// (XREADGROUP: delivers) the entries of `key` and appends the reply, one key's worth:
+// [[key, entries]] (RESP3: {key: entries}). REQUIRES: the key lock of `key`; the probe said
+// kReady under the same hold.
+enum class StreamReadiness { kNotReady, kReady, kError };
+StreamReadiness ProbeStreamWait(Server& server, const Waiter& waiter, std::string_view key,
+                                std::string* error_reply);
+Status ServeStreamWait(CommandContext& ctx, const Waiter& waiter, std::string_view key,
+                       std::string* out);
+
 }  // namespace rockcache::server

@@ -69,6 +69,16 @@ bool WaitRegistry::HasWaiters(int db, std::string_view key) const {
   return by_key_.count(MapKey(db, key)) != 0;
 }
 
+std::vector<std::pair<int, std::string>> WaitRegistry::GroupReadKeys() const {
+  std::vector<std::pair<int, std::string>> out;
+  MutexLock lock(&mu_);
+  for (const auto& [client, waiter] : by_client_) {
+    if (waiter->op.kind != WaitOp::Kind::kStreamGroupRead) continue;
+    for (const auto& key : waiter->keys) out.emplace_back(waiter->db, key);
+  }
+  return out;
+}
+
 std::vector<std::shared_ptr<Waiter>> WaitRegistry::WaitersOn(int db, std::string_view key) const {
   MutexLock lock(&mu_);
   auto it = by_key_.find(MapKey(db, key));

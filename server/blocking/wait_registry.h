@@ -1,5 +1,5 @@
-// Blocking pops (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP): the wait
-// registry and the per-waiter state machine.
+// Blocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, and
+// XREAD / XREADGROUP with BLOCK): the wait registry and the per-waiter state machine.
 //
 // A blocked client occupies no worker and no network-thread time. Its connection stays in
 // flight (the loop parses nothing more from it) while a Waiter, queued here per database and
@@ -39,6 +39,7 @@
 #include "config/mutex.h"
 #include "server/client_registry.h"
 #include "server/protocol/reply.h"
+#include "storage/stream_id.h"
 
 namespace rockcache::server {
 
@@ -54,13 +55,22 @@ enum class WaitState : int {
 
 // What a blocked command does once an element is there.
 struct WaitOp {
-  enum class Kind { kListPop, kListMove, kZSetPop };
+  // kStreamRead: XREAD BLOCK, served when a key's last id passes stream_ids[its index];
+  // kStreamGroupRead: XREADGROUP BLOCK ... `>`, served when the key's last id passes the group's.
+  enum class Kind { kListPop, kListMove, kZSetPop, kStreamRead, kStreamGroupRead };
   Kind kind = Kind::kListPop;
   bool left = true;      // list: pop the head (BLPOP, BLMOVE LEFT ...); zset: the minimum
   bool multi = false;    // BLMPOP / BZMPOP reply shape: [key, [elements...]]
   uint64_t count = 1;    // BLMPOP / BZMPOP COUNT
   std::string dst;       // kListMove: the destination list
   bool dst_left = true;  // kListMove: push at the head
+  // Streams: COUNT (0 = no limit), the ids read after (kStreamRead, one per key of the waiter),
+  // the group and consumer (kStreamGroupRead) and NOACK.
+  uint64_t stream_count = 0;
+  std::vector<storage::StreamId> stream_ids;
+  std::string group;
+  std::string consumer;
+  bool noack = false;
 };
 
 struct Waiter {
@@ -125,6 +135,9 @@ class WaitRegistry {
   std::shared_ptr<Waiter> FindByClient(uint64_t client_id) const;
   // True when somebody waits on `key` of `db`.
   bool HasWaiters(int db, std::string_view key) const;
+  // The (database, key) pairs XREADGROUP waiters are queued on (a snapshot): what FLUSHDB /
+  // FLUSHALL must wake with Redis's error.
+  std::vector<std::pair<int, std::string>> GroupReadKeys() const;
   // The waiters queued on `key` of `db`, oldest first (a snapshot).
   std::vector<std::shared_ptr<Waiter>> WaitersOn(int db, std::string_view key) const;
 

@@ -65,6 +65,9 @@ enum CommandFlags : uint32_t {
   // A script (EVAL, EVALSHA...): runs as one atomic unit with its own locks and commit
   // (server/scripting/script_unit.h), a barrier of the group commit.
   kScript = 1u << 13,
+  // With kMayBlock: blocks only when given a BLOCK argument (XREAD, XREADGROUP), so scripts may
+  // call it (Redis's "blocking" without "noscript").
+  kBlockOption = 1u << 14,
 };
 
 using Args = std::vector<std::string>;
@@ -83,6 +86,9 @@ struct CommandContext {
   // Set while the command runs inside EXEC (server/tx/transaction.h): a blocking command must
   // not block then (it behaves as if its timeout had passed, as Redis).
   bool in_exec = false;
+  // Set (with in_exec) while a script's redis.call runs the command: XREAD/XREADGROUP refuse
+  // BLOCK there, as Redis.
+  bool in_script = false;
   // Set with in_exec: the key stripes (cache::KeyLocks) this thread holds for the whole
   // transaction, ascending. A handler that locks keys of its own (DEBUG CACHE-VERIFY) must not
   // lock these again and must not block on any other stripe (cache/key_locks.h: one Lock per
@@ -235,5 +241,7 @@ extern const std::vector<CommandSpec> kBlockingCommands;     // blocking.cc
 extern const std::vector<CommandSpec> kStreamCommands;       // stream.cc
 extern const std::vector<CommandSpec> kDumpCommands;         // dump.cc
 extern const std::vector<CommandSpec> kMigrateCommands;      // migrate.cc
+extern const std::vector<CommandSpec> kStreamReadCommands;   // stream_read.cc
+extern const std::vector<CommandSpec> kStreamGroupCommands;  // stream_group.cc
 
 }  // namespace rockcache::server

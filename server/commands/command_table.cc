@@ -39,7 +39,8 @@ struct Table {
           &kLcsCommands,           &kZSetAlgebraCommands,   &kMultiPopCommands,
           &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands,
           &kDatabaseCommands,      &kStreamCommands,        &kScriptingCommands,
-          &kDumpCommands,          &kMigrateCommands}) {
+          &kDumpCommands,          &kMigrateCommands,       &kStreamReadCommands,
+          &kStreamGroupCommands}) {
       // clang-format on
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);

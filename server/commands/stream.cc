@@ -3,14 +3,10 @@
 // string2ull rules), so that a command with several faults reports the same error. Not cache
 // readers: the writes have their keys erased from the cache by the executor. Keyspace events
 // (class t) as Redis: xadd (then xtrim when it trimmed), xtrim, xdel.
-#include <strings.h>
-
-#include <cerrno>
-#include <cstdlib>
-
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
+#include "server/commands/stream_args.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "storage/store.h"
@@ -22,58 +18,8 @@ using storage::StreamId;
 using storage::StreamTrim;
 using storage::XAddSpec;
 
-constexpr std::string_view kInvalidId =
-    "ERR Invalid stream ID specified as stream command argument";
 // Redis's default LIMIT of `~` trimming: 100 * stream-node-max-entries (100).
 constexpr uint64_t kApproxTrimLimit = 10000;
-
-// Redis's string2ull: a strict integer that is not negative, or else what strtoull takes whole.
-bool String2Ull(const char* s, uint64_t* value) {
-  int64_t ll = 0;
-  if (storage::ParseInt64(s, &ll)) {
-    if (ll < 0) return false;
-    *value = static_cast<uint64_t>(ll);
-    return true;
-  }
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno == EINVAL || errno == ERANGE || !(*s != '\0' && *end == '\0')) return false;
-  *value = v;
-  return true;
-}
-
-// Redis's streamGenericParseIDOrReply. `seq_given` non-null allows XADD's "<ms>-*" (then false).
-bool ParseId(std::string_view arg, bool strict, uint64_t missing_seq, StreamId* id,
-             bool* seq_given = nullptr) {
-  if (arg.size() > 127) return false;
-  std::string buf(arg.substr(0, arg.find('\0')));  // C string semantics, as Redis
-  if (strict && (buf == "-" || buf == "+")) return false;
-  if (seq_given != nullptr) *seq_given = true;
-  if (buf == "-") return *id = StreamId::Min(), true;
-  if (buf == "+") return *id = StreamId::Max(), true;
-  size_t dash = buf.find('-');
-  uint64_t ms = 0, seq = missing_seq;
-  if (!String2Ull(buf.substr(0, dash).c_str(), &ms)) return false;
-  if (dash != std::string::npos) {
-    std::string rest = buf.substr(dash + 1);
-    if (seq_given != nullptr && rest == "*") {
-      seq = 0;
-      *seq_given = false;
-    } else if (!String2Ull(rest.c_str(), &seq)) {
-      return false;
-    }
-  }
-  *id = StreamId{ms, seq};
-  return true;
-}
-
-// XRANGE's interval ends: "(" + strict id is exclusive.
-bool ParseIntervalId(const std::string& arg, uint64_t missing_seq, StreamId* id, bool* exclusive) {
-  *exclusive = arg.size() > 1 && arg[0] == '(';
-  if (*exclusive) return ParseId(std::string_view(arg).substr(1), true, missing_seq, id);
-  return ParseId(arg, false, missing_seq, id);
-}
 
 struct AddOrTrimArgs {
   XAddSpec spec;
@@ -234,13 +180,7 @@ void XRange(CommandContext& ctx, Args& argv, std::string* out) {
   if (!entries.ok()) return AppendStatusError(out, entries.status());
   AppendArrayHeader(out, static_cast<int64_t>(entries->size()));
   for (const auto& entry : *entries) {
-    AppendArrayHeader(out, 2);
-    AppendBulk(out, entry.id.ToString());
-    AppendArrayHeader(out, static_cast<int64_t>(entry.fields.size() * 2));
-    for (const auto& [field, value] : entry.fields) {
-      AppendBulk(out, field);
-      AppendBulk(out, value);
-    }
+    AppendStreamEntry(out, entry);
     if (ReplyOverBudget(ctx, *out)) return;
   }
 }

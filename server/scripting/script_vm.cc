@@ -102,6 +102,7 @@ int ErrorOrRaise(lua_State* L, bool raise, std::string_view text) {
 
 // Redis's "noscript" commands: connection state, transactions, blocking commands, scripts.
 bool AllowedFromScript(const CommandSpec& spec) {
+  if ((spec.flags & kMayBlock) && (spec.flags & kBlockOption)) return true;  // XREAD...
   return (spec.flags & (kConnection | kTransaction | kMayBlock | kScript)) == 0;
 }
 
@@ -161,6 +162,7 @@ int CallCommand(lua_State* L, bool raise) {
   request.argv = &argv;
   request.out = &reply;
   request.mode = CallMode::kAtomic;
+  request.in_script = true;
   request.db = run.ctx->db;
   request.now_ms = run.ctx->now_ms;
   if (unit != nullptr) request.held_stripes = &unit->held();

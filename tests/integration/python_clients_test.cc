@@ -77,3 +77,17 @@ TEST_CASE("rq: a burst worker runs 1000 jobs", "[rq][python]") {
   TestServer server;
   CHECK(RunClient("rq_burst.py", server.port(), "1000") == 0);
 }
+
+// Stream consumer-group workers with redis-py: xreadgroup(block=...) / xack loops, a crashed
+// worker's entries taken over with xautoclaim, each job processed once; redis-py's parsers of
+// xinfo_groups, xinfo_consumers, xpending(_range) and xclaim.
+TEST_CASE("redis-py: stream consumer-group workers, xautoclaim of a crashed worker",
+          "[python][stream][group]") {
+  TestServer server({"--net-threads", "2"});
+  const int rc = RunClient("redis_py_stream_workers.py", server.port());
+  if (rc == kSkip) {
+    WARN("skipped: /usr/bin/python3 has no redis module (apt-get install python3-redis)");
+    return;
+  }
+  CHECK(rc == 0);
+}
