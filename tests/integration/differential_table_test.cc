@@ -101,6 +101,14 @@ const char* const kTable[] = {
     // streams
     "XADD x 1-1 f v", "XADD x 2-1 f v g w", "XLEN x", "XRANGE x - +", "XREVRANGE x + - COUNT 1",
     "XRANGE nostream - +", "XDEL x 1-1", "XTRIM x MAXLEN 5", "XADD x NOMKSTREAM 3-1 a b",
+    "XADD xs 1-1 a 1", "XADD xs 2-1 b 2", "XREAD COUNT 1 STREAMS xs 0", "XREAD STREAMS xs nos 0 0",
+    "XREAD BLOCK 10 STREAMS nos $", "XGROUP CREATE xs g 0", "XGROUP CREATE xs g 0",
+    "XGROUP CREATECONSUMER xs g c2", "XREADGROUP GROUP g c1 COUNT 1 STREAMS xs >", "XACK xs g 1-1",
+    "XREADGROUP GROUP g c1 STREAMS xs >", "XREADGROUP GROUP g c1 STREAMS xs 0", "XPENDING xs g",
+    "~XPENDING xs g - + 10", "XCLAIM xs g c2 0 2-1 JUSTID",
+    "XAUTOCLAIM xs g c1 0 0-0 COUNT 10 JUSTID", "~XINFO STREAM xs", "~XINFO GROUPS xs",
+    "~XINFO CONSUMERS xs g", "XSETID xs 5-0", "XGROUP SETID xs g $", "XGROUP DELCONSUMER xs g c2",
+    "XGROUP DESTROY xs g", "XGROUP DESTROY xs g",
     // transactions
     "MULTI", "SET t 1", "INCR t", "GET nokey", "HGETALL h", "ZSCORE z c", "EXEC", "MULTI",
     "DISCARD", "WATCH t", "UNWATCH", "EXEC",
