@@ -80,7 +80,10 @@ bool AppendInvalidation(Connection* conn, const PubSubDelivery& delivery, uint64
     for (const std::string& key : *delivery.invalidation) AppendBulk(&frame, key);
   }
   if (hard != 0 && conn->output.size() - conn->output_pos + conn->held_pushes.size() > hard) {
-    return true;  // past the limit: Flush closes it
+    // Past the limit: an invalidation is never dropped while the client stays, so it goes (Flush
+    // closes it now, or its batch's return does).
+    conn->close_after_reply = true;
+    return true;
   }
   std::string& to = conn->reply_partial || conn->in_flight ? conn->held_pushes : conn->output;
   to += frame;

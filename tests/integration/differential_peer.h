@@ -33,7 +33,9 @@ class ReferenceRedis {
 // and returns its whole reply, raw.
 class RespPeer {
  public:
-  explicit RespPeer(int port);  // REQUIREs the connection
+  // REQUIREs the connection. `asserting` false: for threads other than the test's (Catch2's
+  // assertions are not thread-safe), a failure aborts the process instead.
+  explicit RespPeer(int port, bool asserting = true);
   ~RespPeer();
   RespPeer(const RespPeer&) = delete;
   RespPeer& operator=(const RespPeer&) = delete;
@@ -52,6 +54,9 @@ class RespPeer {
   // The end of the reply that starts at `pos` in buffer_, or npos when it is incomplete.
   size_t ReplyEnd(size_t pos) const;
 
+  void Check(bool ok);
+
+  const bool asserting_ = true;
   int fd_ = -1;
   std::string buffer_;
 };
