@@ -498,7 +498,9 @@ class StreamGroups {
       g_.lo = *lo;
       g_.hi = *hi;
     }
-    for (auto& [name, st] : consumers_) {
+    for (auto& entry : consumers_) {  // not a structured binding: lambdas below capture them
+      const auto& name = entry.first;
+      auto& st = entry.second;
       std::string sub = Scope('N', g_.gid) + name;
       if (st.dropped) {
         batch_.DeleteEntry(s_.stream_cf_, key_, meta_.version, sub);
@@ -1194,7 +1196,9 @@ StatusOr<StreamFullInfo> RocksStore::XInfoFull(std::string_view key, uint64_t co
     return true;
   });
   if (!s.ok()) return s;
-  for (auto& [name, g] : recs) {
+  for (auto& rec_entry : recs) {  // not a structured binding: lambdas below capture them
+    const auto& name = rec_entry.first;
+    auto& g = rec_entry.second;
     StreamFullInfo::Group& group = out.groups.emplace_back();
     group.info = {name, g.last_id, g.entries_read, g.pending, g.consumers, Lag(meta, g)};
     s = groups.VisitPel(g, StreamId::Min(), StreamId::Max(), [&](StreamId id, const Nack& n) {
@@ -1208,7 +1212,9 @@ StatusOr<StreamFullInfo> RocksStore::XInfoFull(std::string_view key, uint64_t co
       return true;
     });
     if (!s.ok()) return s;
-    for (auto& [cname, c] : consumers) {
+    for (auto& consumer_entry : consumers) {
+      const auto& cname = consumer_entry.first;
+      auto& c = consumer_entry.second;
       StreamFullInfo::Consumer& consumer = group.consumers.emplace_back();
       consumer.info = {cname, c.seen_ms, c.pending};
       Status bad;
