@@ -70,7 +70,9 @@ for t in threads:
 p = redis.Redis(host="127.0.0.1", port=PORT, decode_responses=True)
 for i in range(N):
     p.xadd("jobs", {"n": str(i)})
-# The crasher's unacknowledged jobs: a rescuer claims them (min idle 0) and finishes them.
+# The crasher's unacknowledged jobs: a rescuer claims those idle for a second and finishes them
+# (a live worker acks what it read within milliseconds, so only a dead one's entries get that old;
+# with min idle 0 a slow live worker's entry could be taken from it and run twice).
 threads[-1].join()
 rescued = 0
 cursor = "0-0"
@@ -78,7 +80,7 @@ while True:
     with done_lock:
         if len(done) >= N:
             break
-    cursor, claimed, deleted = r.xautoclaim("jobs", "workers", "rescuer", 0, cursor, count=50)
+    cursor, claimed, deleted = r.xautoclaim("jobs", "workers", "rescuer", 1000, cursor, count=50)
     for entry_id, fields in claimed:
         with done_lock:
             n = int(fields["n"])
