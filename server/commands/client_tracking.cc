@@ -54,8 +54,12 @@ void TrackingOn(CommandContext& ctx, const Args& argv, std::string* out) {
       const std::string& pa = options.prefixes[a];
       const std::string& pb = options.prefixes[b];
       if (a != b && pb.compare(0, pa.size(), pa) == 0) {
-        return AppendError(out, "ERR Prefix '" + pa + "' overlaps with another provided prefix '" +
-                                    pb + "'. Prefixes for a single client must not overlap.");
+        std::string error = "ERR Prefix '";
+        error += pa;
+        error += "' overlaps with another provided prefix '";
+        error += pb;
+        error += "'. Prefixes for a single client must not overlap.";
+        return AppendError(out, error);
       }
     }
   }

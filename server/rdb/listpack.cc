@@ -129,7 +129,7 @@ bool DecodeListpack(std::string_view lp, std::vector<PackedValue>* out, uint64_t
       header = 5;
     } else if (b >= 0xf1 && b <= 0xf4) {
       const int bytes = b == 0xf1 ? 2 : b == 0xf2 ? 3 : b == 0xf3 ? 4 : 8;
-      if (end - pos < static_cast<size_t>(1 + bytes)) return false;
+      if (end - pos < 1 + static_cast<size_t>(bytes)) return false;
       value.is_int = true;
       value.number = SignExtend(LittleEndian(p + pos + 1, bytes), 8 * bytes);
       header = 1 + static_cast<size_t>(bytes);

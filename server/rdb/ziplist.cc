@@ -83,7 +83,7 @@ bool DecodeZiplist(std::string_view zl, std::vector<PackedValue>* out, uint64_t 
         } else {
           return false;
         }
-        if (end - pos < static_cast<size_t>(1 + bytes)) return false;
+        if (end - pos < 1 + static_cast<size_t>(bytes)) return false;
         const uint64_t raw = LittleEndian(p + pos + 1, bytes);
         if (bytes == 1) value.number = AsSigned<int8_t>(raw);
         if (bytes == 2) value.number = AsSigned<int16_t>(raw);
