@@ -139,8 +139,13 @@ const std::vector<OptionSpec> kOptionTable = {
    "(same replies and result) while no client is blocked and keyspace events are off."},
   {"rtc-storage-read-max-bytes", T::kMemory, "16kb", 0, 64 * kMB, nullptr, true,
    "A GET (STRLEN, GETBIT, MGET of one key) the cache misses is tried in the network thread "
-   "against RocksDB's memory (memtables and block cache, never a file) and fills the cache, for "
-   "strings up to this size and absent keys; 0 = every miss goes to the pool."},
+   "against RocksDB's memory (memtables, block cache, resident file pages; never a disk read) "
+   "and fills the cache, for strings up to this size and absent keys; 0 = every miss goes to the "
+   "pool."},
+  {"rtc-storage-read-mapped", T::kBool, "yes", 0, 0, nullptr, false,
+   "With rocksdb-mmap-reads, the network thread's try of a miss also reads SST file pages the OS "
+   "holds in memory (checked with mincore, never waiting for a disk); no = memtables and block "
+   "cache only."},
   {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
    "Keys CLIENT TRACKING remembers for its readers; past it a key leaves the table and its "
    "readers get an invalidation, as Redis (0 = no limit)."},
@@ -177,6 +182,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rocksdb-mmap-reads", T::kBool, "yes", 0, 0, nullptr, false,
    "Read SST files through a memory mapping instead of pread: a cold read from the OS page cache "
    "costs no system call and no copy (the mapped pages show in RSS as file pages)."},
+  {"rocksdb-verify-read-checksums", T::kBool, "no", 0, 0, nullptr, false,
+   "Verify a block's checksum on every point read that loads it (GET of a cold key); compactions, "
+   "scans and iterations always verify. Off, a cold read skips hashing the whole block."},
   {"rocksdb-partitioned-index", T::kBool, "yes", 0, 0, nullptr, false,
    "Cut each file's index and bloom filter into 4 KB partitions: a read of a cold key loads one "
    "of each, so reads stay fast once the data outgrows the block cache."},

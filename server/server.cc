@@ -334,6 +334,8 @@ storage::Options StoreOptions(const config::Config& config) {
   store_options.compression = config.GetString("rocksdb-compression");
   store_options.compress_level0 = config.GetBool("rocksdb-compress-level0");
   store_options.mmap_reads = config.GetBool("rocksdb-mmap-reads");
+  store_options.verify_point_read_checksums = config.GetBool("rocksdb-verify-read-checksums");
+  store_options.no_wait_mapped_reads = config.GetBool("rtc-storage-read-mapped");
   store_options.partitioned_index = config.GetBool("rocksdb-partitioned-index");
   store_options.pin_metadata = config.GetBool("rocksdb-pin-metadata");
   store_options.meta_block_bytes = static_cast<uint64_t>(config.GetInt("rocksdb-meta-block-size"));

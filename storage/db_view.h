@@ -36,20 +36,27 @@ class DbView {
   DbView(const DbView&) = delete;
   DbView& operator=(const DbView&) = delete;
 
+  // Point reads (DbGet, DbMultiGet, DbGetInOrder) verify the checksum of a block they load from
+  // a file only when verify_point_checksums_ (rocksdb-verify-read-checksums) says so: hashing a
+  // whole block to return one entry of it is most of the memory traffic of a cold read, and
+  // every block is verified when a compaction reads it. Iterators always verify.
   rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                         const rocksdb::Slice& key, rocksdb::PinnableSlice* value) {
     if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);
+    if (SkipsChecksum(ro)) return db_->Get(Unverified(ro), cf, key, value);
     return db_->Get(ro, cf, key, value);
   }
   rocksdb::Status DbGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,
                         const rocksdb::Slice& key, std::string* value) {
     if (tls_tx_overlay != nullptr) return TxGet(ro, cf, key, value);
+    if (SkipsChecksum(ro)) return db_->Get(Unverified(ro), cf, key, value);
     return db_->Get(ro, cf, key, value);
   }
   void DbMultiGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
                   const rocksdb::Slice* keys, rocksdb::PinnableSlice* values,
                   rocksdb::Status* statuses) {
     if (tls_tx_overlay != nullptr) return TxMultiGet(ro, cf, n, keys, values, statuses);
+    if (SkipsChecksum(ro)) return db_->MultiGet(Unverified(ro), cf, n, keys, values, statuses);
     db_->MultiGet(ro, cf, n, keys, values, statuses);
   }
   // An iterator over `cf` (within ro's iterate bounds, which the caller's Slices must outlive).
@@ -71,6 +78,7 @@ class DbView {
     if (tls_tx_overlay != nullptr) {
       return TxGetInOrder(ro, cf, key, collection_size, order, value);
     }
+    if (SkipsChecksum(ro)) return db_->Get(Unverified(ro), cf, key, value);
     return db_->Get(ro, cf, key, value);
   }
   // Inside a transaction or indexed group, before a run of backward point reads (DbGetInOrder,
@@ -82,7 +90,17 @@ class DbView {
   void ReadAheadForBackward(rocksdb::ColumnFamilyHandle* cf, const std::string& lo,
                             const std::string& last);
 
-  rocksdb::DB* db_ = nullptr;  // owned by the RocksStore (opened and closed there)
+  rocksdb::DB* db_ = nullptr;           // owned by the RocksStore (opened and closed there)
+  bool verify_point_checksums_ = true;  // Options::verify_point_read_checksums, set before Open
+
+  bool SkipsChecksum(const rocksdb::ReadOptions& ro) const {
+    return !verify_point_checksums_ && ro.verify_checksums;
+  }
+  static rocksdb::ReadOptions Unverified(const rocksdb::ReadOptions& ro) {
+    rocksdb::ReadOptions copy = ro;
+    copy.verify_checksums = false;
+    return copy;
+  }
 
   // The slow paths of the reads above (tx_overlay.cc), for when tls_tx_overlay is set.
   rocksdb::Status TxGet(const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf,

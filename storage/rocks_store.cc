@@ -94,12 +94,15 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const Options& options) {
 StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   std::unique_ptr<RocksStore> store(new RocksStore());
   store->options_ = options;
+  store->verify_point_checksums_ = options.verify_point_read_checksums;
   store->filter_ctx_ = std::make_shared<FilterContext>();
 
   auto open = MakeRocksOpenOptions(options, store->filter_ctx_);
   if (!open.ok()) return open.status();
   store->compression_note_ = open->compression_note;
   store->block_cache_ = open->block_cache;
+  store->env_ = open->env;
+  store->no_wait_reads_ = open->env != nullptr && options.no_wait_mapped_reads;
 
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);

@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "storage/no_wait_files.h"
 #include "storage/numbers.h"
 #include "storage/perf_counters.h"
 #include "storage/rocks_store.h"
@@ -48,9 +49,16 @@ MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes
     return read;
   }
   rocksdb::ReadOptions ro;
-  ro.read_tier = rocksdb::kBlockCacheTier;  // Incomplete instead of a file read
   rocksdb::PinnableSlice bytes;
-  rocksdb::Status s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &bytes);
+  rocksdb::Status s;
+  if (no_wait_reads_) {
+    // A block in a file is read only if its pages are in memory (Busy otherwise).
+    NoWaitReads no_wait;
+    s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &bytes);
+  } else {
+    ro.read_tier = rocksdb::kBlockCacheTier;  // Incomplete instead of a file read
+    s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &bytes);
+  }
   if (s.IsNotFound()) {
     read.outcome = MemoryRead::Outcome::kAbsent;
     return read;

@@ -21,9 +21,11 @@ struct Options {
   bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
   uint64_t block_cache_bytes = 64ull << 20;
   uint64_t write_buffer_bytes = 16ull << 20;
-  std::string compression = "lz4";   // none | snappy | lz4 | zstd
-  bool compress_level0 = false;      // rocksdb-compress-level0: flushes' files compressed too
-  bool mmap_reads = true;            // rocksdb-mmap-reads (rocks_options.cc)
+  std::string compression = "lz4";  // none | snappy | lz4 | zstd
+  bool compress_level0 = false;     // rocksdb-compress-level0: flushes' files compressed too
+  bool mmap_reads = true;           // rocksdb-mmap-reads (rocks_options.cc)
+  bool verify_point_read_checksums = false;  // rocksdb-verify-read-checksums (db_view.h)
+  bool no_wait_mapped_reads = true;  // rtc-storage-read-mapped (TryGetString, no_wait_files.h)
   bool partitioned_index = true;     // rocksdb-partitioned-index (rocks_options.cc)
   bool pin_metadata = true;          // rocksdb-pin-metadata (rocks_options.cc)
   uint64_t meta_block_bytes = 2048;  // rocksdb-meta-block-size (rocks_options.cc)

@@ -61,6 +61,9 @@ void AppendBulk(std::string* out, std::string_view value) {
     out->append(buf, static_cast<size_t>(p - buf));
     return;
   }
+  // One growth for the three appends (libstdc++'s reserve still at least doubles a capacity it
+  // grows, so a reply buffer appended to many times stays amortized).
+  out->reserve(out->size() + static_cast<size_t>(p - buf) + value.size() + 2);
   out->append(buf, static_cast<size_t>(p - buf));
   out->append(value);
   out->append("\r\n", 2);

@@ -176,7 +176,8 @@ TEST_CASE("a cache miss is read from RocksDB's memory in the network thread", "[
   CHECK(StorageFills(*admin) == ++fills);
 
   // After a restart the data is in SST files (recovery flushes the WAL's memtable) and the
-  // block cache is empty: the first read needs a file, so the pool reads it.
+  // block cache is empty. The files were just written, so their pages are in the OS page cache:
+  // the network thread reads the mapped block (rtc-storage-read-mapped, the default).
   c.reset();
   admin.reset();
   server.Restart();
@@ -184,9 +185,24 @@ TEST_CASE("a cache miss is read from RocksDB's memory in the network thread", "[
   admin = std::make_unique<Client>(server.port());
   fills = StorageFills(*admin);
   CHECK(Run(*c, {"GET", "s"}) == "bulk:v");
+  CHECK(StorageFills(*admin) == fills + 1);
+  VerifyResult verify = CacheVerify(*admin);
+  CHECK(verify.checked > 0);
+  CHECK(verify.mismatches == 0);
+
+  // Without mapped reads the first read needs a file, so the pool reads it.
+  c.reset();
+  admin.reset();
+  server.set_keep_dir(true);
+  server.Stop();
+  TestServer unmapped({"--rtc-storage-read-mapped", "no"}, server.dir());
+  c = std::make_unique<Client>(unmapped.port());
+  admin = std::make_unique<Client>(unmapped.port());
+  fills = StorageFills(*admin);
+  CHECK(Run(*c, {"GET", "s"}) == "bulk:v");
   CHECK(StorageFills(*admin) == fills);
   CHECK(Run(*c, {"GET", "s"}) == "bulk:v");
-  VerifyResult verify = CacheVerify(*admin);
+  verify = CacheVerify(*admin);
   CHECK(verify.checked > 0);
   CHECK(verify.mismatches == 0);
 }

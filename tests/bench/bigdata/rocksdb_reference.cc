@@ -19,6 +19,9 @@
 // writing at the same time would change the files under it. scripts/bench-bigdata.sh stops
 // rockcache first. Nothing is written; compactions never run (the compaction filters' context
 // stays empty, which makes them keep every entry, were they ever called).
+//
+// --verify-checksums (default 0, as the server's rocksdb-verify-read-checksums) and --fill-cache
+// (default 1) set the ReadOptions of every read; --only runs one of the four measurements.
 #include <rocksdb/db.h>
 
 #include <atomic>
@@ -47,14 +50,19 @@ struct Flags {
   double warmup_seconds = 2;
   uint64_t block_cache_bytes = 64ull << 20;  // rocksdb-block-cache-size's default (64mb)
   int batch = 16;
-  bool mmap_reads = true;  // rocksdb-mmap-reads' default
+  bool mmap_reads = true;         // rocksdb-mmap-reads' default
+  bool verify_checksums = false;  // rocksdb-verify-read-checksums' default
+  bool fill_cache = true;         // ReadOptions::fill_cache
+  std::string only;               // one run: get1, get2, multiget1 or multiget2 (all when empty)
 };
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: rocksdb-reference --dir D [--keys N] [--seconds S] [--warmup-seconds S]\n"
-               "                         [--block-cache-bytes B] [--batch K]\n"
-               "                         [--mmap-reads 0|1]\n");
+  std::fprintf(
+      stderr,
+      "usage: rocksdb-reference --dir D [--keys N] [--seconds S] [--warmup-seconds S]\n"
+      "                         [--block-cache-bytes B] [--batch K]\n"
+      "                         [--mmap-reads 0|1] [--verify-checksums 0|1]\n"
+      "                         [--fill-cache 0|1] [--only get1|get2|multiget1|multiget2]\n");
 }
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -67,6 +75,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       {"--block-cache-bytes", [f](const char* v) { f->block_cache_bytes = ToU64(v); }},
       {"--batch", [f](const char* v) { f->batch = std::atoi(v); }},
       {"--mmap-reads", [f](const char* v) { f->mmap_reads = std::atoi(v) != 0; }},
+      {"--verify-checksums", [f](const char* v) { f->verify_checksums = std::atoi(v) != 0; }},
+      {"--fill-cache", [f](const char* v) { f->fill_cache = std::atoi(v) != 0; }},
+      {"--only", [f](const char* v) { f->only = v; }},
   };
   if (!bigdata::ParseFlagPairs(argc, argv, "rocksdb-reference", setters)) return false;
   if (f->dir.empty() || f->keys == 0 || f->keys >= bigdata::kMaxKeys || f->seconds <= 0 ||
@@ -79,6 +90,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
 
 // The open database: every column family rockcache made, each with rockcache's options for it.
 struct ReadOnlyDb {
+  std::shared_ptr<rocksdb::Env> env;  // the database's Env: declared first, destroyed last
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::ColumnFamilyHandle* meta0 = nullptr;  // database 0's metas ("default")
@@ -116,6 +128,7 @@ std::unique_ptr<ReadOnlyDb> Open(const Flags& flags) {
     cfs.push_back(d);
   }
   auto out = std::make_unique<ReadOnlyDb>();
+  out->env = open->env;
   rocksdb::DB* db = nullptr;
   s = rocksdb::DB::OpenForReadOnly(open->db, flags.dir, cfs, &out->handles, &db);
   if (!s.ok()) {
@@ -148,7 +161,9 @@ void Tally(const rocksdb::Status& s, Counts* c) {
 void ReadLoop(const ReadOnlyDb& rdb, const Flags& flags, bool multiget, uint64_t seed,
               const std::atomic<bool>& stop, Counts* counts) {
   Rng rng(seed);
-  const rocksdb::ReadOptions ro;
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = flags.verify_checksums;
+  ro.fill_cache = flags.fill_cache;
   const int batch = multiget ? flags.batch : 1;
   std::vector<char> key_bytes(bigdata::kKeySize * batch);
   std::vector<rocksdb::Slice> keys(batch);
@@ -213,6 +228,9 @@ int main(int argc, char** argv) {
       "reading %llu keys\n",
       flags.dir.c_str(), sst_bytes / 1e6, static_cast<unsigned long long>(est_keys),
       flags.block_cache_bytes / 1e6, static_cast<unsigned long long>(flags.keys));
+  std::string levels;
+  rdb->db->GetProperty(rdb->meta0, rocksdb::DB::Properties::kLevelStats, &levels);
+  std::printf("# meta family levels:\n%s", levels.c_str());
   double elapsed = 0;
   if (flags.warmup_seconds > 0) Run(*rdb, flags, false, 2, flags.warmup_seconds, &elapsed);
 
@@ -224,6 +242,7 @@ int main(int argc, char** argv) {
   const Spec specs[] = {
       {"get", false, 1}, {"get", false, 2}, {"multiget", true, 1}, {"multiget", true, 2}};
   for (const Spec& spec : specs) {
+    if (!flags.only.empty() && flags.only != spec.name + std::to_string(spec.threads)) continue;
     const Counts c = Run(*rdb, flags, spec.multiget, spec.threads, flags.seconds, &elapsed);
     std::printf("reference=%s threads=%d ops=%.1f notfound=%llu errors=%llu\n", spec.name,
                 spec.threads, c.ops / elapsed, static_cast<unsigned long long>(c.notfound),

@@ -1,0 +1,48 @@
+// storage/no_wait_files — a RocksDB FileSystem whose SST reads can refuse to wait (internal to
+// storage/: includes RocksDB).
+//
+// A network thread answers a cache miss from RocksDB when it can do so without waiting
+// (RocksStore::TryGetString). With SST files read through a memory mapping (rocksdb-mmap-reads),
+// a block read is a memory access: it costs no system call when the file's pages are in the OS
+// page cache, and a disk read in a page fault when they are not. Inside a NoWaitReads scope the
+// files of this FileSystem answer a read only when every page it covers is resident (mincore(2),
+// one system call), and fail it with IOStatus::Busy otherwise; RocksDB then fails the Get, and
+// the caller hands the key to a worker, which reads it for real. Files read with pread (mmap
+// off) fail every read inside the scope: a pread can always wait. Outside a scope, and on every
+// other thread, reads pass straight through.
+//
+// A page resident when checked can be evicted before it is touched a microsecond later (the
+// read then waits for the disk): a race with memory pressure, not a path a loaded server takes
+// on every request.
+#pragma once
+
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
+#include <memory>
+
+namespace rockcache::storage {
+
+// The calling thread's reads refuse to wait while one is alive. Not nestable across threads;
+// nesting on one thread is harmless (the outer scope restores).
+class NoWaitReads {
+ public:
+  NoWaitReads() : previous_(active_) { active_ = true; }
+  ~NoWaitReads() { active_ = previous_; }
+  NoWaitReads(const NoWaitReads&) = delete;
+  NoWaitReads& operator=(const NoWaitReads&) = delete;
+
+  static bool active() { return active_; }
+
+ private:
+  static inline thread_local bool active_ = false;
+  bool previous_;
+};
+
+// The file system `base` with NoWaitReads honoured by its random-access (SST) files.
+std::shared_ptr<rocksdb::FileSystem> NewNoWaitFileSystem(std::shared_ptr<rocksdb::FileSystem> base);
+
+// Whether every page of [data, data + size) is in memory (mincore). True for an empty range.
+bool PagesResident(const char* data, size_t size);
+
+}  // namespace rockcache::storage

@@ -1,0 +1,141 @@
+// A network thread's read of a cache miss (Store::TryGetString) answers from file pages the OS
+// holds in memory and refuses, without waiting, when they are not (storage/no_wait_files.h).
+// The pages are dropped from the page cache with posix_fadvise(DONTNEED) and brought back with a
+// plain read of the file, so the test sees residency itself, not timing.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "storage/no_wait_files.h"
+#include "tests/unit/storage/store_fixture.h"
+
+namespace rockcache::storage {
+namespace {
+
+using testing::Ok;
+using testing::TempDir;
+
+std::string KeyOf(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "key:%08d", i);
+  return buf;
+}
+
+// Calls `fn(fd)` for every SST file under `dir`.
+template <typename Fn>
+void ForEachSst(const std::string& dir, Fn fn) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".sst") continue;
+    const int fd = open(entry.path().c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    fn(fd);
+    close(fd);
+    ++files;
+  }
+  REQUIRE(files > 0);
+}
+
+void DropFromPageCache(const std::string& dir) {
+  ForEachSst(dir, [](int fd) {
+    REQUIRE(fdatasync(fd) == 0);
+    REQUIRE(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+  });
+}
+
+void ReadIntoPageCache(const std::string& dir) {
+  ForEachSst(dir, [](int fd) {
+    std::vector<char> buf(1 << 16);
+    while (read(fd, buf.data(), buf.size()) > 0) {
+    }
+  });
+}
+
+TEST_CASE("PagesResident follows the page cache of a mapped file", "[storage][no-wait]") {
+  TempDir dir;
+  const std::string path = dir.path() + "/f";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT, 0600);
+  REQUIRE(fd >= 0);
+  const size_t size = 8 << 20;
+  REQUIRE(ftruncate(fd, static_cast<off_t>(size)) == 0);  // a hole: no page is in memory
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  REQUIRE(map != MAP_FAILED);
+  const char* bytes = static_cast<const char*>(map);
+  CHECK_FALSE(PagesResident(bytes + 100, 300));
+  CHECK(PagesResident(bytes, 0));
+  char buf[300];
+  REQUIRE(pread(fd, buf, sizeof(buf), 1 << 20) == static_cast<ssize_t>(sizeof(buf)));
+  CHECK(PagesResident(bytes + (1 << 20), sizeof(buf)));        // read into the page cache
+  CHECK_FALSE(PagesResident(bytes + (6 << 20), sizeof(buf)));  // far beyond its read-ahead
+  munmap(map, size);
+  close(fd);
+}
+
+TEST_CASE("A no-wait read answers from resident file pages and refuses the others",
+          "[storage][no-wait]") {
+  TempDir dir;
+  Options o;
+  o.dir = dir.path();
+  o.write_buffer_bytes = 4 << 20;
+  o.block_cache_bytes = 64 << 10;  // holds almost none of the 8 MB of data blocks
+  o.mmap_reads = true;
+  auto store = Ok(Store::Open(o));
+  const std::string value(400, 'v');
+  constexpr int kKeys = 20000;
+  for (int i = 0; i < kKeys; i += 500) {
+    std::vector<std::string> keys;
+    std::vector<std::pair<std::string_view, std::string_view>> kvs;
+    for (int j = i; j < i + 500; ++j) keys.push_back(KeyOf(j));
+    for (const auto& k : keys) kvs.emplace_back(k, value);
+    REQUIRE(store->MSet(kvs).ok());
+  }
+  REQUIRE(store->CompactAll().ok());  // every key in a file, none in a memtable
+
+  DropFromPageCache(dir.path());
+  int refused = 0;
+  for (int i = 0; i < 100; ++i) {
+    MemoryRead read = store->TryGetString(KeyOf(i * 197), 1 << 20);
+    if (read.outcome == MemoryRead::Outcome::kNeedsStorage) ++refused;
+  }
+  // Only blocks a neighbouring read faulted in, or the block cache holds, can answer.
+  CHECK(refused >= 90);
+
+  // A worker's read of the same keys reads the files for real.
+  for (int i = 0; i < 100; ++i) CHECK(Ok(store->Get(KeyOf(i * 197))) == value);
+
+  ReadIntoPageCache(dir.path());
+  for (int i = 0; i < 100; ++i) {
+    MemoryRead read = store->TryGetString(KeyOf(i * 197 + 1), 1 << 20);
+    REQUIRE(read.outcome == MemoryRead::Outcome::kString);
+    CHECK(read.value == value);
+  }
+}
+
+TEST_CASE("Without mmap reads a no-wait read never reads a file", "[storage][no-wait]") {
+  TempDir dir;
+  Options o;
+  o.dir = dir.path();
+  o.block_cache_bytes = 64 << 10;
+  o.mmap_reads = false;
+  auto store = Ok(Store::Open(o));
+  const std::string value(400, 'v');
+  for (int i = 0; i < 2000; ++i) REQUIRE(store->Set(KeyOf(i), value, SetOptions()).ok());
+  REQUIRE(store->CompactAll().ok());
+  ReadIntoPageCache(dir.path());  // resident, but a pread could still wait
+  int refused = 0;
+  for (int i = 0; i < 50; ++i) {
+    if (store->TryGetString(KeyOf(i * 37), 1 << 20).outcome == MemoryRead::Outcome::kNeedsStorage) {
+      ++refused;
+    }
+  }
+  CHECK(refused >= 40);
+}
+
+}  // namespace
+}  // namespace rockcache::storage
