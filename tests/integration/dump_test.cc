@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -86,7 +87,19 @@ std::string Snapshot(RespPeer& peer, const std::string& key) {
     }
     return out;
   }
-  if (type == "+stream\r\n") return out + peer.Call({"XRANGE", key, "-", "+"});
+  if (type == "+stream\r\n") {
+    // Entries, then the stream's figures, groups, PELs (delivery times and counts) and
+    // consumers (seen times), with the radix tree's sizes (how Redis happens to store the
+    // entries) masked.
+    std::string full = peer.Call({"XINFO", "STREAM", key, "FULL"});
+    for (const char* field : {"radix-tree-keys\r\n:", "radix-tree-nodes\r\n:"}) {
+      const size_t at = full.find(field);
+      if (at == std::string::npos) continue;
+      const size_t from = at + std::strlen(field);
+      full.replace(from, full.find("\r\n", from) - from, "?");
+    }
+    return out + peer.Call({"XRANGE", key, "-", "+"}) + full;
+  }
   if (type == "+set\r\n") {
     auto members = Elements(peer.Call({"SMEMBERS", key}));
     std::sort(members.begin(), members.end());
@@ -192,6 +205,27 @@ std::vector<Sample> Fill(const std::function<void(const Command&)>& write, Rng& 
     }
   }
   add("stream:big", true);
+  // Consumer groups: pending entries spread over consumers, an acknowledged one, a claimed one,
+  // a consumer with nothing pending, a deleted entry, a group with entries-read set.
+  for (int i = 1; i <= 8; ++i) {
+    write({"XADD", "stream:groups", std::to_string(i) + "-1", "n", std::to_string(i)});
+  }
+  write({"XGROUP", "CREATE", "stream:groups", "fill-g1", "0"});
+  write({"XREADGROUP", "GROUP", "fill-g1", "c1", "COUNT", "3", "STREAMS", "stream:groups", ">"});
+  write({"XREADGROUP", "GROUP", "fill-g1", "c2", "COUNT", "2", "STREAMS", "stream:groups", ">"});
+  write({"XACK", "stream:groups", "fill-g1", "2-1"});
+  write({"XCLAIM", "stream:groups", "fill-g1", "c3", "0", "4-1"});
+  write({"XGROUP", "CREATE", "stream:groups", "fill-g2", "$"});
+  write({"XGROUP", "CREATECONSUMER", "stream:groups", "fill-g2", "idle"});
+  write({"XGROUP", "CREATE", "stream:groups", "fill-g0", "3-1", "ENTRIESREAD", "3"});
+  write({"XDEL", "stream:groups", "7-1"});
+  add("stream:groups", true);
+  // A stream emptied by XTRIM that keeps a group and its pending entries.
+  write({"XADD", "stream:drained", "5-5", "f", "v"});
+  write({"XGROUP", "CREATE", "stream:drained", "fill-g", "0"});
+  write({"XREADGROUP", "GROUP", "fill-g", "c", "STREAMS", "stream:drained", ">"});
+  write({"XTRIM", "stream:drained", "MAXLEN", "0"});
+  add("stream:drained", true);
   return keys;
 }
 
