@@ -343,8 +343,11 @@ void Command(CommandContext&, Args& argv, std::string* out) {
     return;
   }
   if (Is(sub, "LIST")) return CommandList(argv, out);
-  if (Is(sub, "GETKEYS") && argv.size() >= 3) return CommandGetKeys(argv, false, out);
-  if (Is(sub, "GETKEYSANDFLAGS") && argv.size() >= 3) return CommandGetKeys(argv, true, out);
+  // Redis 7.0's arity for both is -4: a command name and at least one argument.
+  if (Is(sub, "GETKEYS") || Is(sub, "GETKEYSANDFLAGS")) {
+    if (argv.size() < 4) return AppendArityError(out, "command|" + sub);
+    return CommandGetKeys(argv, Is(sub, "GETKEYSANDFLAGS"), out);
+  }
   if (Is(sub, "HELP") && argv.size() == 2) {
     return AppendHelp(out,
                       {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -17,6 +17,7 @@ using rockcache::testing::Client;
 using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
+using rockcache::testing::MakeTempDir;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
@@ -131,12 +132,14 @@ TEST_CASE("BGSAVE during writes: a server on the checkpoint has every write ackn
   CHECK(c.Command({"LASTSAVE"}).integer >= started);
   const std::string path = fields["checkpoint_last_dir"];
   INFO("checkpoint: " << path);
-  REQUIRE(path.rfind(server.dir() + "/checkpoint-", 0) == 0);
+  REQUIRE(path.rfind(server.dir() + "/db/checkpoint-", 0) == 0);
   REQUIRE(std::filesystem::is_directory(path));
 
-  // Restore: a server started with its data directory on the checkpoint.
-  TestServer restored({}, path);
-  restored.set_keep_dir(true);  // inside the first server's directory, removed with it
+  // Restore as README says: the checkpoint becomes the data directory of a server started on
+  // it (TestServer runs the server with --dir <its dir>/db).
+  const std::string restore_dir = MakeTempDir();
+  std::filesystem::rename(path, restore_dir + "/db");
+  TestServer restored({}, restore_dir);
   Client r(restored.port());
   for (size_t i = 0; i < typed.size(); ++i) {
     INFO("key " << typed[i]);
@@ -218,7 +221,7 @@ TEST_CASE("SAVE, BGSAVE and LASTSAVE reply as Redis; INFO persistence follows th
   const long long second = c.Command({"LASTSAVE"}).integer;
   CHECK(second > first);
   CHECK(second == std::atoll(fields["rdb_last_save_time"].c_str()));
-  CHECK(CheckpointDirs(server.dir()).size() == 1);
+  CHECK(CheckpointDirs(server.dir() + "/db").size() == 1);
 
   // A second BGSAVE while one runs is refused with Redis's error; pipelined right behind the
   // first, it finds it running.
@@ -241,10 +244,10 @@ TEST_CASE("SAVE, BGSAVE and LASTSAVE reply as Redis; INFO persistence follows th
   }
   CHECK(refused);
   // checkpoint-keep 1 (the default): one checkpoint left however many saves ran.
-  CHECK(CheckpointDirs(server.dir()).size() == 1);
+  CHECK(CheckpointDirs(server.dir() + "/db").size() == 1);
   REQUIRE(Run(c, {"CONFIG", "SET", "checkpoint-keep", "3"}) == "status:OK");
   for (int i = 0; i < 4; ++i) REQUIRE(Run(c, {"SAVE"}) == "status:OK");
-  CHECK(CheckpointDirs(server.dir()).size() == 3);
+  CHECK(CheckpointDirs(server.dir() + "/db").size() == 3);
   // Inside MULTI, as Redis: "scheduled".
   REQUIRE(Run(c, {"MULTI"}) == "status:OK");
   REQUIRE(Run(c, {"SET", "c", "3"}) == "status:QUEUED");
