@@ -11,6 +11,8 @@ namespace rockcache::server {
 namespace {
 
 constexpr const char* kSaveInProgress = "ERR Background save already in progress";
+// Both are "noscript" in Redis 7.0: a script's redis.call gets this error.
+constexpr const char* kNotFromScript = "ERR This Redis command is not allowed from script";
 
 // BGSAVE [SCHEDULE]: as Redis 7.0 (SCHEDULE only matters beside an AOF rewrite, which never
 // runs here). Inside EXEC it answers "scheduled", as Redis; the checkpoint starts at once and
@@ -19,6 +21,7 @@ void BgSave(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() > 2 || (argv.size() == 2 && !Is(argv[1], "SCHEDULE"))) {
     return out->append(kReplySyntaxError), void();
   }
+  if (ctx.in_script) return AppendError(out, kNotFromScript);
   // The writes before BGSAVE in this group commit first, so the checkpoint holds them (inside
   // EXEC this commits nothing: the transaction stays one WriteBatch).
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) return AppendStatusError(out, s);
@@ -34,6 +37,7 @@ void BgSave(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void Save(CommandContext& ctx, Args&, std::string* out) {
+  if (ctx.in_script) return AppendError(out, kNotFromScript);
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) return AppendStatusError(out, s);
   Status s = ctx.server->checkpoints().SaveBlocking(WritesProcessed(*ctx.server));
   if (s.ok()) return out->append(kReplyOk), void();
