@@ -60,6 +60,9 @@ const std::vector<OptionSpec> kOptionTable = {
   // ---- process ----
   {"dir", T::kString, "./data", 0, 0, nullptr, false,
    "Directory of the RocksDB database (created if missing)."},
+  {"checkpoint-keep", T::kInt, "1", 0, 1000, nullptr, true,
+   "BGSAVE/SAVE checkpoints kept under dir (checkpoint-<unix ms>); a new one removes the oldest "
+   "beyond this; 0 = keep all (each pins the SST files it links, compacted away or not)."},
   {"loglevel", T::kEnum, "notice", 0, 0, "debug|verbose|notice|warning", true,
    "Log verbosity; debug logs every connection."},
   {"logfile", T::kString, "", 0, 0, nullptr, false,

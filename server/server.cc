@@ -26,6 +26,7 @@
 #include "server/group_commit.h"
 #include "server/metrics/metrics_http.h"
 #include "server/net_loop.h"
+#include "server/persistence/checkpoints.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/pubsub.h"
 #include "server/scripting/script_vm.h"
@@ -180,6 +181,7 @@ Server::~Server() {
   metrics_http_.reset();
   loops_.clear();
   pool_.reset();
+  if (checkpoints_) checkpoints_->Stop();
   if (store_) (void)store_->Close();
   if (shutdown_fd_ >= 0) close(shutdown_fd_);
 }
@@ -360,6 +362,7 @@ Status Server::Start() {
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
+  checkpoints_ = std::make_unique<Checkpoints>(config_, store_.get());
   pubsub_->WatchExpiries(store_.get());
   if (Status s = scripting::LoadStoredLibraries(*store_, &scripting_.functions()); !s.ok()) {
     return s;
@@ -524,6 +527,7 @@ void Server::Run() {
   for (auto& loop : loops_) loop->Join();
   loops_.clear();
   pool_.reset();
+  checkpoints_->Stop();  // a background save still linking files finishes first
   Status s = store_->Close();
   if (!s.ok()) spdlog::error("closing storage: {}", s.ToString());
   spdlog::info("rockcache is now ready to exit, bye bye...");

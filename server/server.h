@@ -42,6 +42,7 @@ class KeyLocks;
 
 namespace rockcache::server {
 
+class Checkpoints;
 class NetLoop;
 class MetricsHttpServer;
 class PubSub;
@@ -94,6 +95,8 @@ class Server {
   Tracking& tracking() { return *tracking_; }
   // Clients blocked in BLPOP-like commands (server/blocking/wait_registry.h).
   WaitRegistry& blocking() { return *blocking_; }
+  // BGSAVE / SAVE / LASTSAVE and INFO persistence (server/persistence/checkpoints.h).
+  Checkpoints& checkpoints() { return *checkpoints_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
   size_t loop_count() const { return loops_.size(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -124,6 +127,7 @@ class Server {
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<Tracking> tracking_;
   std::unique_ptr<WaitRegistry> blocking_;
+  std::unique_ptr<Checkpoints> checkpoints_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
   std::atomic<uint64_t> next_client_id_{1};

@@ -23,6 +23,15 @@ struct KeyValue {
   std::vector<ScoredMember> members;                       // kZSet: by (score, member)
   std::vector<StreamEntry> entries;                        // kStream: ascending ids
   StreamId stream_last_id;                                 // kStream: the last id ever added
+  // kStream, as XINFO STREAM shows them: max-deleted-entry-id, entries-added (0 with entries:
+  // unknown, taken as the number of entries).
+  StreamId stream_max_deleted_id;
+  uint64_t stream_entries_added = 0;
+  // kStream: the consumer groups, by name: each one's name, last id and entries-read
+  // (`info`; its pending, consumers and lag are not used), its whole PEL by ascending id (each
+  // entry naming the consumer that owns it) and its consumers by name (name and seen time;
+  // `info.pending` and `pending` are not used: the PEL says what each one owns).
+  std::vector<StreamFullInfo::Group> stream_groups;
 };
 
 }  // namespace rockcache::storage

@@ -307,6 +307,8 @@ class RocksStore final : public Store, public DbView {
   // ---- admin (rocks_store.cc, store_collections.cc) ----
   Status CompactAll() override;
   StatusOr<uint64_t> CountDataEntries() override;
+  // store_checkpoint.cc
+  Status CreateCheckpoint(const std::string& path, uint64_t* sequence) override;
   std::string InfoRocksDb() override;
   Status Close() override;
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;

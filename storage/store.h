@@ -309,7 +309,8 @@ class Store {
 
   // ---- whole values (DUMP, RESTORE, RDB import; store_value.cc) ----
   // The whole value of `key` with its expire-at, read over one snapshot; nullopt when absent.
-  // O(size). OverLimit when the elements' bytes pass max_bytes (nothing more is read).
+  // O(size), a stream's consumer groups, PELs and consumers included. OverLimit when the
+  // elements' bytes pass max_bytes (nothing more is read).
   virtual StatusOr<std::optional<KeyValue>> ReadValue(std::string_view key,
                                                       uint64_t max_bytes = kNoByteLimit) = 0;
   // Writes `value` (type, elements, expire-at) as `key` in one WriteBatch (kill -9 leaves the
@@ -317,7 +318,8 @@ class Store {
   // and nothing written when the key is live and !replace. A collection gets a fresh version.
   // REQUIRES: value.type != kNone; a list, set, hash or sorted set has at least one element (a
   // stream may be empty); set members, hash fields and sorted-set members distinct; scores not
-  // NaN; stream ids ascending and <= stream_last_id. The key lock of `key`.
+  // NaN; stream ids ascending and <= stream_last_id; each pending entry of a stream's group owned
+  // by one of the group's consumers (InvalidArgument otherwise). The key lock of `key`.
   virtual StatusOr<bool> WriteValue(std::string_view key, const KeyValue& value, bool replace) = 0;
 
   // A sliced read over a snapshot taken now (see RangeRead), in the current database. Errors:
@@ -612,6 +614,16 @@ class Store {
   // Entries in the data column families, live and stale, by iterating them: O(database). For
   // tests and DEBUG.
   virtual StatusOr<uint64_t> CountDataEntries() = 0;
+
+  // A RocksDB checkpoint of every database in `path` (BGSAVE / SAVE): SST files hard-linked
+  // (`path` must be on the database's file system, its parent must exist, `path` itself must
+  // not), the live WAL copied, or the memtables flushed first when the WAL has grown past
+  // kCheckpointFlushWalBytes. Writes go on meanwhile; the checkpoint holds every write committed
+  // before the call, whole WriteBatches only, and opens as a database of its own. *sequence gets
+  // its last RocksDB sequence number. BLOCKS (file links and copies, maybe a flush): a
+  // background thread or a worker. On failure nothing is left at `path`.
+  virtual Status CreateCheckpoint(const std::string& path, uint64_t* sequence) = 0;
+  static constexpr uint64_t kCheckpointFlushWalBytes = 64ull << 20;
 
   // A few "name:value" lines of RocksDB figures for INFO (sst size, memtable size, pending
   // compaction bytes, ...), each ending in "\r\n".

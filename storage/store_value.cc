@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "storage/rocks_store.h"
+#include "storage/stream_groups.h"
 
 namespace rockcache::storage {
 
@@ -68,6 +69,12 @@ StatusOr<std::optional<KeyValue>> RocksStore::ReadValue(std::string_view key, ui
       break;
     case MetaType::kStream: {
       value.stream_last_id = meta.last_id;
+      value.stream_max_deleted_id = meta.max_deleted_id;
+      value.stream_entries_added = meta.entries_added;
+      if (meta.groups > 0) {
+        s = StreamGroups(this, key, meta, snap.options).ReadAll(&value.stream_groups);
+        if (!s.ok()) return s;
+      }
       if (meta.count == 0) break;
       const std::string lo = EncodeStreamId(meta.first_id);
       const std::string hi = ImmediateSuccessor(EncodeStreamId(meta.top_id));
@@ -140,6 +147,12 @@ StatusOr<bool> RocksStore::WriteValue(std::string_view key, const KeyValue& valu
       meta.last_id = value.stream_last_id;
       meta.first_id = meta.count ? value.entries.front().id : value.stream_last_id;
       meta.top_id = meta.count ? value.entries.back().id : value.stream_last_id;
+      meta.max_deleted_id = value.stream_max_deleted_id;
+      meta.entries_added =
+          value.stream_entries_added == 0 ? meta.count : value.stream_entries_added;
+      if (Status s = StreamGroups::PutAll(this, &batch, key, &meta, value.stream_groups); !s.ok()) {
+        return s;
+      }
       for (const auto& entry : value.entries) {
         std::vector<std::pair<std::string_view, std::string_view>> fields;
         fields.reserve(entry.fields.size());

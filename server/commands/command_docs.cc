@@ -11,6 +11,7 @@
 #include "config/glob.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
+#include "server/commands/key_specs.h"
 #include "server/commands/numkeys.h"
 #include "server/commands/subcommand.h"
 #include "server/protocol/reply.h"
@@ -56,7 +57,7 @@ std::vector<std::string_view> Words(const char* text) {
   return words;
 }
 
-// Flags, categories, tips: statuses in a set (an array under RESP2), as Redis 7.0.
+// Flags and categories: statuses in a set (an array under RESP2), as Redis 7.0.
 void AppendSimpleArray(std::string* out, const std::vector<std::string_view>& items) {
   AppendSetHeader(out, static_cast<int64_t>(items.size()));
   for (auto item : items) AppendSimple(out, item);
@@ -156,6 +157,7 @@ void AppendKeyNumSpec(std::string* out, const InfoEntry& e) {
 // One key spec from first/last/step (Redis's begin_search index + find_keys range), then the
 // numkeys one.
 void AppendKeySpecs(std::string* out, const InfoEntry& e) {
+  if (FindMeta(e.name) != nullptr) return AppendKeySpecRows(out, KeySpecsOf(e.name));
   int specs = (e.first_key > 0 ? 1 : 0) + (e.numkeys_index > 0 ? 1 : 0);
   AppendSetHeader(out, specs);
   if (e.first_key <= 0) {
@@ -189,7 +191,8 @@ void AppendInfoEntry(std::string* out, const InfoEntry& e,
   AppendInteger(out, e.last_key);
   AppendInteger(out, e.key_step);
   AppendSimpleArray(out, e.acl);
-  AppendSimpleArray(out, e.tips);
+  AppendSetHeader(out, static_cast<int64_t>(e.tips.size()));  // tips are bulk strings
+  for (auto tip : e.tips) AppendBulk(out, tip);
   AppendKeySpecs(out, e);
   AppendSetHeader(out, static_cast<int64_t>(subcommands.size()));
   for (const CommandMeta* sub : subcommands) AppendInfoEntry(out, FromMeta(*sub), {});
@@ -284,20 +287,18 @@ void CommandGetKeys(const Args& argv, bool with_flags, std::string* out) {
     return AppendError(out, "ERR Invalid number of arguments specified for command");
   }
   auto keys = CommandKeys(*spec, sub);
+  if (keys.empty()) keys = SubcommandKeys(*spec, sub);  // OBJECT ENCODING key
   if (keys.empty()) return AppendError(out, "ERR The command has no key arguments");
   AppendArrayHeader(out, static_cast<int64_t>(keys.size()));
-  for (auto key : keys) {
-    if (!with_flags) {
-      AppendBulk(out, key);
-      continue;
-    }
+  if (!with_flags) {
+    for (auto key : keys) AppendBulk(out, key);
+    return;
+  }
+  const auto flags = KeyFlags(*spec, sub, keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
     AppendArrayHeader(out, 2);
-    AppendBulk(out, key);
-    if (spec->flags & kWrite) {
-      AppendSimpleArray(out, {"RW", "update"});
-    } else {
-      AppendSimpleArray(out, {"RO", "access"});
-    }
+    AppendBulk(out, keys[i]);
+    AppendSimpleArray(out, flags[i]);
   }
 }
 
@@ -343,8 +344,11 @@ void Command(CommandContext&, Args& argv, std::string* out) {
     return;
   }
   if (Is(sub, "LIST")) return CommandList(argv, out);
-  if (Is(sub, "GETKEYS") && argv.size() >= 3) return CommandGetKeys(argv, false, out);
-  if (Is(sub, "GETKEYSANDFLAGS") && argv.size() >= 3) return CommandGetKeys(argv, true, out);
+  // Redis 7.0's arity for both is -4: a command name and at least one argument.
+  if (Is(sub, "GETKEYS") || Is(sub, "GETKEYSANDFLAGS")) {
+    if (argv.size() < 4) return AppendArityError(out, "command|" + sub);
+    return CommandGetKeys(argv, Is(sub, "GETKEYSANDFLAGS"), out);
+  }
   if (Is(sub, "HELP") && argv.size() == 2) {
     return AppendHelp(out,
                       {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -2,6 +2,7 @@
 
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -9,11 +10,13 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <random>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/blocking/wait_registry.h"
+#include "server/persistence/checkpoints.h"
 #include "server/pubsub/pubsub.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -57,62 +60,217 @@ std::string HumanBytes(uint64_t bytes) {
   return unit == 0 ? std::to_string(bytes) + "B" : Fixed(value) + units[unit];
 }
 
+// 40 random hex digits, drawn once per process (run_id, master_replid).
+std::string RandomHexId() {
+  std::random_device random;
+  std::string id;
+  const char* digits = "0123456789abcdef";
+  while (id.size() < 40) id.push_back(digits[random() & 15]);
+  return id;
+}
+
+const std::string& RunId() {
+  static const std::string id = RandomHexId();
+  return id;
+}
+
+std::string Executable() {
+  char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+std::string CompilerVersion() {
+#if defined(__GNUC__)
+  return std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+         std::to_string(__GNUC_PATCHLEVEL__);
+#else
+  return "0.0.0";
+#endif
+}
+
 void ServerSection(Server& server, std::string* out) {
   utsname name;
   uname(&name);
-  int64_t uptime = (NowUnixMs() - server.start_time_ms()) / 1000;
+  const int64_t now_ms = NowUnixMs();
+  int64_t uptime = (now_ms - server.start_time_ms()) / 1000;
   Field(out, "redis_version", kRedisCompatVersion);
-  Field(out, "rockcache_version", kRockcacheVersion);
+  Field(out, "redis_git_sha1", "00000000");
+  Field(out, "redis_git_dirty", 0);
+  Field(out, "redis_build_id", "0");
   Field(out, "redis_mode", "standalone");
   Field(out, "os", std::string(name.sysname) + " " + name.release + " " + name.machine);
   Field(out, "arch_bits", std::to_string(sizeof(void*) * 8));
+  Field(out, "monotonic_clock", "POSIX clock_gettime");
   Field(out, "multiplexing_api", "epoll");
+  Field(out, "atomicvar_api", "c11-builtin");
+  Field(out, "gcc_version", CompilerVersion());
   Field(out, "process_id", static_cast<uint64_t>(getpid()));
+  Field(out, "process_supervised", "no");
+  Field(out, "run_id", RunId());
   Field(out, "tcp_port", static_cast<uint64_t>(server.config().GetInt("port")));
   Field(out, "server_time_usec", static_cast<uint64_t>(NowUnixUs()));
   Field(out, "uptime_in_seconds", static_cast<uint64_t>(uptime));
   Field(out, "uptime_in_days", static_cast<uint64_t>(uptime / 86400));
   Field(out, "hz", static_cast<uint64_t>(server.settings().hz.load()));
+  Field(out, "configured_hz", static_cast<uint64_t>(server.settings().hz.load()));
+  // Redis's LRU clock: seconds, 24 bits.
+  Field(out, "lru_clock", static_cast<uint64_t>(now_ms / 1000) & ((1u << 24) - 1));
+  Field(out, "executable", Executable());
+  Field(out, "config_file", server.config().config_file());
+  Field(out, "io_threads_active", 0);
+  Field(out, "rockcache_version", kRockcacheVersion);
   Field(out, "net_threads", static_cast<uint64_t>(server.loop_count()));
   Field(out, "pool_threads", static_cast<uint64_t>(server.AutoPoolSetting("pool-threads")));
-  Field(out, "config_file", server.config().config_file());
 }
 
 void ClientsSection(Server& server, std::string* out) {
+  uint64_t max_input = 0, max_output = 0;
+  const auto clients = server.clients().Snapshot();
+  for (const auto& info : clients) {
+    max_input = std::max<uint64_t>(max_input, info->query_buffer_bytes.load());
+    max_output = std::max<uint64_t>(max_output, info->pending_reply_bytes.load());
+  }
   Field(out, "connected_clients", static_cast<uint64_t>(server.clients().size()));
+  Field(out, "cluster_connections", 0);
   Field(out, "maxclients", static_cast<uint64_t>(server.settings().maxclients.load()));
+  Field(out, "client_recent_max_input_buffer", max_input);
+  Field(out, "client_recent_max_output_buffer", max_output);
   Field(out, "blocked_clients", static_cast<uint64_t>(server.blocking().waiting()));
   const Tracking::Counts tracking = server.tracking().counts();
   Field(out, "tracking_clients", tracking.clients);
+  Field(out, "clients_in_timeout_table", 0);
 }
 
+std::string Percent(uint64_t part, uint64_t whole) {
+  return Fixed(whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole)) +
+         "%";
+}
+
+// Redis's memory fields. rockcache's memory is its resident set (RocksDB's memtables and block
+// cache included); the "dataset" is what the cache holds (every key is on disk whatever it
+// holds). Fields about Redis's allocator report the resident set, ratios 1.00.
 void MemorySection(Server& server, std::string* out) {
-  uint64_t rss = ResidentBytes();
+  static std::atomic<uint64_t> peak{0};
+  const uint64_t rss = ResidentBytes();
+  uint64_t seen = peak.load();
+  while (rss > seen && !peak.compare_exchange_weak(seen, rss)) {
+  }
+  const uint64_t used_peak = std::max(seen, rss);
+  const uint64_t dataset = server.cache() != nullptr ? server.cache()->GetStats().bytes_used : 0;
+  const uint64_t overhead = rss > dataset ? rss - dataset : 0;
+  const uint64_t system =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  scripting::Scripting& scripting = server.scripting();
+  const uint64_t vm_bytes = scripting.vm_bytes();
+  const uint64_t scripts_bytes = scripting.cache().bytes();
   Field(out, "used_memory", rss);
   Field(out, "used_memory_human", HumanBytes(rss));
   Field(out, "used_memory_rss", rss);
   Field(out, "used_memory_rss_human", HumanBytes(rss));
+  Field(out, "used_memory_peak", used_peak);
+  Field(out, "used_memory_peak_human", HumanBytes(used_peak));
+  Field(out, "used_memory_peak_perc", Percent(rss, used_peak));
+  Field(out, "used_memory_overhead", overhead);
+  Field(out, "used_memory_startup", 0);
+  Field(out, "used_memory_dataset", dataset);
+  Field(out, "used_memory_dataset_perc", Percent(dataset, rss));
+  Field(out, "allocator_allocated", rss);
+  Field(out, "allocator_active", rss);
+  Field(out, "allocator_resident", rss);
+  Field(out, "total_system_memory", system);
+  Field(out, "total_system_memory_human", HumanBytes(system));
+  // Scripting, as Redis 7.0 reports it (the Lua states of all workers together).
+  Field(out, "used_memory_lua", vm_bytes);
+  Field(out, "used_memory_vm_eval", vm_bytes);
+  Field(out, "used_memory_lua_human", HumanBytes(vm_bytes));
+  Field(out, "used_memory_scripts_eval", scripts_bytes);
+  Field(out, "number_of_cached_scripts", scripting.cache().count());
+  Field(out, "number_of_functions", scripting.functions().function_count());
+  Field(out, "number_of_libraries", scripting.functions().library_count());
+  Field(out, "used_memory_vm_functions", 0);
+  Field(out, "used_memory_vm_total", vm_bytes);
+  Field(out, "used_memory_vm_total_human", HumanBytes(vm_bytes));
+  Field(out, "used_memory_functions", 0);
+  Field(out, "used_memory_scripts", scripts_bytes);
+  Field(out, "used_memory_scripts_human", HumanBytes(scripts_bytes));
   // Redis's maxmemory is rockcache's cache budget (the same setting; every key stays on disk).
   auto maxmemory = static_cast<uint64_t>(server.config().GetInt("cache-maxmemory"));
   Field(out, "maxmemory", maxmemory);
   Field(out, "maxmemory_human", HumanBytes(maxmemory));
   Field(out, "maxmemory_policy", server.config().GetString("cache-policy"));
-  // Scripting, as Redis 7.0 reports it (the Lua states of all workers together).
-  scripting::Scripting& scripting = server.scripting();
-  const uint64_t vm_bytes = scripting.vm_bytes();
-  Field(out, "used_memory_vm_eval", vm_bytes);
-  Field(out, "used_memory_lua_human", HumanBytes(vm_bytes));
-  Field(out, "used_memory_scripts_eval", scripting.cache().bytes());
-  Field(out, "number_of_cached_scripts", scripting.cache().count());
-  Field(out, "number_of_functions", scripting.functions().function_count());
-  Field(out, "number_of_libraries", scripting.functions().library_count());
+  Field(out, "allocator_frag_ratio", "1.00");
+  Field(out, "allocator_frag_bytes", 0);
+  Field(out, "allocator_rss_ratio", "1.00");
+  Field(out, "allocator_rss_bytes", 0);
+  Field(out, "rss_overhead_ratio", "1.00");
+  Field(out, "rss_overhead_bytes", 0);
+  Field(out, "mem_fragmentation_ratio", "1.00");
+  Field(out, "mem_fragmentation_bytes", 0);
+  Field(out, "mem_not_counted_for_evict", 0);
+  Field(out, "mem_replication_backlog", 0);
+  Field(out, "mem_total_replication_buffers", 0);
+  Field(out, "mem_clients_slaves", 0);
+  Field(out, "mem_clients_normal", 0);
+  Field(out, "mem_cluster_links", 0);
+  Field(out, "mem_aof_buffer", 0);
+  Field(out, "mem_allocator", "libc");
+  Field(out, "active_defrag_running", 0);
+  Field(out, "lazyfree_pending_objects", 0);
+  Field(out, "lazyfreed_objects", 0);
 }
 
+// Redis's persistence fields. rockcache's "RDB" saves are RocksDB checkpoints (BGSAVE, SAVE:
+// server/persistence/checkpoints.h); its "AOF" is RocksDB's write-ahead log, which every write
+// goes through, so aof_enabled is 1 and no rewrite ever runs.
 void PersistenceSection(Server& server, std::string* out) {
+  const Checkpoints::Figures saves = server.checkpoints().Read();
+  const uint64_t writes = WritesProcessed(server);
+  const int64_t now_ms = NowUnixMs();
   Field(out, "loading", 0);
+  Field(out, "async_loading", 0);
+  Field(out, "current_cow_peak", 0);
+  Field(out, "current_cow_size", 0);
+  Field(out, "current_cow_size_age", 0);
+  Field(out, "current_fork_perc", "0.00");
+  Field(out, "current_save_keys_processed", 0);
+  Field(out, "current_save_keys_total", 0);
+  Field(out, "rdb_changes_since_last_save",
+        writes > saves.changes_at_last_save ? writes - saves.changes_at_last_save : 0);
+  Field(out, "rdb_bgsave_in_progress", saves.in_progress ? 1 : 0);
+  Field(out, "rdb_last_save_time", std::to_string(saves.last_save_unix));
+  Field(out, "rdb_last_bgsave_status", saves.last_bgsave_ok ? "ok" : "err");
+  Field(out, "rdb_last_bgsave_time_sec", std::to_string(saves.last_bgsave_seconds));
+  Field(out, "rdb_current_bgsave_time_sec",
+        std::to_string(saves.in_progress ? (now_ms - saves.current_started_ms) / 1000 : -1));
+  Field(out, "rdb_saves", saves.saves);
+  Field(out, "rdb_last_cow_size", 0);
+  Field(out, "rdb_last_load_keys_expired", 0);
+  Field(out, "rdb_last_load_keys_loaded", 0);
+  Field(out, "aof_enabled", 1);
+  Field(out, "aof_rewrite_in_progress", 0);
+  Field(out, "aof_rewrite_scheduled", 0);
+  Field(out, "aof_last_rewrite_time_sec", "-1");
+  Field(out, "aof_current_rewrite_time_sec", "-1");
+  Field(out, "aof_last_bgrewrite_status", "ok");
+  Field(out, "aof_rewrites", 0);
+  Field(out, "aof_rewrites_consecutive_failures", 0);
+  Field(out, "aof_last_write_status", "ok");
+  Field(out, "aof_last_cow_size", 0);
+  Field(out, "module_fork_in_progress", 0);
+  Field(out, "module_fork_last_cow_size", 0);
+  Field(out, "aof_current_size", 0);
+  Field(out, "aof_base_size", 0);
+  Field(out, "aof_pending_rewrite", 0);
+  Field(out, "aof_buffer_length", 0);
+  Field(out, "aof_pending_bio_fsync", 0);
+  Field(out, "aof_delayed_fsync", 0);
   Field(out, "storage_engine", "rocksdb");
   Field(out, "storage_sync", server.config().GetString("storage-sync"));
   Field(out, "storage_dir", server.config().GetString("dir"));
+  Field(out, "checkpoint_last_dir", saves.last_path);
+  Field(out, "checkpoint_last_sequence", saves.last_sequence);
+  Field(out, "checkpoint_keep", static_cast<uint64_t>(server.config().GetInt("checkpoint-keep")));
 }
 
 std::string Usec(uint64_t ns) { return Fixed(static_cast<double>(ns) / 1000.0, 3); }
@@ -161,25 +319,60 @@ void ErrorStatsSection(Server& server, std::string* out) {
 void StatsSection(Server& server, std::string* out) {
   ServerStats& stats = server.stats();
   Metrics::Snapshot snapshot = server.metrics().Read();
+  uint64_t errors = 0;
+  for (const auto& [code, count] : snapshot.errors) errors += count;
+  const Tracking::Counts tracking = server.tracking().counts();
   Field(out, "total_connections_received", stats.total_connections_received.load());
   Field(out, "total_commands_processed", stats.total_commands_processed());
+  Field(out, "instantaneous_ops_per_sec", server.InstantaneousOpsPerSec());
   Field(out, "total_net_input_bytes", stats.total_net_input_bytes());
   Field(out, "total_net_output_bytes", stats.total_net_output_bytes());
+  Field(out, "total_net_repl_input_bytes", 0);
+  Field(out, "total_net_repl_output_bytes", 0);
+  Field(out, "instantaneous_input_kbps", "0.00");
+  Field(out, "instantaneous_output_kbps", "0.00");
+  Field(out, "instantaneous_input_repl_kbps", "0.00");
+  Field(out, "instantaneous_output_repl_kbps", "0.00");
   Field(out, "rejected_connections", stats.rejected_connections.load());
-  Field(out, "instantaneous_ops_per_sec", server.InstantaneousOpsPerSec());
+  Field(out, "sync_full", 0);
+  Field(out, "sync_partial_ok", 0);
+  Field(out, "sync_partial_err", 0);
   Field(out, "expired_keys", stats.expired_keys.load());
-  const Tracking::Counts tracking = server.tracking().counts();
-  Field(out, "tracking_total_keys", tracking.keys);
-  Field(out, "tracking_total_items", tracking.items);
-  Field(out, "tracking_total_prefixes", tracking.prefixes);
+  Field(out, "expired_stale_perc", "0.00");
+  Field(out, "expired_time_cap_reached_count", 0);
+  Field(out, "expire_cycle_cpu_milliseconds", 0);
+  // Keys are never evicted (the cache drops only its copies: INFO cache, cache_evictions).
+  Field(out, "evicted_keys", 0);
+  Field(out, "evicted_clients", 0);
+  Field(out, "total_eviction_exceeded_time", 0);
+  Field(out, "current_eviction_exceeded_time", 0);
   Field(out, "keyspace_hits", snapshot.keyspace_hits);
   Field(out, "keyspace_misses", snapshot.keyspace_misses);
   Field(out, "pubsub_channels", static_cast<uint64_t>(server.pubsub().ChannelCount()));
   Field(out, "pubsub_patterns", static_cast<uint64_t>(server.pubsub().PatternCount()));
   Field(out, "pubsubshard_channels", uint64_t{0});
-  uint64_t errors = 0;
-  for (const auto& [code, count] : snapshot.errors) errors += count;
+  Field(out, "latest_fork_usec", 0);
+  Field(out, "total_forks", 0);
+  Field(out, "migrate_cached_sockets", 0);
+  Field(out, "slave_expires_tracked_keys", 0);
+  Field(out, "active_defrag_hits", 0);
+  Field(out, "active_defrag_misses", 0);
+  Field(out, "active_defrag_key_hits", 0);
+  Field(out, "active_defrag_key_misses", 0);
+  Field(out, "total_active_defrag_time", 0);
+  Field(out, "current_active_defrag_time", 0);
+  Field(out, "tracking_total_keys", tracking.keys);
+  Field(out, "tracking_total_items", tracking.items);
+  Field(out, "tracking_total_prefixes", tracking.prefixes);
+  Field(out, "unexpected_error_replies", 0);
   Field(out, "total_error_replies", errors);
+  Field(out, "dump_payload_sanitizations", 0);
+  Field(out, "total_reads_processed", 0);
+  Field(out, "total_writes_processed", 0);
+  Field(out, "io_threaded_reads_processed", 0);
+  Field(out, "io_threaded_writes_processed", 0);
+  Field(out, "reply_buffer_shrinks", 0);
+  Field(out, "reply_buffer_expands", 0);
   Field(out, "rtc_answers", stats.rtc_answers());
   Field(out, "parked_batches", stats.parked_batches());
   Field(out, "sliced_commands", stats.sliced_commands.load(std::memory_order_relaxed));
@@ -187,6 +380,48 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "write_runs", stats.write_runs.load(std::memory_order_relaxed));
   Field(out, "write_run_commands", stats.write_run_commands.load(std::memory_order_relaxed));
 }
+
+// Replication, as a master with no replica would show it.
+void ReplicationSection(Server&, std::string* out) {
+  static const std::string replid = RandomHexId();
+  Field(out, "role", "master");
+  Field(out, "connected_slaves", 0);
+  Field(out, "master_failover_state", "no-failover");
+  Field(out, "master_replid", replid);
+  Field(out, "master_replid2", std::string(40, '0'));
+  Field(out, "master_repl_offset", 0);
+  Field(out, "second_repl_offset", "-1");
+  Field(out, "repl_backlog_active", 0);
+  Field(out, "repl_backlog_size", 1048576);
+  Field(out, "repl_backlog_first_byte_offset", 0);
+  Field(out, "repl_backlog_histlen", 0);
+}
+
+std::string CpuSeconds(const timeval& tv) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec),
+           static_cast<long>(tv.tv_usec));
+  return buf;
+}
+
+// CPU time of the process and of its children. rockcache has no single main thread: the
+// *_main_thread fields show the whole process, as the other two.
+void CpuSection(Server&, std::string* out) {
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  Field(out, "used_cpu_sys", CpuSeconds(self.ru_stime));
+  Field(out, "used_cpu_user", CpuSeconds(self.ru_utime));
+  Field(out, "used_cpu_sys_children", CpuSeconds(children.ru_stime));
+  Field(out, "used_cpu_user_children", CpuSeconds(children.ru_utime));
+  Field(out, "used_cpu_sys_main_thread", CpuSeconds(self.ru_stime));
+  Field(out, "used_cpu_user_main_thread", CpuSeconds(self.ru_utime));
+}
+
+// No modules are loaded: Redis prints the title alone.
+void ModulesSection(Server&, std::string*) {}
+
+void ClusterSection(Server&, std::string* out) { Field(out, "cluster_enabled", 0); }
 
 void PoolSection(Server& server, std::string* out) {
   pool::WorkerPool* pool = server.worker_pool();
@@ -318,39 +553,51 @@ void KeyspaceSection(Server& server, std::string* out) {
   }
 }
 
+// Which requests print a section (Redis 7.0): "default" (and INFO with no argument), "all"
+// (every section), "everything" (the same here: no module sections).
 struct Section {
   const char* name;
+  const char* title;
   bool in_default;
   void (*build)(Server&, std::string*);
 };
 
+// Redis 7.0's sections in its order, then rockcache's own.
 // clang-format off
 const Section kSections[] = {
-    {"server", true, ServerSection},
-    {"clients", true, ClientsSection},
-    {"memory", true, MemorySection},
-    {"persistence", true, PersistenceSection},
-    {"stats", true, StatsSection},
-    {"pool", true, PoolSection},
-    {"cache", true, CacheSection},
-    {"commandstats", false, CommandStatsSection},
-    {"errorstats", true, ErrorStatsSection},
-    {"latencystats", false, LatencyStatsSection},
-    {"cache-shards", false, CacheShardsSection},
-    {"rocksdb", false, RocksDbSection},
-    {"keyspace", true, KeyspaceSection},
+    {"server", "Server", true, ServerSection},
+    {"clients", "Clients", true, ClientsSection},
+    {"memory", "Memory", true, MemorySection},
+    {"persistence", "Persistence", true, PersistenceSection},
+    {"stats", "Stats", true, StatsSection},
+    {"replication", "Replication", true, ReplicationSection},
+    {"cpu", "CPU", true, CpuSection},
+    {"modules", "Modules", true, ModulesSection},
+    {"commandstats", "Commandstats", false, CommandStatsSection},
+    {"errorstats", "Errorstats", true, ErrorStatsSection},
+    {"latencystats", "Latencystats", false, LatencyStatsSection},
+    {"cluster", "Cluster", true, ClusterSection},
+    {"keyspace", "Keyspace", true, KeyspaceSection},
+    {"pool", "Pool", true, PoolSection},
+    {"cache", "Cache", true, CacheSection},
+    {"cache-shards", "Cache-Shards", false, CacheShardsSection},
+    {"rocksdb", "RocksDB", false, RocksDbSection},
 };
 // clang-format on
 
-std::string Title(const char* name) {
-  std::string title = name;
-  title[0] = static_cast<char>(toupper(title[0]));
-  if (title == "Rocksdb") title = "RocksDB";
-  if (title == "Cache-shards") title = "Cache-Shards";
-  return title;
-}
-
 }  // namespace
+
+uint64_t WritesProcessed(Server& server) {
+  Metrics::Snapshot snapshot = server.metrics().Read();
+  const auto& all = AllCommands();
+  uint64_t writes = 0;
+  for (size_t i = 0; i < all.size() && i < snapshot.per_command.size(); ++i) {
+    if ((all[i]->flags & kWrite) == 0) continue;
+    const CommandSnapshot& c = snapshot.per_command[i];
+    writes += c.calls > c.failed ? c.calls - c.failed : 0;
+  }
+  return writes;
+}
 
 std::string BuildInfo(Server& server, const std::vector<std::string>& sections) {
   bool all = false, defaults = sections.empty();
@@ -366,7 +613,7 @@ std::string BuildInfo(Server& server, const std::vector<std::string>& sections) 
     }
     if (!wanted) continue;
     if (!out.empty()) out.append("\r\n");
-    out.append("# " + Title(section.name) + "\r\n");
+    out.append("# ").append(section.title).append("\r\n");
     section.build(server, &out);
   }
   return out;

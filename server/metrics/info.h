@@ -22,4 +22,8 @@ uint64_t ResidentBytes();
 
 std::string BuildInfo(Server& server, const std::vector<std::string>& sections);
 
+// Write commands that succeeded since start-up (or CONFIG RESETSTAT), from INFO commandstats'
+// counts: what rdb_changes_since_last_save counts from (server/persistence/checkpoints.h).
+uint64_t WritesProcessed(Server& server);
+
 }  // namespace rockcache::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -138,9 +139,51 @@ std::string StreamNode(const std::vector<StreamEntry>& entries, size_t begin, si
   return lp.Finish();
 }
 
-// The consumer groups of a stream (none until rockcache stores groups): the layout of
-// RDB_TYPE_STREAM_LISTPACKS_2's group section, so adding them is filling this in.
-void AppendStreamGroups(std::string* out) { AppendLength(out, 0); }
+void AppendMillisecondTime(std::string* out, int64_t ms) {
+  const auto v = static_cast<uint64_t>(ms);
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// The consumer groups of a stream as RDB_TYPE_STREAM_LISTPACKS_2 has them (rdbSaveObject): by
+// name, each with its last id, entries-read, its PEL (raw id, delivery time, delivery count) by
+// id and its consumers by name (name, seen time, the raw ids each one owns).
+void AppendStreamGroups(std::string* out, const KeyValue& value) {
+  std::vector<const storage::StreamFullInfo::Group*> groups;
+  for (const auto& g : value.stream_groups) groups.push_back(&g);
+  std::sort(groups.begin(), groups.end(),
+            [](const auto* a, const auto* b) { return a->info.name < b->info.name; });
+  AppendLength(out, groups.size());
+  for (const auto* g : groups) {
+    AppendRdbString(out, g->info.name);
+    AppendLength(out, g->info.last_id.ms);
+    AppendLength(out, g->info.last_id.seq);
+    AppendLength(out, static_cast<uint64_t>(g->info.entries_read));
+    std::vector<const storage::StreamPendingEntry*> pel;
+    for (const auto& p : g->pel) pel.push_back(&p);
+    std::sort(pel.begin(), pel.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+    AppendLength(out, pel.size());
+    for (const auto* p : pel) {
+      AppendStreamId16(out, p->id);
+      AppendMillisecondTime(out, p->delivery_time_ms);
+      AppendLength(out, p->delivery_count);
+    }
+    std::vector<const storage::StreamConsumerInfo*> consumers;
+    for (const auto& c : g->consumers) consumers.push_back(&c.info);
+    std::sort(consumers.begin(), consumers.end(),
+              [](const auto* a, const auto* b) { return a->name < b->name; });
+    AppendLength(out, consumers.size());
+    for (const auto* c : consumers) {
+      AppendRdbString(out, c->name);
+      AppendMillisecondTime(out, c->seen_time_ms);
+      uint64_t owned = 0;
+      for (const auto* p : pel) owned += p->consumer == c->name;
+      AppendLength(out, owned);
+      for (const auto* p : pel) {
+        if (p->consumer == c->name) AppendStreamId16(out, p->id);
+      }
+    }
+  }
+}
 
 void AppendStream(std::string* out, const KeyValue& value, const EncodingLimits& limits) {
   size_t max_bytes = static_cast<size_t>(std::max<int64_t>(0, limits.stream_node_max_bytes));
@@ -187,10 +230,11 @@ void AppendStream(std::string* out, const KeyValue& value, const EncodingLimits&
   const StreamId first = entries.empty() ? StreamId{} : entries.front().id;
   AppendLength(out, first.ms);
   AppendLength(out, first.seq);
-  AppendLength(out, 0);  // max deleted entry id: not kept by rockcache
-  AppendLength(out, 0);
-  AppendLength(out, entries.size());  // entries added: rockcache keeps no count of its own
-  AppendStreamGroups(out);
+  AppendLength(out, value.stream_max_deleted_id.ms);
+  AppendLength(out, value.stream_max_deleted_id.seq);
+  // entries-added 0 with entries: a value that does not know it (see KeyValue).
+  AppendLength(out, value.stream_entries_added == 0 ? entries.size() : value.stream_entries_added);
+  AppendStreamGroups(out, value);
 }
 
 }  // namespace
@@ -447,24 +491,36 @@ bool ReadStream(Reader* r, uint8_t type, DecodeBudget* budget, KeyValue* value) 
   if (!value->entries.empty() && value->entries.back().id > value->stream_last_id) return false;
   const bool v2 = type == kTypeStreamListpacks2;
   if (v2) {
-    uint64_t skip = 0;  // first id (2), max deleted id (2), entries added
-    for (int i = 0; i < 5; ++i) {
-      if (!r->ReadLength(&skip, &encoded) || encoded) return false;
+    uint64_t first_ms = 0, first_seq = 0, deleted_ms = 0, deleted_seq = 0, added = 0;
+    for (uint64_t* field : {&first_ms, &first_seq, &deleted_ms, &deleted_seq, &added}) {
+      if (!r->ReadLength(field, &encoded) || encoded) return false;
     }
+    value->stream_max_deleted_id = StreamId{deleted_ms, deleted_seq};
+    value->stream_entries_added = added;
   }
-  // Consumer groups: parsed (so a payload with groups is accepted and checked) and not kept.
-  // TODO(streams branch): store them once rockcache has consumer-group storage.
+  // Consumer groups: each PEL entry must be owned by exactly one of the group's consumers (what
+  // rockcache's storage holds; Redis checks it under sanitize-dump-payload).
   uint64_t groups = 0;
   if (!ReadCount(r, 4, &groups)) return false;
+  std::set<std::string> group_names;
   for (uint64_t g = 0; g < groups; ++g) {
-    std::string name;
-    uint64_t n = 0, pel = 0, consumers = 0;
-    if (!ReadBlob(r, budget, &name)) return false;
-    for (int i = 0; i < (v2 ? 3 : 2); ++i) {
-      if (!r->ReadLength(&n, &encoded) || encoded) return false;
+    storage::StreamFullInfo::Group& group = value->stream_groups.emplace_back();
+    uint64_t last_ms = 0, last_seq = 0, pel = 0, consumers = 0;
+    if (!ReadBlob(r, budget, &group.info.name)) return false;
+    if (!group_names.insert(group.info.name).second) return false;
+    if (!r->ReadLength(&last_ms, &encoded) || encoded || !r->ReadLength(&last_seq, &encoded) ||
+        encoded) {
+      return false;
+    }
+    group.info.last_id = StreamId{last_ms, last_seq};
+    if (v2) {
+      uint64_t entries_read = 0;
+      if (!r->ReadLength(&entries_read, &encoded) || encoded) return false;
+      group.info.entries_read = static_cast<int64_t>(entries_read);
+      if (group.info.entries_read < storage::kInvalidEntriesRead) return false;
     }
     if (!ReadCount(r, 17, &pel)) return false;
-    std::set<std::string> pel_ids;
+    std::map<StreamId, size_t> pel_index;  // id -> position in group.pel
     for (uint64_t i = 0; i < pel; ++i) {
       std::string_view raw;
       uint64_t delivered = 0, delivery_count = 0;
@@ -472,19 +528,41 @@ bool ReadStream(Reader* r, uint8_t type, DecodeBudget* budget, KeyValue* value) 
           !r->ReadLength(&delivery_count, &encoded) || encoded) {
         return false;
       }
-      if (!budget->Charge(16) || !pel_ids.insert(std::string(raw)).second) return false;
+      StreamId id;
+      if (!budget->Charge(64) || !ReadStreamId16(raw, &id)) return false;
+      if (!pel_index.emplace(id, group.pel.size()).second) return false;
+      storage::StreamPendingEntry& entry = group.pel.emplace_back();
+      entry.id = id;
+      entry.delivery_time_ms = static_cast<int64_t>(delivered);
+      entry.delivery_count = delivery_count;
     }
     if (!ReadCount(r, 10, &consumers)) return false;
+    std::set<std::string> consumer_names;
+    std::vector<bool> owned_flags(group.pel.size(), false);
+    size_t owned_total = 0;
     for (uint64_t c = 0; c < consumers; ++c) {
-      std::string consumer;
+      storage::StreamFullInfo::Consumer& consumer = group.consumers.emplace_back();
       uint64_t seen = 0, owned = 0;
-      if (!ReadBlob(r, budget, &consumer) || !r->ReadLittleEndian(8, &seen)) return false;
+      if (!ReadBlob(r, budget, &consumer.info.name) || !r->ReadLittleEndian(8, &seen)) {
+        return false;
+      }
+      if (!consumer_names.insert(consumer.info.name).second) return false;
+      consumer.info.seen_time_ms = static_cast<int64_t>(seen);
       if (!ReadCount(r, 16, &owned)) return false;
       for (uint64_t i = 0; i < owned; ++i) {
         std::string_view raw;
-        if (!r->ReadRaw(16, &raw) || pel_ids.count(std::string(raw)) == 0) return false;
+        StreamId id;
+        if (!r->ReadRaw(16, &raw) || !ReadStreamId16(raw, &id)) return false;
+        auto it = pel_index.find(id);
+        if (it == pel_index.end()) return false;
+        if (owned_flags[it->second]) return false;                     // owned twice
+        if (!budget->Charge(consumer.info.name.size())) return false;  // the name's copy
+        owned_flags[it->second] = true;
+        group.pel[it->second].consumer = consumer.info.name;
+        ++owned_total;
       }
     }
+    if (owned_total != group.pel.size()) return false;
   }
   (void)length;
   return true;

@@ -10,8 +10,8 @@
 //
 // Decoding accepts every object type redis-server 7.0 writes or still reads (string, list,
 // set, zset, hash, zset2, zipmap, ziplist, intset, zset/hash ziplist, quicklist, quicklist2 with
-// packed and plain nodes, hash/zset listpack, streams v1/v2 with consumer groups parsed and
-// dropped, and 7.2's set listpack). Every length is checked against the bytes left before
+// packed and plain nodes, hash/zset listpack, streams v1/v2 with their consumer groups, PELs
+// and consumers, and 7.2's set listpack). Every length is checked against the bytes left before
 // anything is allocated; decoded memory is capped by DecodeBudget (at what a valid payload of
 // that size can describe); a bad value is rejected whole (duplicates, empty
 // collections, NaN scores, malformed packed encodings).

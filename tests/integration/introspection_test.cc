@@ -211,9 +211,12 @@ TEST_CASE("COMMAND COUNT / LIST / INFO / DOCS / GETKEYS in Redis 7's shapes", "[
   CHECK(mset.elements[0].elements[5].integer == 2);
   CHECK(Run(c, {"COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"}) == "[bulk:a, bulk:b]");
   CHECK(Run(c, {"COMMAND", "GETKEYS", "nosuch", "a"}) == "err:ERR Invalid command specified");
+  // Redis 7.0's COMMAND GETKEYS takes the command and at least one argument (arity -4).
   CHECK(Run(c, {"COMMAND", "GETKEYS", "GET"}) ==
+        "err:ERR wrong number of arguments for 'command|getkeys' command");
+  CHECK(Run(c, {"COMMAND", "GETKEYS", "GET", "a", "b"}) ==
         "err:ERR Invalid number of arguments specified for command");
-  CHECK(Run(c, {"COMMAND", "GETKEYS", "PING"}) == "err:ERR The command has no key arguments");
+  CHECK(Run(c, {"COMMAND", "GETKEYS", "PING", "x"}) == "err:ERR The command has no key arguments");
   Reply strings = c.Command({"COMMAND", "LIST", "FILTERBY", "ACLCAT", "string"});
   bool has_get = false, has_hset = false;
   for (const auto& e : strings.elements) {
