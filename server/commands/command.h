@@ -243,5 +243,6 @@ extern const std::vector<CommandSpec> kDumpCommands;         // dump.cc
 extern const std::vector<CommandSpec> kMigrateCommands;      // migrate.cc
 extern const std::vector<CommandSpec> kStreamReadCommands;   // stream_read.cc
 extern const std::vector<CommandSpec> kStreamGroupCommands;  // stream_group.cc
+extern const std::vector<CommandSpec> kReplicationCommands;  // replication/commands.cc
 
 }  // namespace rockcache::server

@@ -21,6 +21,7 @@
 #include "server/metrics/info.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/replication/replication.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
 
@@ -207,6 +208,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   std::string addr, laddr;
   bool skip_me = true;
   int type = -1;  // -1 any, 0 normal, 1 pubsub
+  std::string replication_links;  // TYPE replica|master: closes those links instead
   for (size_t i = 2; i + 1 < argv.size(); i += 2) {
     const std::string& value = argv[i + 1];
     if (Is(argv[i], "ID")) {
@@ -230,6 +232,10 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
       // match all, other values match none.
       if (Is(argv[i], "TYPE") && (Is(value, "normal") || Is(value, "pubsub"))) {
         type = Is(value, "pubsub") ? 1 : 0;
+      } else if (Is(argv[i], "TYPE") &&
+                 (Is(value, "replica") || Is(value, "slave") || Is(value, "master"))) {
+        replication_links = Is(value, "master") ? "master" : "replica";
+        id = 0;  // the links are not clients of the registry
       } else if ((Is(argv[i], "TYPE") && !Is(value, "normal")) ||
                  (Is(argv[i], "USER") && value != "default")) {
         id = 0;
@@ -239,6 +245,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   int64_t killed = 0;
+  if (!replication_links.empty()) killed += server.replication().KillByType(replication_links);
   for (const auto& info : server.clients().Snapshot()) {
     if (id == 0) break;
     if (info->killed.load()) continue;

@@ -15,6 +15,7 @@
 #include "pool/worker_pool.h"
 #include "server/blocking/wait_registry.h"
 #include "server/pubsub/pubsub.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -68,6 +69,7 @@ void ServerSection(Server& server, std::string* out) {
   Field(out, "arch_bits", std::to_string(sizeof(void*) * 8));
   Field(out, "multiplexing_api", "epoll");
   Field(out, "process_id", static_cast<uint64_t>(getpid()));
+  Field(out, "run_id", server.replication().run_id());
   Field(out, "tcp_port", static_cast<uint64_t>(server.config().GetInt("port")));
   Field(out, "server_time_usec", static_cast<uint64_t>(NowUnixUs()));
   Field(out, "uptime_in_seconds", static_cast<uint64_t>(uptime));
@@ -331,6 +333,7 @@ const Section kSections[] = {
     {"memory", true, MemorySection},
     {"persistence", true, PersistenceSection},
     {"stats", true, StatsSection},
+    {"replication", true, replication::AppendReplicationInfo},
     {"pool", true, PoolSection},
     {"cache", true, CacheSection},
     {"commandstats", false, CommandStatsSection},
