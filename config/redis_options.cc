@@ -157,12 +157,13 @@ const std::vector<OptionSpec> kRedisRows = {
    "Redis's refusal of writes after a failed BGSAVE; there are no BGSAVEs.", kNoEffect},
   {"sanitize-dump-payload", T::kEnum, "no", 0, 0, "no|yes|clients", true,
    "Redis's RESTORE payload checks; stored only.", kNoEffect},
-  // ---- Redis parameters stored without effect: replication ----
+  // ---- Redis parameters: replication (server/replication/; the ones marked "stored only" have no
+  // effect) ----
   {"masterauth", T::kString, "", 0, 0, nullptr, true,
    "Password a replica AUTHs with at its primary (the primary's requirepass); empty = none."},
   {"masteruser", T::kString, "", 0, 0, nullptr, true,
    "User name a replica AUTHs with at its primary (AUTH user pass); empty = AUTH pass only."},
-  {"slaveof", T::kString, "", 0, 0, nullptr, true, "Old name of replicaof.", kMapped, "replicaof"},
+  {"slaveof", T::kString, "", 0, 0, nullptr, false, "Old name of replicaof.", kMapped, "replicaof"},
   {"replica-serve-stale-data", T::kBool, "yes", 0, 0, nullptr, true,
    "A replica whose link to its primary is down still answers reads (no: -MASTERDOWN)."},
   {"replica-read-only", T::kBool, "yes", 0, 0, nullptr, true,

@@ -6,8 +6,8 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "server/blocking/serve.h"
-#include "server/pubsub/notify.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/notify.h"
 #include "server/replication/replication.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -165,6 +165,11 @@ void Call(Server& server, const CallRequest& request) {
   // A read-only replica: its data changes only through the replication link, never by a command.
   if ((spec.flags & kWrite) && server.replication().RefusesWrites()) {
     AppendError(request.out, "READONLY You can't write against a read only replica.");
+    return;
+  }
+  if ((spec.flags & kReadOnly) && server.replication().RefusesStaleReads()) {
+    AppendError(request.out,
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
     return;
   }
   // The one place a command's database is applied: storage and cache calls below this point go

@@ -263,7 +263,7 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     return;
   }
   auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
-  if (name == "replica-read-only") {
+  if (name == "replica-read-only" || name == "replica-serve-stale-data") {
     if (replication_) replication_->ApplySettings();
     return;
   }
@@ -538,7 +538,7 @@ void Server::Run() {
   if (metrics_http_) metrics_http_->Stop();
   for (auto& loop : loops_) loop->StopListening();
   if (replication_) replication_->Stop();  // before the pool drains: releases WAITs
-  pool_->Shutdown();  // runs every queued task; their replies reach the loops
+  pool_->Shutdown();                       // runs every queued task; their replies reach the loops
   for (auto& loop : loops_) loop->Stop();
   for (auto& loop : loops_) loop->Join();
   loops_.clear();

@@ -221,7 +221,6 @@ Status RocksStore::OpenDb() {
   return Status::OK();
 }
 
-
 Status RocksStore::LoadDbMap() {
   const int physical = physical_dbs_;
   std::string stored;

@@ -417,16 +417,18 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
   WriterMutexLock lock(&lifecycle_);
   if (closed_ || db_ == nullptr) return Status::Shutdown("store is closed");
   namespace fs = std::filesystem;
-  const std::string old_dir = options_.dir + ".replaced";
+  std::string base = options_.dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string old_dir = base + ".replaced";
   std::error_code ec;
   fs::remove_all(old_dir, ec);
   DropDb();
-  fs::rename(options_.dir, old_dir, ec);
-  if (!ec) fs::rename(staged_dir, options_.dir, ec);
+  fs::rename(base, old_dir, ec);
+  if (!ec) fs::rename(staged_dir, base, ec);
   if (ec) {
     // Put the old database back and reopen it.
     std::error_code ignored;
-    if (!fs::exists(options_.dir, ignored)) fs::rename(old_dir, options_.dir, ignored);
+    if (!fs::exists(base, ignored)) fs::rename(old_dir, base, ignored);
     Status reopened = OpenDb();
     if (!reopened.ok()) closed_ = true;
     return Status::IOError("cannot move " + staged_dir + " into place: " + ec.message());
@@ -452,7 +454,8 @@ Status RocksStore::ResumeWrites() {
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), props_cf_, kPropsNextVersionRecord, &stored);
   if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
   MutexLock lock(&version_mu_);
-  if (s.ok() && stored.size() == 8) next_version_ = std::max(next_version_, GetFixed64BE(stored.data()));
+  if (s.ok() && stored.size() == 8)
+    next_version_ = std::max(next_version_, GetFixed64BE(stored.data()));
   reserved_version_ = next_version_;  // the next new version reserves a chunk above it
   return Status::OK();
 }

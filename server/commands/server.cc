@@ -207,7 +207,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t id = -1;
   std::string addr, laddr;
   bool skip_me = true;
-  int type = -1;  // -1 any, 0 normal, 1 pubsub
+  int type = -1;                  // -1 any, 0 normal, 1 pubsub
   std::string replication_links;  // TYPE replica|master: closes those links instead
   for (size_t i = 2; i + 1 < argv.size(); i += 2) {
     const std::string& value = argv[i + 1];

@@ -68,9 +68,7 @@ void Role(CommandContext& ctx, Args&, std::string* out) {
   AppendBulk(out, "slave");
   AppendBulk(out, link.host);
   AppendInteger(out, link.port);
-  AppendBulk(out, link.link_up            ? "connected"
-                  : link.sync_in_progress ? "sync"
-                                          : "connect");
+  AppendBulk(out, link.link_up ? "connected" : link.sync_in_progress ? "sync" : "connect");
   AppendInteger(out, link.link_up || link.offset > 0 ? static_cast<int64_t>(link.offset) : -1);
 }
 
@@ -112,7 +110,8 @@ void ReplConf(CommandContext& ctx, Args& argv, std::string* out) {
       pending_replicas[ctx.conn->id].ip = argv[i + 1];
     } else if (Is(argv[i], "ack") || Is(argv[i], "getack")) {
       return;  // only meaningful on an established link, which the sender reads itself
-    } else if (!Is(argv[i], "capa") && !Is(argv[i], "rdb-only") && !Is(argv[i], "rdb-filter-only")) {
+    } else if (!Is(argv[i], "capa") && !Is(argv[i], "rdb-only") &&
+               !Is(argv[i], "rdb-filter-only")) {
       return AppendError(out, "ERR Unrecognized REPLCONF option: " + argv[i]);
     }
   }

@@ -47,6 +47,12 @@ std::string Resp(const std::vector<std::string>& args) {
   return out;
 }
 
+// `dir` without trailing slashes: siblings of the database directory are named after it.
+std::string DirBase(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 // The first sequence number and the record count of a WriteBatch's bytes.
 bool BatchRange(const std::string& rep, uint64_t* first, uint64_t* count) {
   if (rep.size() < 12) return false;
@@ -73,7 +79,9 @@ class Sender {
     if (thread_.joinable()) thread_.join();
   }
 
-  void Start() { thread_ = std::thread([this] { Run(); }); }
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
   void Stop() {
     stop_.store(true);
     io_.Shutdown();
@@ -100,7 +108,7 @@ class Sender {
   void FullSync(const std::function<bool()>& stop) {
     storage::Store* store = repl_->server_->store();
     static std::atomic<uint64_t> next_checkpoint{0};
-    const std::string dir = repl_->server_->config().GetString("dir") + ".checkpoint-" +
+    const std::string dir = DirBase(repl_->server_->config().GetString("dir")) + ".checkpoint-" +
                             std::to_string(getpid()) + "-" + std::to_string(next_checkpoint++);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
@@ -246,8 +254,8 @@ void Replication::Start() {
   if (!replicaof.empty()) {
     const size_t space = replicaof.find(' ');
     if (space != std::string::npos) {
-      Status s = BecomeReplicaOf(replicaof.substr(0, space),
-                                 std::atoi(replicaof.c_str() + space + 1));
+      Status s =
+          BecomeReplicaOf(replicaof.substr(0, space), std::atoi(replicaof.c_str() + space + 1));
       if (!s.ok()) spdlog::warn("replicaof {}: {}", replicaof, s.ToString());
     }
   }
@@ -272,15 +280,17 @@ void Replication::Stop() {
   ack_cv_.notify_all();
 }
 
-bool Replication::RefusesStaleReads() const {
-  if (!is_replica()) return false;
-  std::lock_guard<std::mutex> lock(mu_);
-  return !link_.link_up && !server_->config().GetBool("replica-serve-stale-data");
-}
-
 void Replication::ApplySettings() {
   refuse_writes_.store(is_replica() && server_->config().GetBool("replica-read-only"),
                        std::memory_order_relaxed);
+  bool link_up = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_up = link_.link_up;
+  }
+  refuse_stale_reads_.store(
+      is_replica() && !link_up && !server_->config().GetBool("replica-serve-stale-data"),
+      std::memory_order_relaxed);
 }
 
 Status Replication::BecomeReplicaOf(const std::string& host, int port) {
@@ -495,6 +505,7 @@ void Replication::LinkThread() {
       link_.link_up = false;
       link_.sync_in_progress = false;
     }
+    ApplySettings();
     // Retry after a second unless REPLICAOF changed the target meanwhile (or a full sync was
     // just loaded: then resume at once).
     std::unique_lock<std::mutex> lock(mu_);
@@ -559,9 +570,9 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     auto st = store->GetReplicationState();
     if (st.ok()) state = *st;
     const bool known = !state.replid.empty();
-    ok = command({"PSYNC", known ? state.replid : "?",
-                  known ? std::to_string(state.offset + 1) : "-1"},
-                 &reply);
+    ok = command(
+        {"PSYNC", known ? state.replid : "?", known ? std::to_string(state.offset + 1) : "-1"},
+        &reply);
   }
   if (!ok) {
     if (!stale()) {
@@ -591,7 +602,9 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     link_.link_up = true;
     link_.link_down_since_ms = 0;
     link_.offset = state.offset;
+    replid_ = state.replid;  // a replica shows the history it follows, as Redis's do
   }
+  ApplySettings();
   spdlog::info("replication: link to {}:{} up, continuing after sequence {}", host, port,
                state.offset);
   StreamFromPrimary(&io, state, generation);
@@ -605,7 +618,7 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     link_.sync_in_progress = true;
   }
   const int64_t started = NowUnixMs();
-  const std::string staged = server_->config().GetString("dir") + ".sync";
+  const std::string staged = DirBase(server_->config().GetString("dir")) + ".sync";
   std::error_code ec;
   std::filesystem::remove_all(staged, ec);
   std::filesystem::create_directories(staged, ec);
@@ -691,6 +704,7 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     std::lock_guard<std::mutex> lock(mu_);
     link_.offset = offset;
     link_.sync_in_progress = false;
+    replid_ = replid;
     resume_now_ = true;
   }
   spdlog::info("replication: full sync loaded: {} bytes at sequence {} in {} ms", bytes, offset,

@@ -60,9 +60,9 @@ struct ReplicaLinkInfo {
   int port = 0;
   bool link_up = false;
   bool sync_in_progress = false;
-  int64_t last_io_ms = 0;        // last byte from the primary (0: never)
+  int64_t last_io_ms = 0;          // last byte from the primary (0: never)
   int64_t link_down_since_ms = 0;  // 0 while up
-  uint64_t offset = 0;           // last sequence applied
+  uint64_t offset = 0;             // last sequence applied
 };
 
 // One connected replica, as the primary sees it.
@@ -92,17 +92,20 @@ class Replication {
   // replica-read-only yes). One relaxed load.
   bool RefusesWrites() const { return refuse_writes_.load(std::memory_order_relaxed); }
   // A replica whose link is down with replica-serve-stale-data no: reads get -MASTERDOWN.
-  bool RefusesStaleReads() const;
+  // One relaxed load.
+  bool RefusesStaleReads() const { return refuse_stale_reads_.load(std::memory_order_relaxed); }
   // REPLICAOF host port: follows that primary (reconnecting; a full sync unless it can resume).
   // Returns at once. Error text for REPLICAOF when refused.
   [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port);
   // REPLICAOF NO ONE: stops applying (waits for a batch being applied), gets a new replication
   // id and accepts writes. Blocking for at most one batch apply or a database swap.
   void BecomePrimary();
-  // config OnChange: replica-read-only changed.
+  // Recomputes the refusal flags (config OnChange of replica-read-only and
+  // replica-serve-stale-data; link up or down).
   void ApplySettings();
 
   // ---- ids and offsets ----
+  // The replication id: a primary's own; a replica's, the one of the history it holds.
   std::string replid() const;
   const std::string& run_id() const { return run_id_; }
   // Primary: the last committed sequence. Replica: the last applied one.
@@ -145,6 +148,7 @@ class Replication {
   const std::string run_id_;
   std::atomic<bool> replica_{false};
   std::atomic<bool> refuse_writes_{false};
+  std::atomic<bool> refuse_stale_reads_{false};
   std::atomic<bool> stopping_{false};
 
   mutable std::mutex mu_;  // the fields below
@@ -155,7 +159,8 @@ class Replication {
   uint64_t generation_ = 0;  // bumped by each REPLICAOF: a link of an older one stops
   ReplicaLinkInfo link_;
   int link_fd_ = -1;
-  bool resume_now_ = false;  // a full sync was loaded: reconnect at once  // the link's socket while connected (KillByType shuts it down)
+  bool resume_now_ = false;  // a full sync was loaded: reconnect at once  // the link's socket
+                             // while connected (KillByType shuts it down)
   std::thread link_thread_;
   std::vector<std::unique_ptr<Sender>> senders_;
 

@@ -75,8 +75,7 @@ void Load(Client& c, int n) {
 
 }  // namespace
 
-TEST_CASE("a replica gets the existing data, then follows writes of every type",
-          "[replication]") {
+TEST_CASE("a replica gets the existing data, then follows writes of every type", "[replication]") {
   TestServer primary;
   Client p(primary.port());
   Load(p, 100000);
@@ -233,8 +232,8 @@ TEST_CASE("a restarted replica resumes without a full sync", "[replication]") {
 
 TEST_CASE("a replica too far behind takes a full sync", "[replication]") {
   // No WAL kept past recovery, and small memtables so writes roll the WAL over.
-  TestServer primary({"--repl-wal-ttl", "0", "--repl-wal-size-limit", "0",
-                      "--rocksdb-write-buffer-size", "1mb"});
+  TestServer primary(
+      {"--repl-wal-ttl", "0", "--repl-wal-size-limit", "0", "--rocksdb-write-buffer-size", "1mb"});
   Client p(primary.port());
   TestServer replica(ReplicaArgs(primary));
   {
@@ -257,8 +256,7 @@ TEST_CASE("a replica too far behind takes a full sync", "[replication]") {
   CHECK(Count(replica.Log(), "full sync loaded") == 2);
 }
 
-TEST_CASE("a dead primary leaves the link down and the replica's data intact",
-          "[replication]") {
+TEST_CASE("a dead primary leaves the link down and the replica's data intact", "[replication]") {
   TestServer primary;
   TestServer replica(ReplicaArgs(primary));
   Client p(primary.port());
