@@ -376,6 +376,8 @@ Status Server::Start() {
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
+  // Before the loops: every command asks it whether the server is a read-only replica.
+  replication_ = std::make_unique<replication::Replication>(this);
   pubsub_->WatchExpiries(store_.get());
   if (Status s = scripting::LoadStoredLibraries(*store_, &scripting_.functions()); !s.ok()) {
     return s;
@@ -437,7 +439,6 @@ Status Server::Start() {
       spdlog::info("Prometheus metrics on port {} at /metrics", metrics_port);
     }
   }
-  replication_ = std::make_unique<replication::Replication>(this);
   replication_->Start();
   ScheduleExpirySweep();
   return Status::OK();

@@ -482,6 +482,10 @@ void DebugCacheVerify(CommandContext& ctx, std::string* out) {
 
 void Debug(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(argv[1], "CACHE-VERIFY") && argv.size() == 2) return DebugCacheVerify(ctx, out);
+  if (Is(argv[1], "COMPACT") && argv.size() == 2) {  // flushes and compacts: O(database)
+    Status s = ctx.store->CompactAll();
+    return s.ok() ? out->append(kReplyOk), void() : AppendError(out, "ERR " + s.ToString());
+  }
   if (Is(argv[1], "SLEEP") && argv.size() == 3) {
     long double seconds = 0;
     if (!storage::ParseLongDouble(argv[2], &seconds) || seconds < 0 || seconds > 3600) {
