@@ -315,7 +315,8 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
     id += op.key;
     auto [it, inserted] = metas.try_emplace(std::move(id));
     KeyState& ks = it->second;
-    if (inserted) {
+    // A key the key filter rules out has no meta: no read (a new key, most of a SET load).
+    if (inserted && key_filter_->MayContain(static_cast<uint32_t>(op.db), op.key)) {
       rocksdb::PinnableSlice value;
       rocksdb::ReadOptions ro;
       rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(op.db)], op.key, &value);
