@@ -7,6 +7,7 @@
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
+#include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/replication/replication.h"
 #include "server/server.h"
@@ -72,8 +73,9 @@ void Role(CommandContext& ctx, Args&, std::string* out) {
   AppendInteger(out, link.link_up || link.offset > 0 ? static_cast<int64_t>(link.offset) : -1);
 }
 
-// WAIT numreplicas timeout. Worker thread; BLOCKS it until enough replicas acknowledged the
-// offset of this thread's last commit or the timeout passed.
+// WAIT numreplicas timeout. Network thread (kConnection: nothing of the client is in flight,
+// so its writes are committed): answers at once when enough replicas acknowledged the last
+// committed offset, else the client waits, parsing nothing, for Replication to post the reply.
 void Wait(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t replicas = 0, timeout = 0;
   if (!ParseInteger(argv[1], &replicas)) return out->append(kReplyNotInteger), void();
@@ -85,10 +87,12 @@ void Wait(CommandContext& ctx, Args& argv, std::string* out) {
   if (repl.is_replica()) {
     return AppendError(out, "ERR WAIT cannot be used with replica instances.");
   }
-  // This client's writes before WAIT may still sit in this thread's write group.
-  if (ctx.store != nullptr) (void)ctx.store->FlushThreadWriteGroup();
   const uint64_t offset = ctx.server->store()->LatestSequence();
-  AppendInteger(out, repl.WaitForAcks(offset, replicas, timeout));
+  const int64_t acked = repl.CountAcked(offset);
+  if (acked >= replicas || ctx.in_exec) return AppendInteger(out, acked);
+  ctx.conn->in_flight = true;  // the reply comes through the loop's completion queue
+  repl.AddAckWaiter(ctx.conn->loop->index(), ctx.conn->info, offset, replicas,
+                    timeout == 0 ? 0 : NowUnixMs() + timeout);
 }
 
 // REPLCONF listening-port <port> | ip-address <ip> | capa <...> | ack <offset> | getack.
@@ -156,7 +160,7 @@ const std::vector<CommandSpec> kReplicationCommands = {
     {"replicaof", 3, kAdmin, 0, 0, 0, ReplicaOf},
     {"slaveof", 3, kAdmin, 0, 0, 0, ReplicaOf},
     {"role", 1, kFast, 0, 0, 0, Role},
-    {"wait", 3, 0, 0, 0, 0, Wait},
+    {"wait", 3, kConnection, 0, 0, 0, Wait},
     {"replconf", -1, kConnection | kAdmin, 0, 0, 0, ReplConf},
     {"psync", -3, kConnection | kAdmin, 0, 0, 0, PSync},
     {"sync", 1, kConnection | kAdmin, 0, 0, 0, PSync},

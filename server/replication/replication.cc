@@ -18,6 +18,8 @@
 #include "cache/key_locks.h"
 #include "config/config.h"
 #include "config/current_db.h"
+#include "server/client_registry.h"
+#include "server/net_loop.h"
 #include "server/replication/link_io.h"
 #include "server/server.h"
 #include "server/tracking/tracking.h"
@@ -250,6 +252,7 @@ Replication::~Replication() { Stop(); }
 
 void Replication::Start() {
   link_thread_ = std::thread([this] { LinkThread(); });
+  ack_wait_thread_ = std::thread([this] { AckWaitThread(); });
   const std::string replicaof = server_->config().GetString("replicaof");
   if (!replicaof.empty()) {
     const size_t space = replicaof.find(' ');
@@ -276,8 +279,11 @@ void Replication::Stop() {
   }
   for (auto& s : senders) s->Stop();
   senders.clear();  // joins
-  std::lock_guard<std::mutex> lock(ack_mu_);
-  ack_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(ack_mu_);
+    ack_cv_.notify_all();
+  }
+  if (ack_wait_thread_.joinable()) ack_wait_thread_.join();
 }
 
 void Replication::ApplySettings() {
@@ -437,32 +443,67 @@ std::vector<ReplicaInfo> Replication::Replicas() const {
 
 void Replication::NoteAck() {
   std::lock_guard<std::mutex> lock(ack_mu_);
+  ++acks_seen_;
   ack_cv_.notify_all();
 }
 
-int64_t Replication::WaitForAcks(uint64_t offset, int64_t replicas, int64_t timeout_ms) {
-  auto count = [&] {
-    int64_t n = 0;
-    for (const auto& r : Replicas()) n += r.state == "online" && r.ack_offset >= offset;
-    return n;
-  };
-  int64_t n = count();
-  if (n >= replicas || is_replica()) return n;
+int64_t Replication::CountAcked(uint64_t offset) const {
+  int64_t n = 0;
+  for (const auto& r : Replicas()) n += r.state == "online" && r.ack_offset >= offset;
+  return n;
+}
+
+void Replication::AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client, uint64_t offset,
+                               int64_t replicas, int64_t deadline_ms) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& s : senders_) s->RequestAck();
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::lock_guard<std::mutex> lock(ack_mu_);
+  ack_waiters_.push_back(AckWaiter{loop, std::move(client), offset, replicas, deadline_ms});
+  ack_cv_.notify_all();
+}
+
+void Replication::AckWaitThread() {
   std::unique_lock<std::mutex> lock(ack_mu_);
-  while (!stopping_.load()) {
-    lock.unlock();
-    n = count();
-    lock.lock();
-    if (n >= replicas) break;
-    if (timeout_ms > 0 && std::chrono::steady_clock::now() >= deadline) break;
-    ack_cv_.wait_for(lock, std::chrono::milliseconds(100));
+  while (true) {
+    const bool stopping = stopping_.load();
+    if (!ack_waiters_.empty()) {
+      std::vector<AckWaiter> waiters = ack_waiters_;
+      lock.unlock();
+      const int64_t now = NowUnixMs();
+      std::vector<std::pair<size_t, int64_t>> done;  // index, count
+      for (size_t i = 0; i < waiters.size(); ++i) {
+        const int64_t n = CountAcked(waiters[i].offset);
+        if (stopping || n >= waiters[i].replicas || waiters[i].client->killed.load() ||
+            waiters[i].client->closed.load() ||
+            (waiters[i].deadline_ms != 0 && now >= waiters[i].deadline_ms)) {
+          done.emplace_back(i, n);
+        }
+      }
+      for (const auto& [i, n] : done) {
+        Completion completion;
+        completion.conn_id = waiters[i].client->id;
+        if (waiters[i].client->killed.load()) {
+          completion.kind = Completion::Kind::kClose;
+        } else {
+          completion.replies = ":" + std::to_string(n) + "\r\n";
+        }
+        if (NetLoop* loop = server_->loop(waiters[i].loop)) {
+          loop->PostCompletion(std::move(completion));
+        }
+      }
+      lock.lock();
+      // Drop the answered ones (new waiters may have been appended meanwhile: keep those).
+      for (auto it = done.rbegin(); it != done.rend(); ++it) {
+        ack_waiters_.erase(ack_waiters_.begin() + static_cast<ptrdiff_t>(it->first));
+      }
+    }
+    if (stopping) return;
+    const uint64_t seen = acks_seen_;
+    ack_cv_.wait_for(lock, std::chrono::milliseconds(ack_waiters_.empty() ? 1000 : 10),
+                     [&] { return stopping_.load() || acks_seen_ != seen; });
   }
-  return n;
 }
 
 int64_t Replication::KillByType(const std::string& type) {

@@ -30,7 +30,8 @@
 //   key stripes of the batch's keys (cache/key_locks.h), drops their cache entries and writes
 //   the batch (Store::ApplyReplicated), so no reader fills the cache with an older value.
 // - Commands (REPLICAOF, ROLE, WAIT, INFO) call in from worker and loop threads: every public
-//   method is thread-safe; none blocks a network thread (REPLICAOF and WAIT run on workers).
+//   method is thread-safe; none blocks a network thread (REPLICAOF runs on a worker; WAIT parks
+//   its client, and an ack-wait thread posts the reply to the client's loop).
 #pragma once
 
 #include <atomic>
@@ -48,6 +49,7 @@
 namespace rockcache::server {
 
 class Server;
+struct ClientInfo;
 
 namespace replication {
 
@@ -117,9 +119,14 @@ class Replication {
   bool StartSender(int fd, const std::string& peer_ip, int listening_port,
                    const std::string& announced_ip, const std::string& replid, int64_t from,
                    std::string* error);
-  // WAIT: blocks until `replicas` replicas acknowledged `offset` or `timeout_ms` passed
-  // (0 = no limit); returns how many did. Worker thread.
-  int64_t WaitForAcks(uint64_t offset, int64_t replicas, int64_t timeout_ms);
+  // Replicas online that acknowledged `offset`.
+  int64_t CountAcked(uint64_t offset) const;
+  // WAIT that cannot be answered at once: the client (parsing nothing meanwhile) gets
+  // ":<count>" through its loop's completion queue once `replicas` replicas acknowledged
+  // `offset` or at `deadline_ms` (0 = none). Any thread; never blocks.
+  // A waiter whose client is killed or closed meanwhile is dropped (a killed one closed).
+  void AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client, uint64_t offset,
+                    int64_t replicas, int64_t deadline_ms);
   std::vector<ReplicaInfo> Replicas() const;
   // CLIENT KILL TYPE replica|slave|master: closes those links; returns how many.
   int64_t KillByType(const std::string& type);
@@ -143,6 +150,8 @@ class Replication {
   // A sender saw an acknowledgement (wakes WAIT).
   void NoteAck();
   void ReapSenders();
+  // Answers the AddAckWaiter clients whose wait is over (acknowledged, timed out, shut down).
+  void AckWaitThread();
 
   Server* const server_;
   const std::string run_id_;
@@ -167,8 +176,18 @@ class Replication {
   // Held while a batch or a checkpoint is applied; BecomePrimary takes it to stop applying.
   std::mutex apply_mu_;
 
+  struct AckWaiter {
+    uint32_t loop;
+    std::shared_ptr<ClientInfo> client;
+    uint64_t offset;
+    int64_t replicas;
+    int64_t deadline_ms;
+  };
   std::mutex ack_mu_;
   std::condition_variable ack_cv_;
+  std::vector<AckWaiter> ack_waiters_;  // guarded by ack_mu_
+  uint64_t acks_seen_ = 0;              // guarded by ack_mu_: bumped by every acknowledgement
+  std::thread ack_wait_thread_;
 };
 
 // INFO replication, in Redis's fields and formats (server/replication/info.cc). Worker thread.

@@ -297,3 +297,24 @@ TEST_CASE("a dead primary leaves the link down and the replica's data intact", "
   REQUIRE(WaitCaughtUp(p2, r, primary, replica));
   CHECK(Run(r, {"GET", "kept"}) == "bulk:yes");
 }
+
+TEST_CASE("WAIT parks only its own client", "[replication]") {
+  TestServer primary({"--net-threads", "1"});
+  Client a(primary.port());
+  Client b(primary.port());
+  REQUIRE(Run(a, {"SET", "k", "v"}) == "status:OK");
+  CHECK(Run(a, {"WAIT", "0", "0"}) == "int:0");
+  const long long start = rockcache::testing::NowMs();
+  a.Append({"WAIT", "1", "700"});  // no replica: times out
+  a.Append({"GET", "k"});          // parsed only after WAIT's reply
+  for (int i = 0; i < 20; ++i) REQUIRE(Run(b, {"SET", "other", std::to_string(i)}) == "status:OK");
+  CHECK(rockcache::testing::NowMs() - start < 500);  // b was not held by a's WAIT
+  Reply reply;
+  REQUIRE(a.GetReply(&reply));
+  CHECK(reply.integer == 0);
+  CHECK(rockcache::testing::NowMs() - start >= 650);
+  REQUIRE(a.GetReply(&reply));
+  CHECK(reply.str == "v");
+  CHECK(Run(a, {"WAIT", "x", "0"}) == "err:ERR value is not an integer or out of range");
+  CHECK(Run(a, {"WAIT", "1", "-1"}) == "err:ERR timeout is negative");
+}
