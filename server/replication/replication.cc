@@ -132,7 +132,8 @@ class Sender {
     std::vector<char> chunk(kFileChunk);
     for (const auto& [name, size] : files->files) {
       if (!ok) break;
-      const std::string path = dir + "/" + name;
+      std::string path = dir;
+      path.append("/").append(name);
       int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
       if (in < 0) {
         ok = false;
@@ -683,7 +684,8 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     const std::string name = line.substr(1, space - 1);
     if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') break;
     uint64_t left = std::strtoull(line.c_str() + space + 1, nullptr, 10);
-    const std::string path = staged + "/" + name;
+    std::string path = staged;
+    path.append("/").append(name);
     int out = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (out < 0) break;
     bool file_ok = true;
