@@ -101,7 +101,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
 
 Status RocksStore::OpenDb() {
   const Options& options = options_;
-  RocksStore* store = this;
+  RocksStore* store = this;  // the body was OpenRocks's, on a new store; now also a reopen
   auto open = MakeRocksOpenOptions(options, store->filter_ctx_);
   if (!open.ok()) return open.status();
   open->db.WAL_ttl_seconds = options.wal_ttl_seconds;
@@ -184,6 +184,7 @@ Status RocksStore::OpenDb() {
                                                    options.key_filter_max_bytes, estimated_keys);
   store->ttl_base_ms_ = NowMs();
   if (store->counters_ == nullptr) store->counters_.reset(new DbCounters[kMaxDatabases]);
+  for (int db = physical; db < kMaxDatabases; ++db) store->ResetCounters(db);  // a reopen
   for (int db = 0; db < physical; ++db) {
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
