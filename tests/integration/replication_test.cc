@@ -318,3 +318,26 @@ TEST_CASE("WAIT parks only its own client", "[replication]") {
   CHECK(Run(a, {"WAIT", "x", "0"}) == "err:ERR value is not an integer or out of range");
   CHECK(Run(a, {"WAIT", "1", "-1"}) == "err:ERR timeout is negative");
 }
+
+TEST_CASE("replication obeys requirepass through masterauth", "[replication]") {
+  TestServer primary({"--requirepass", "secret"});
+  Client p(primary.port());
+  REQUIRE(Run(p, {"AUTH", "secret"}) == "status:OK");
+  REQUIRE(Run(p, {"SET", "k", "v"}) == "status:OK");
+  std::vector<std::string> args = ReplicaArgs(primary);
+  TestServer without(args);
+  Client w(without.port());
+  SleepMs(1500);
+  CHECK(Field(w, "master_link_status") == "down");
+  CHECK(Run(w, {"GET", "k"}) == "nil");
+  args.insert(args.end(), {"--masterauth", "secret"});
+  TestServer replica(args);
+  Client r(replica.port());
+  REQUIRE(WaitCaughtUp(p, r, primary, replica));
+  CHECK(Run(r, {"GET", "k"}) == "bulk:v");
+  // Pointing a replica at itself is harmless: it never links, its data stays.
+  CHECK(Run(r, {"REPLICAOF", "127.0.0.1", std::to_string(replica.port())}) == "status:OK");
+  SleepMs(1500);
+  CHECK(Field(r, "master_link_status") == "down");
+  CHECK(Run(r, {"GET", "k"}) == "bulk:v");
+}
