@@ -56,7 +56,7 @@ DEB_PACKAGES = g++ make pkg-config libevent-dev librocksdb-dev libspdlog-dev lib
 BENCH_PACKAGES = redis-server valgrind
 # Debian's python3-redis and python3-rq: real clients the integration tests drive with
 # /usr/bin/python3 (tests/clients/, tests/integration/python_clients_test.cc).
-TEST_PACKAGES = redis-server python3-redis python3-rq
+TEST_PACKAGES = redis-server redis-sentinel python3-redis python3-rq
 
 .PHONY: all build deps run test unit-test integration-test bench bench-bigdata format lint asan \
         tsan fuzz clean compose-test help test-build

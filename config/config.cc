@@ -51,6 +51,12 @@ const std::vector<OptionSpec> kOptionTable = {
    "size sets the normal hard limit."},
   {"requirepass", T::kString, "", 0, 0, nullptr, true,
    "Password clients must AUTH with; empty disables authentication."},
+  // ---- replication ----
+  {"repl-wal-ttl", T::kInt, "3600", 0, INT_MAX, nullptr, false,
+   "Seconds the RocksDB WAL is kept after a flush so replicas can resume from it (with "
+   "repl-wal-size-limit; both 0 = deleted at once, every reconnect is a full sync)."},
+  {"repl-wal-size-limit", T::kMemory, "1gb", 0, LLONG_MAX, nullptr, false,
+   "Disk the kept WAL may use (whole MB); a replica further behind takes a full sync."},
   // ---- pub/sub ----
   {"notify-keyspace-events", T::kEvents, "", 0, 0, nullptr, true,
    "Keyspace notifications: Redis's class letters (K E g $ l s h z x e t m d n A, e.g. KEA) for "

@@ -6,7 +6,9 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "server/blocking/serve.h"
+#include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -160,6 +162,16 @@ class Discipline {
 
 void Call(Server& server, const CallRequest& request) {
   const CommandSpec& spec = *request.spec;
+  // A read-only replica: its data changes only through the replication link, never by a command.
+  if ((spec.flags & kWrite) && server.replication().RefusesWrites()) {
+    AppendError(request.out, "READONLY You can't write against a read only replica.");
+    return;
+  }
+  if ((spec.flags & kReadOnly) && server.replication().RefusesStaleReads()) {
+    AppendError(request.out,
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+    return;
+  }
   // The one place a command's database is applied: storage and cache calls below this point go
   // to its physical database. On a worker it is resolved under the command's key locks, so a
   // SWAPDB (which holds all of them) never lands in the middle of a command.
@@ -192,7 +204,8 @@ void CallWithLocks(Server& server, const CallRequest& request) {
 
 bool WriteRunsAllowed(Server& server) {
   return server.settings().write_coalescing.load(std::memory_order_relaxed) &&
-         !server.blocking().any() && server.pubsub().notify_flags() == 0;
+         !server.blocking().any() && server.pubsub().notify_flags() == 0 &&
+         !server.replication().RefusesWrites();  // a replica's writes go through Call's check
 }
 
 void CallRun(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms, int db) {

@@ -18,6 +18,7 @@
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/subscriptions.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 #include "server/tx/transaction.h"
 
@@ -101,7 +102,9 @@ void NetLoop::ProcessInput(Connection* conn) {
   uint64_t commands = 0;
   uint64_t rtc_answers = 0;
   int64_t now_ms = 0;  // read once, on the first cache lookup of this pass
-  const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed);
+  // Not while a replica refuses stale reads: they must reach Call, which refuses them.
+  const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed) &&
+                         !server.replication().RefusesStaleReads();
   const scripting::Scripting& scripting = server.scripting();
   const uint64_t storage_read_max =
       server.settings().rtc_storage_read_max_bytes.load(std::memory_order_relaxed);

@@ -29,6 +29,7 @@
 #include "server/persistence/checkpoints.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/pubsub.h"
+#include "server/replication/replication.h"
 #include "server/scripting/script_vm.h"
 #include "storage/store.h"
 
@@ -77,6 +78,12 @@ class ExpirySweepTask : public pool::Task {
   explicit ExpirySweepTask(Server* server) : server_(server) {}
   void Run() override {
     cache::KeyLocks& locks = server_->key_locks();
+    // A replica deletes nothing itself: its primary's deletions arrive with the data, and
+    // expired keys stay hidden until then (as Redis replicas).
+    if (server_->replication().is_replica()) {
+      SweepCache(*server_);
+      return Reschedule();
+    }
     const int64_t reaped = server_->pubsub().ReapExpired(server_->store(), locks);
     PubSub::SweepScope sweeping;
     if (reaped > 0) server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(reaped));
@@ -92,13 +99,17 @@ class ExpirySweepTask : public pool::Task {
                                               std::memory_order_relaxed);
     }
     SweepCache(*server_);
+    Reschedule();
+  }
+
+ private:
+  void Reschedule() {
     int hz = server_->settings().hz.load(std::memory_order_relaxed);
     server_->worker_pool()->ScheduleAt(
         std::chrono::steady_clock::now() + std::chrono::milliseconds(1000 / (hz > 0 ? hz : 10)),
         std::make_unique<ExpirySweepTask>(server_));
   }
 
- private:
   Server* const server_;
 };
 
@@ -254,6 +265,10 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     return;
   }
   auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
+  if (name == "replica-read-only" || name == "replica-serve-stale-data") {
+    if (replication_) replication_->ApplySettings();
+    return;
+  }
   if (name == "client-output-buffer-limit") {
     config::ClientBufferLimits limits;
     if (config::ParseClientBufferLimits(value, limits, &limits).ok()) {
@@ -350,6 +365,9 @@ storage::Options StoreOptions(const config::Config& config) {
       static_cast<uint32_t>(config.GetInt("key-filter-bits-per-key"));
   store_options.key_filter_max_bytes =
       static_cast<uint64_t>(config.GetInt("key-filter-max-memory"));
+  store_options.wal_ttl_seconds = static_cast<uint64_t>(config.GetInt("repl-wal-ttl"));
+  store_options.wal_size_limit_mb =
+      static_cast<uint64_t>(config.GetInt("repl-wal-size-limit")) >> 20;
   return store_options;
 }
 
@@ -363,6 +381,8 @@ Status Server::Start() {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
   checkpoints_ = std::make_unique<Checkpoints>(config_, store_.get());
+  // Before the loops: every command asks it whether the server is a read-only replica.
+  replication_ = std::make_unique<replication::Replication>(this);
   pubsub_->WatchExpiries(store_.get());
   if (Status s = scripting::LoadStoredLibraries(*store_, &scripting_.functions()); !s.ok()) {
     return s;
@@ -424,6 +444,7 @@ Status Server::Start() {
       spdlog::info("Prometheus metrics on port {} at /metrics", metrics_port);
     }
   }
+  replication_->Start();
   ScheduleExpirySweep();
   return Status::OK();
 }
@@ -522,7 +543,8 @@ void Server::Run() {
 
   if (metrics_http_) metrics_http_->Stop();
   for (auto& loop : loops_) loop->StopListening();
-  pool_->Shutdown();  // runs every queued task; their replies reach the loops
+  if (replication_) replication_->Stop();  // before the pool drains: releases WAITs
+  pool_->Shutdown();                       // runs every queued task; their replies reach the loops
   for (auto& loop : loops_) loop->Stop();
   for (auto& loop : loops_) loop->Join();
   loops_.clear();

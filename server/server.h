@@ -41,6 +41,9 @@ class KeyLocks;
 }  // namespace rockcache::cache
 
 namespace rockcache::server {
+namespace replication {
+class Replication;
+}
 
 class Checkpoints;
 class NetLoop;
@@ -97,6 +100,8 @@ class Server {
   WaitRegistry& blocking() { return *blocking_; }
   // BGSAVE / SAVE / LASTSAVE and INFO persistence (server/persistence/checkpoints.h).
   Checkpoints& checkpoints() { return *checkpoints_; }
+  // Replication: role, link, replicas (server/replication/replication.h).
+  replication::Replication& replication() { return *replication_; }
   NetLoop* loop(uint32_t index) { return loops_[index].get(); }
   size_t loop_count() const { return loops_.size(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -128,6 +133,7 @@ class Server {
   std::unique_ptr<Tracking> tracking_;
   std::unique_ptr<WaitRegistry> blocking_;
   std::unique_ptr<Checkpoints> checkpoints_;
+  std::unique_ptr<replication::Replication> replication_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
   std::atomic<uint64_t> next_client_id_{1};

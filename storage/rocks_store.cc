@@ -96,9 +96,17 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   store->options_ = options;
   store->verify_point_checksums_ = options.verify_point_read_checksums;
   store->filter_ctx_ = std::make_shared<FilterContext>();
+  if (Status s = store->OpenDb(); !s.ok()) return s;
+  return std::unique_ptr<Store>(std::move(store));
+}
 
+Status RocksStore::OpenDb() {
+  const Options& options = options_;
+  RocksStore* store = this;  // the body was OpenRocks's, on a new store; now also a reopen
   auto open = MakeRocksOpenOptions(options, store->filter_ctx_);
   if (!open.ok()) return open.status();
+  open->db.WAL_ttl_seconds = options.wal_ttl_seconds;
+  open->db.WAL_size_limit_MB = options.wal_size_limit_mb;
   store->compression_note_ = open->compression_note;
   store->block_cache_ = open->block_cache;
   store->env_ = open->env;
@@ -133,6 +141,7 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
 
   rocksdb::Status s = rocksdb::DB::Open(open->db, options.dir, cfs, &store->handles_, &store->db_);
   if (!s.ok()) return FromRocks(s);
+  store->meta_cfs_.clear();
   store->meta_cfs_.push_back(store->handles_[0]);
   for (int db = 1; db < physical; ++db) store->meta_cfs_.push_back(store->handles_[7 + db]);
   store->props_cf_ = store->handles_[1];
@@ -162,29 +171,10 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
       std::make_unique<KeyFilter>(options.key_filter_bits_per_key, options.key_filter_max_bytes, 0);
 
   // Database mapping: identity unless SWAPDB changed it.
-  store->db_map_.reset(new std::atomic<int>[physical]);
-  for (int db = 0; db < physical; ++db) store->db_map_[db].store(db);
-  s = store->db_->Get(rocksdb::ReadOptions(), store->props_cf_, kPropsDbMapKey, &stored);
-  if (s.ok()) {
-    std::vector<bool> seen(physical, false);
-    const size_t n = stored.size() / 2;
-    for (size_t db = 0; db < n && db < static_cast<size_t>(physical); ++db) {
-      int p =
-          (static_cast<uint8_t>(stored[2 * db]) << 8) | static_cast<uint8_t>(stored[2 * db + 1]);
-      if (p >= physical || seen[p]) return Status::Corruption("bad db-map in props");
-      seen[p] = true;
-      store->db_map_[db].store(p);
-    }
-    // Logical databases added since (databases raised): the physical ones nobody maps yet.
-    for (size_t db = n; db < static_cast<size_t>(physical); ++db) {
-      int p = 0;
-      while (seen[p]) ++p;
-      seen[p] = true;
-      store->db_map_[db].store(p);
-    }
-  } else if (!s.IsNotFound()) {
-    return FromRocks(s);
-  }
+  // Sized for every possible database and allocated once: PhysicalDb reads it without the
+  // lifecycle hold, also while ReplaceDatabase reopens.
+  if (store->db_map_ == nullptr) store->db_map_.reset(new std::atomic<int>[kMaxDatabases]);
+  if (Status m = store->LoadDbMap(); !m.ok()) return m;
 
   // Key counters and the key filter: one pass over every meta column family.
   uint64_t estimated_keys = 0;
@@ -197,7 +187,8 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   store->key_filter_ = std::make_unique<KeyFilter>(options.key_filter_bits_per_key,
                                                    options.key_filter_max_bytes, estimated_keys);
   store->ttl_base_ms_ = NowMs();
-  store->counters_.reset(new DbCounters[physical]);
+  if (store->counters_ == nullptr) store->counters_.reset(new DbCounters[kMaxDatabases]);
+  for (int db = physical; db < kMaxDatabases; ++db) store->ResetCounters(db);  // a reopen
   for (int db = 0; db < physical; ++db) {
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
@@ -232,7 +223,36 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
 
   store->filter_ctx_->meta_cfs = store->meta_cfs_;
   store->filter_ctx_->db.store(store->db_, std::memory_order_release);
-  return std::unique_ptr<Store>(std::move(store));
+  return Status::OK();
+}
+
+Status RocksStore::LoadDbMap() {
+  const int physical = physical_dbs_;
+  std::string stored;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), props_cf_, kPropsDbMapKey, &stored);
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
+  std::vector<int> map(static_cast<size_t>(physical));
+  for (int db = 0; db < physical; ++db) map[static_cast<size_t>(db)] = db;
+  if (s.ok()) {
+    std::vector<bool> seen(physical, false);
+    const size_t n = stored.size() / 2;
+    for (size_t db = 0; db < n && db < static_cast<size_t>(physical); ++db) {
+      int p =
+          (static_cast<uint8_t>(stored[2 * db]) << 8) | static_cast<uint8_t>(stored[2 * db + 1]);
+      if (p >= physical || seen[p]) return Status::Corruption("bad db-map in props");
+      seen[p] = true;
+      map[db] = p;
+    }
+    // Logical databases added since (databases raised): the physical ones nobody maps yet.
+    for (size_t db = n; db < static_cast<size_t>(physical); ++db) {
+      int p = 0;
+      while (seen[p]) ++p;
+      seen[p] = true;
+      map[db] = p;
+    }
+  }
+  for (int db = 0; db < physical; ++db) db_map_[db].store(map[static_cast<size_t>(db)]);
+  return Status::OK();
 }
 
 RocksStore::~RocksStore() { (void)Close(); }

@@ -311,6 +311,17 @@ class RocksStore final : public Store, public DbView {
   Status CreateCheckpoint(const std::string& path, uint64_t* sequence) override;
   std::string InfoRocksDb() override;
   Status Close() override;
+
+  // ---- replication (store_replication.cc) ----
+  uint64_t LatestSequence() override;
+  StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) override;
+  StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) override;
+  Status DescribeBatch(std::string_view rep, ReplicatedKeys* keys) override;
+  Status ApplyReplicated(std::string_view rep, const ReplicationState& state) override;
+  StatusOr<ReplicationState> GetReplicationState() override;
+  Status SetReplicationState(const ReplicationState& state) override;
+  Status ReplaceDatabase(const std::string& staged_dir) override;
+  Status ResumeWrites() override;
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;
   Status FlushThreadWriteGroup() override;
   // When this thread's group reads through an indexed overlay (WriteGroup::BeginIndexed) that
@@ -592,6 +603,15 @@ class RocksStore final : public Store, public DbView {
   // deletes it when members is empty; commits. Shared by the set *STORE commands.
   Status StoreSet(Records* batch, std::string_view dst, const MetaLookup& old,
                   const std::vector<std::string>& members);
+
+  // Opens the database under options_.dir and sets every member that describes it (handles,
+  // counters, filters, versions, the database mapping). OpenRocks and ReplaceDatabase.
+  // REQUIRES: db_ == nullptr; no other thread uses the store (or lifecycle_ held exclusive).
+  Status OpenDb();
+  // Closes db_ without flushing (ReplaceDatabase discards it). REQUIRES: lifecycle_ exclusive.
+  void DropDb();
+  // Re-reads the logical -> physical mapping from "props" (a replicated SWAPDB).
+  Status LoadDbMap();
 
   Options options_;
   std::string compression_note_;

@@ -56,6 +56,7 @@
 #include "config/status.h"
 #include "storage/key_value.h"
 #include "storage/range_read.h"
+#include "storage/replication_types.h"
 #include "storage/result_bytes.h"
 #include "storage/store_types.h"
 #include "storage/stream_types.h"
@@ -606,6 +607,36 @@ class Store {
   virtual Status XSetId(std::string_view key, StreamId last_id,
                         std::optional<uint64_t> entries_added,
                         std::optional<StreamId> max_deleted_id) = 0;
+
+  // ---- replication (storage/store_replication.cc; storage/replication_types.h) ----
+  // The sequence number of the last committed write: the primary's replication offset.
+  virtual uint64_t LatestSequence() = 0;
+  // CreateCheckpoint(dir, &sequence) below, with the list of the files it holds (what a full
+  // synchronization sends).
+  virtual StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) = 0;
+  // A reader of the committed batches from sequence `from` on (WalReader). NotFound when the WAL
+  // no longer holds `from` (the replica needs a full synchronization).
+  virtual StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) = 0;
+  // The keys the batch `rep` (a WalReader's) touches. Pure decoding; Corruption for bad bytes.
+  virtual Status DescribeBatch(std::string_view rep, ReplicatedKeys* keys) = 0;
+  // Replica: writes the primary's batch `rep` as one batch, together with the replication state
+  // `state` (the offset the batch ends at), and keeps the key counters, the key and entry
+  // filters and the database mapping right. REQUIRES: the caller holds the key locks of every
+  // key DescribeBatch names (every key when all_keys or flushed_dbs), and nothing else writes.
+  // BLOCKS on the WAL.
+  virtual Status ApplyReplicated(std::string_view rep, const ReplicationState& state) = 0;
+  // The replication state last written by ApplyReplicated or SetReplicationState; replid empty
+  // when none.
+  virtual StatusOr<ReplicationState> GetReplicationState() = 0;
+  virtual Status SetReplicationState(const ReplicationState& state) = 0;
+  // Replica, full synchronization: replaces the whole database with the one in `staged_dir`
+  // (a checkpoint received from the primary): closes the database, moves `staged_dir` in its
+  // place and opens it, with fresh counters and filters. Other threads' calls wait meanwhile
+  // (the lifecycle lock, held exclusive). On failure before the swap the old data stays.
+  // BLOCKS for the reopen (a pass over every meta).
+  virtual Status ReplaceDatabase(const std::string& staged_dir) = 0;
+  // A replica becoming a primary: takes up the version counter the primary persisted.
+  virtual Status ResumeWrites() = 0;
 
   // ---- maintenance ----
   // Compacts every column family now (expired metas and stale collection entries are dropped).

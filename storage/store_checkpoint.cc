@@ -10,6 +10,8 @@
 namespace rockcache::storage {
 
 Status RocksStore::CreateCheckpoint(const std::string& path, uint64_t* sequence) {
+  Hold hold;  // the database stays open (a replica's ReplaceDatabase waits)
+  if (Status s = Enter(&hold); !s.ok()) return s;
   rocksdb::Checkpoint* raw = nullptr;
   rocksdb::Status s = rocksdb::Checkpoint::Create(db_, &raw);
   if (!s.ok()) return FromRocks(s);

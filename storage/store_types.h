@@ -35,6 +35,11 @@ struct Options {
   int databases = 16;                  // logical databases, 1..kMaxDatabases (config/current_db.h)
   uint32_t key_filter_bits_per_key = 10;        // key-filter-bits-per-key (storage/key_filter.h)
   uint64_t key_filter_max_bytes = 64ull << 20;  // key-filter-max-memory
+  // WAL files kept for replication after they are no longer needed for recovery (RocksDB's
+  // WAL_ttl_seconds, WAL_size_limit_MB; 0 and 0 = deleted at once): repl-backlog-ttl,
+  // repl-backlog-size.
+  uint64_t wal_ttl_seconds = 3600;
+  uint64_t wal_size_limit_mb = 1024;
 };
 
 // A database's key figures, for INFO keyspace (as counted by the store; see DbSize).

@@ -244,5 +244,6 @@ extern const std::vector<CommandSpec> kMigrateCommands;      // migrate.cc
 extern const std::vector<CommandSpec> kStreamReadCommands;   // stream_read.cc
 extern const std::vector<CommandSpec> kStreamGroupCommands;  // stream_group.cc
 extern const std::vector<CommandSpec> kPersistenceCommands;  // persistence.cc
+extern const std::vector<CommandSpec> kReplicationCommands;  // replication/commands.cc
 
 }  // namespace rockcache::server

@@ -40,7 +40,7 @@ struct Table {
           &kTransactionCommands,   &kPubSubCommands,        &kBlockingCommands,
           &kDatabaseCommands,      &kStreamCommands,        &kScriptingCommands,
           &kDumpCommands,          &kMigrateCommands,       &kStreamReadCommands,
-          &kStreamGroupCommands,   &kPersistenceCommands}) {
+          &kStreamGroupCommands,   &kPersistenceCommands,   &kReplicationCommands}) {
       // clang-format on
       for (const auto& spec : *group) {
         names.emplace_back(spec.name);

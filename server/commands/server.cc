@@ -21,6 +21,7 @@
 #include "server/metrics/info.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/replication/replication.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
 
@@ -206,7 +207,8 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t id = -1;
   std::string addr, laddr;
   bool skip_me = true;
-  int type = -1;  // -1 any, 0 normal, 1 pubsub
+  int type = -1;                  // -1 any, 0 normal, 1 pubsub
+  std::string replication_links;  // TYPE replica|master: closes those links instead
   for (size_t i = 2; i + 1 < argv.size(); i += 2) {
     const std::string& value = argv[i + 1];
     if (Is(argv[i], "ID")) {
@@ -230,6 +232,10 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
       // match all, other values match none.
       if (Is(argv[i], "TYPE") && (Is(value, "normal") || Is(value, "pubsub"))) {
         type = Is(value, "pubsub") ? 1 : 0;
+      } else if (Is(argv[i], "TYPE") &&
+                 (Is(value, "replica") || Is(value, "slave") || Is(value, "master"))) {
+        replication_links = Is(value, "master") ? "master" : "replica";
+        id = 0;  // the links are not clients of the registry
       } else if ((Is(argv[i], "TYPE") && !Is(value, "normal")) ||
                  (Is(argv[i], "USER") && value != "default")) {
         id = 0;
@@ -239,6 +245,7 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   int64_t killed = 0;
+  if (!replication_links.empty()) killed += server.replication().KillByType(replication_links);
   for (const auto& info : server.clients().Snapshot()) {
     if (id == 0) break;
     if (info->killed.load()) continue;
@@ -475,6 +482,10 @@ void DebugCacheVerify(CommandContext& ctx, std::string* out) {
 
 void Debug(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(argv[1], "CACHE-VERIFY") && argv.size() == 2) return DebugCacheVerify(ctx, out);
+  if (Is(argv[1], "COMPACT") && argv.size() == 2) {  // flushes and compacts: O(database)
+    Status s = ctx.store->CompactAll();
+    return s.ok() ? out->append(kReplyOk), void() : AppendError(out, "ERR " + s.ToString());
+  }
   if (Is(argv[1], "SLEEP") && argv.size() == 3) {
     long double seconds = 0;
     if (!storage::ParseLongDouble(argv[2], &seconds) || seconds < 0 || seconds > 3600) {

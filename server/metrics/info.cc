@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <random>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
@@ -18,6 +17,7 @@
 #include "server/blocking/wait_registry.h"
 #include "server/persistence/checkpoints.h"
 #include "server/pubsub/pubsub.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -61,19 +61,6 @@ std::string HumanBytes(uint64_t bytes) {
 }
 
 // 40 random hex digits, drawn once per process (run_id, master_replid).
-std::string RandomHexId() {
-  std::random_device random;
-  std::string id;
-  const char* digits = "0123456789abcdef";
-  while (id.size() < 40) id.push_back(digits[random() & 15]);
-  return id;
-}
-
-const std::string& RunId() {
-  static const std::string id = RandomHexId();
-  return id;
-}
-
 std::string Executable() {
   char path[4096];
   ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -107,7 +94,7 @@ void ServerSection(Server& server, std::string* out) {
   Field(out, "gcc_version", CompilerVersion());
   Field(out, "process_id", static_cast<uint64_t>(getpid()));
   Field(out, "process_supervised", "no");
-  Field(out, "run_id", RunId());
+  Field(out, "run_id", server.replication().run_id());
   Field(out, "tcp_port", static_cast<uint64_t>(server.config().GetInt("port")));
   Field(out, "server_time_usec", static_cast<uint64_t>(NowUnixUs()));
   Field(out, "uptime_in_seconds", static_cast<uint64_t>(uptime));
@@ -381,22 +368,6 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "write_run_commands", stats.write_run_commands.load(std::memory_order_relaxed));
 }
 
-// Replication, as a master with no replica would show it.
-void ReplicationSection(Server&, std::string* out) {
-  static const std::string replid = RandomHexId();
-  Field(out, "role", "master");
-  Field(out, "connected_slaves", 0);
-  Field(out, "master_failover_state", "no-failover");
-  Field(out, "master_replid", replid);
-  Field(out, "master_replid2", std::string(40, '0'));
-  Field(out, "master_repl_offset", 0);
-  Field(out, "second_repl_offset", "-1");
-  Field(out, "repl_backlog_active", 0);
-  Field(out, "repl_backlog_size", 1048576);
-  Field(out, "repl_backlog_first_byte_offset", 0);
-  Field(out, "repl_backlog_histlen", 0);
-}
-
 std::string CpuSeconds(const timeval& tv) {
   char buf[64];
   snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec),
@@ -570,7 +541,7 @@ const Section kSections[] = {
     {"memory", "Memory", true, MemorySection},
     {"persistence", "Persistence", true, PersistenceSection},
     {"stats", "Stats", true, StatsSection},
-    {"replication", "Replication", true, ReplicationSection},
+    {"replication", "Replication", true, replication::AppendReplicationInfo},
     {"cpu", "CPU", true, CpuSection},
     {"modules", "Modules", true, ModulesSection},
     {"commandstats", "Commandstats", false, CommandStatsSection},

@@ -163,7 +163,9 @@ const char* const kTable[] = {
     "COMMAND INFO lmpop blmpop sintercard restore sort_ro", "^COMMAND", "PUBLISH chan hi",
     "SPUBLISH chan hi", "PUBSUB CHANNELS", "PUBSUB NUMSUB chan", "PUBSUB NUMPAT",
     "PUBSUB SHARDCHANNELS", "PUBSUB SHARDNUMSUB chan", "SWAPDB 0 1", "SWAPDB 0 1", "~HELLO 2",
-    "~HELLO", "^DEBUG HELP", "BGSAVE", "FLUSHDB", "FLUSHALL", "RESET"};
+    "~HELLO", "^DEBUG HELP", "BGSAVE", "FLUSHDB", "FLUSHALL", "RESET",
+    // replication (a primary without replicas)
+    "~ROLE", "WAIT 0 0", "REPLCONF listening-port 6380", "REPLICAOF NO ONE", "SLAVEOF NO ONE"};
 
 // Commands not run by this table, with why.
 const std::set<std::string> kSkipped = {
@@ -176,6 +178,8 @@ const std::set<std::string> kSkipped = {
     "unsubscribe",   // ditto
     "punsubscribe",  // ditto
     "sunsubscribe",  // ditto
+    "psync",         // hands the connection to replication: the replication tests
+    "sync",          // ditto
 };
 
 std::vector<std::string> Split(const std::string& line) {

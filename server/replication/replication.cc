@@ -1,0 +1,878 @@
+#include "server/replication/replication.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "cache/cache.h"
+#include "cache/key_locks.h"
+#include "config/config.h"
+#include "config/current_db.h"
+#include "server/client_registry.h"
+#include "server/net_loop.h"
+#include "server/replication/link_io.h"
+#include "server/server.h"
+#include "server/tracking/tracking.h"
+#include "server/tx/watch.h"
+#include "storage/store.h"
+
+namespace rockcache::server::replication {
+namespace {
+
+constexpr size_t kFileChunk = 1 << 20;  // bytes of a checkpoint file per read/write
+constexpr int64_t kAckIntervalMs = 1000;
+constexpr int64_t kPingIntervalMs = 1000;
+
+std::string RandomHex40() {
+  static const char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                      static_cast<uint64_t>(NowUnixUs()));
+  std::string out(40, '0');
+  for (char& c : out) c = kHex[rng() & 15];
+  return out;
+}
+
+std::string Resp(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+// `dir` without trailing slashes: siblings of the database directory are named after it.
+std::string DirBase(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// The first sequence number and the record count of a WriteBatch's bytes.
+bool BatchRange(const std::string& rep, uint64_t* first, uint64_t* count) {
+  if (rep.size() < 12) return false;
+  uint64_t seq = 0;
+  uint32_t n = 0;
+  std::memcpy(&seq, rep.data(), 8);  // little-endian fixed64/fixed32 (RocksDB's coding)
+  std::memcpy(&n, rep.data() + 8, 4);
+  *first = seq;
+  *count = n;
+  return n > 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Sender: one replica, on the primary.
+
+class Sender {
+ public:
+  Sender(Replication* repl, int fd, ReplicaInfo info, bool full, uint64_t from)
+      : repl_(repl), io_(fd), info_(std::move(info)), full_(full), from_(from) {}
+  ~Sender() {
+    Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
+  void Stop() {
+    stop_.store(true);
+    io_.Shutdown();
+  }
+  bool done() const { return done_.load(); }
+  void RequestAck() { getack_.store(true); }
+  ReplicaInfo info() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return info_;
+  }
+
+ private:
+  void Run() {
+    auto stop = [this] { return stop_.load() || repl_->stopping_.load(); };
+    if (full_) {
+      FullSync(stop);
+    } else {
+      Stream(stop);
+    }
+    io_.Close();
+    done_.store(true);
+  }
+
+  void FullSync(const std::function<bool()>& stop) {
+    storage::Store* store = repl_->server_->store();
+    static std::atomic<uint64_t> next_checkpoint{0};
+    const std::string dir = DirBase(repl_->server_->config().GetString("dir")) + ".checkpoint-" +
+                            std::to_string(getpid()) + "-" + std::to_string(next_checkpoint++);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    const int64_t started = NowUnixMs();
+    auto files = store->CreateCheckpoint(dir);
+    if (!files.ok()) {
+      spdlog::warn("replication: checkpoint for {}:{} failed: {}", info_.ip, info_.port,
+                   files.status().ToString());
+      (void)io_.WriteAll("-ERR checkpoint failed\r\n", stop);
+      std::filesystem::remove_all(dir, ec);
+      return;
+    }
+    uint64_t total = 0;
+    for (const auto& f : files->files) total += f.second;
+    spdlog::info("replication: full sync of {}:{}: checkpoint at sequence {}, {} files, {} bytes",
+                 info_.ip, info_.port, files->sequence, files->files.size(), total);
+    bool ok = io_.WriteAll(
+        "+FULLRESYNC " + repl_->replid() + " " + std::to_string(files->sequence) + "\r\n", stop);
+    std::vector<char> chunk(kFileChunk);
+    for (const auto& [name, size] : files->files) {
+      if (!ok) break;
+      std::string path = dir;
+      path.append("/").append(name);
+      int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (in < 0) {
+        ok = false;
+        break;
+      }
+      uint64_t left = size;
+      ok = io_.WriteAll("F" + name + " " + std::to_string(size) + "\r\n", stop);
+      while (ok && left > 0) {
+        ssize_t n = read(in, chunk.data(), std::min<uint64_t>(left, chunk.size()));
+        if (n <= 0) {
+          ok = false;
+          break;
+        }
+        ok = io_.WriteAll(std::string_view(chunk.data(), static_cast<size_t>(n)), stop);
+        left -= static_cast<uint64_t>(n);
+      }
+      close(in);
+    }
+    if (ok) ok = io_.WriteAll("E\r\n", stop);
+    std::filesystem::remove_all(dir, ec);
+    if (ok) {
+      // The replica closes the link once it has loaded the checkpoint, then resumes with PSYNC.
+      io_.WaitClosed(stop, 3600 * 1000);
+      spdlog::info("replication: full sync of {}:{} sent in {} ms", info_.ip, info_.port,
+                   NowUnixMs() - started);
+    } else {
+      spdlog::warn("replication: full sync of {}:{} cut off", info_.ip, info_.port);
+    }
+  }
+
+  void Stream(const std::function<bool()>& stop) {
+    storage::Store* store = repl_->server_->store();
+    auto reader = store->ReadWalFrom(from_);
+    if (!reader.ok()) {
+      (void)io_.WriteAll("-ERR " + reader.status().ToString() + "\r\n", stop);
+      return;
+    }
+    if (!io_.WriteAll("+CONTINUE " + repl_->replid() + "\r\n", stop)) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      info_.state = "online";
+    }
+    spdlog::info("replication: replica {}:{} streaming from sequence {}", info_.ip, info_.port,
+                 from_);
+    int64_t last_send = NowUnixMs();
+    int64_t last_data = 0;
+    std::string rep;
+    uint64_t first = 0;
+    while (!stop()) {
+      auto got = (*reader)->Next(&first, &rep);
+      if (!got.ok()) {
+        spdlog::warn("replication: replica {}:{}: {}", info_.ip, info_.port,
+                     got.status().ToString());
+        return;
+      }
+      const int64_t now = NowUnixMs();
+      if (*got) {
+        std::string header = "B" + std::to_string(rep.size()) + "\r\n";
+        if (!io_.WriteAll(header, stop) || !io_.WriteAll(rep, stop)) return;
+        last_send = now;
+        last_data = now;
+        if (!ReadAcks(0)) return;
+        continue;
+      }
+      if (getack_.exchange(false)) {
+        if (!io_.WriteAll("G\r\n", stop)) return;
+        last_send = now;
+      } else if (now - last_send >= kPingIntervalMs) {
+        if (!io_.WriteAll("P\r\n", stop)) return;
+        last_send = now;
+      }
+      // Idle: poll for acknowledgements meanwhile; 1 ms while writes flow, 10 ms after.
+      if (!ReadAcks(now - last_data < 100 ? 1 : 10)) return;
+    }
+  }
+
+  // Reads what the replica sent (REPLCONF ACK n), waiting up to timeout_ms. False when the
+  // link is gone.
+  bool ReadAcks(int timeout_ms) {
+    std::string line;
+    int r = io_.Fill(timeout_ms);
+    if (r < 0) return false;
+    std::vector<std::string> args;
+    while (io_.TakeResp(&args)) {
+      if (args.size() >= 3 && strcasecmp(args[0].c_str(), "REPLCONF") == 0 &&
+          strcasecmp(args[1].c_str(), "ACK") == 0) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          info_.ack_offset = std::strtoull(args[2].c_str(), nullptr, 10);
+          info_.last_ack_ms = NowUnixMs();
+        }
+        repl_->NoteAck();
+      }
+    }
+    return !io_.bad();
+  }
+
+  Replication* const repl_;
+  LinkIo io_;
+  mutable std::mutex mu_;
+  ReplicaInfo info_;
+  const bool full_;
+  const uint64_t from_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> done_{false};
+  std::atomic<bool> getack_{false};
+  std::thread thread_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+Replication::Replication(Server* server) : server_(server), run_id_(RandomHex40()) {
+  replid_ = RandomHex40();
+}
+
+Replication::~Replication() { Stop(); }
+
+void Replication::Start() {
+  link_thread_ = std::thread([this] { LinkThread(); });
+  ack_wait_thread_ = std::thread([this] { AckWaitThread(); });
+  const std::string replicaof = server_->config().GetString("replicaof");
+  if (!replicaof.empty()) {
+    const size_t space = replicaof.find(' ');
+    if (space != std::string::npos) {
+      Status s =
+          BecomeReplicaOf(replicaof.substr(0, space), std::atoi(replicaof.c_str() + space + 1));
+      if (!s.ok()) spdlog::warn("replicaof {}: {}", replicaof, s.ToString());
+    }
+  }
+}
+
+void Replication::Stop() {
+  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
+    link_cv_.notify_all();
+  }
+  if (link_thread_.joinable()) link_thread_.join();
+  std::vector<std::unique_ptr<Sender>> senders;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    senders.swap(senders_);
+  }
+  for (auto& s : senders) s->Stop();
+  senders.clear();  // joins
+  {
+    std::lock_guard<std::mutex> lock(ack_mu_);
+    ack_cv_.notify_all();
+  }
+  if (ack_wait_thread_.joinable()) ack_wait_thread_.join();
+}
+
+void Replication::ApplySettings() {
+  refuse_writes_.store(is_replica() && server_->config().GetBool("replica-read-only"),
+                       std::memory_order_relaxed);
+  bool link_up = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_up = link_.link_up;
+  }
+  refuse_stale_reads_.store(
+      is_replica() && !link_up && !server_->config().GetBool("replica-serve-stale-data"),
+      std::memory_order_relaxed);
+}
+
+Status Replication::BecomeReplicaOf(const std::string& host, int port) {
+  if (port <= 0 || port > 65535) return Status::InvalidArgument("Invalid master port");
+  std::vector<std::unique_ptr<Sender>> senders;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (replica_.load() && master_host_ == host && master_port_ == port) return Status::OK();
+    ++generation_;
+    master_host_ = host;
+    master_port_ = port;
+    link_ = ReplicaLinkInfo();
+    link_.host = host;
+    link_.port = port;
+    link_.link_down_since_ms = NowUnixMs();
+    if (auto state = server_->store()->GetReplicationState(); state.ok()) {
+      link_.offset = state->offset;
+    }
+    replica_.store(true, std::memory_order_release);
+    if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
+    senders.swap(senders_);  // our replicas resynchronize from scratch, as Redis's do
+    link_cv_.notify_all();
+  }
+  ApplySettings();
+  for (auto& s : senders) s->Stop();
+  senders.clear();
+  (void)server_->config().Set("replicaof", host + " " + std::to_string(port));
+  spdlog::info("replication: now a replica of {}:{}", host, port);
+  return Status::OK();
+}
+
+void Replication::BecomePrimary() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!replica_.load()) return;
+    ++generation_;
+    master_host_.clear();
+    master_port_ = 0;
+    if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
+    link_cv_.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> wait_for_apply(apply_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
+    replica_.store(false, std::memory_order_release);
+    replid_ = RandomHex40();
+  }
+  ApplySettings();
+  Status s = server_->store()->ResumeWrites();
+  if (!s.ok()) spdlog::error("replication: resuming writes: {}", s.ToString());
+  // The data is its own history from now on: following any primary again needs a full sync.
+  s = server_->store()->SetReplicationState({});
+  if (!s.ok()) spdlog::error("replication: clearing the replication state: {}", s.ToString());
+  (void)server_->config().Set("replicaof", "");
+  spdlog::info("replication: now a primary (replid {})", replid());
+}
+
+std::string Replication::replid() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return replid_;
+}
+
+uint64_t Replication::Offset() const {
+  if (is_replica()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return link_.offset;
+  }
+  return server_->store()->LatestSequence();
+}
+
+ReplicaLinkInfo Replication::LinkInfo() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return link_;
+}
+
+bool Replication::Stale(uint64_t generation) const {
+  if (stopping_.load()) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation != generation_ || !replica_.load();
+}
+
+// ---- primary side ----
+
+bool Replication::StartSender(int fd, const std::string& peer_ip, int listening_port,
+                              const std::string& announced_ip, const std::string& replid,
+                              int64_t from, std::string* error) {
+  if (stopping_.load()) {
+    *error = "ERR shutting down";
+    return false;
+  }
+  if (is_replica()) {
+    *error = "ERR a rockcache replica does not serve replicas of its own (no chained replication)";
+    return false;
+  }
+  bool full = true;
+  if (replid == this->replid() && from > 0) {
+    full = !server_->store()->ReadWalFrom(static_cast<uint64_t>(from)).ok();
+  }
+  int dup_fd = dup(fd);
+  if (dup_fd < 0) {
+    *error = "ERR dup failed";
+    return false;
+  }
+  ReplicaInfo info;
+  info.ip = announced_ip.empty() ? peer_ip : announced_ip;
+  info.port = listening_port;
+  info.state = full ? "wait_bgsave" : "online";
+  info.last_ack_ms = NowUnixMs();
+  info.ack_offset = full ? 0 : static_cast<uint64_t>(from - 1);
+  auto sender = std::make_unique<Sender>(this, dup_fd, info, full, static_cast<uint64_t>(from));
+  sender->Start();
+  spdlog::info("replication: replica {}:{} asks for {} {}: {}", info.ip, info.port, replid, from,
+               full ? "full sync" : "continue");
+  ReapSenders();
+  std::lock_guard<std::mutex> lock(mu_);
+  senders_.push_back(std::move(sender));
+  return true;
+}
+
+void Replication::ReapSenders() {
+  std::vector<std::unique_ptr<Sender>> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = senders_.begin(); it != senders_.end();) {
+      if ((*it)->done()) {
+        done.push_back(std::move(*it));
+        it = senders_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  done.clear();  // joins finished threads, outside the lock
+}
+
+std::vector<ReplicaInfo> Replication::Replicas() const {
+  std::vector<ReplicaInfo> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : senders_) {
+    if (!s->done()) out.push_back(s->info());
+  }
+  return out;
+}
+
+void Replication::NoteAck() {
+  std::lock_guard<std::mutex> lock(ack_mu_);
+  ++acks_seen_;
+  ack_cv_.notify_all();
+}
+
+int64_t Replication::CountAcked(uint64_t offset) const {
+  int64_t n = 0;
+  for (const auto& r : Replicas()) n += r.state == "online" && r.ack_offset >= offset;
+  return n;
+}
+
+void Replication::AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client, uint64_t offset,
+                               int64_t replicas, int64_t deadline_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : senders_) s->RequestAck();
+  }
+  std::lock_guard<std::mutex> lock(ack_mu_);
+  ack_waiters_.push_back(AckWaiter{loop, std::move(client), offset, replicas, deadline_ms});
+  ack_cv_.notify_all();
+}
+
+void Replication::AckWaitThread() {
+  std::unique_lock<std::mutex> lock(ack_mu_);
+  while (true) {
+    const bool stopping = stopping_.load();
+    if (!ack_waiters_.empty()) {
+      std::vector<AckWaiter> waiters = ack_waiters_;
+      lock.unlock();
+      const int64_t now = NowUnixMs();
+      std::vector<std::pair<size_t, int64_t>> done;  // index, count
+      for (size_t i = 0; i < waiters.size(); ++i) {
+        const int64_t n = CountAcked(waiters[i].offset);
+        if (stopping || n >= waiters[i].replicas || waiters[i].client->killed.load() ||
+            waiters[i].client->closed.load() ||
+            (waiters[i].deadline_ms != 0 && now >= waiters[i].deadline_ms)) {
+          done.emplace_back(i, n);
+        }
+      }
+      for (const auto& [i, n] : done) {
+        Completion completion;
+        completion.conn_id = waiters[i].client->id;
+        if (waiters[i].client->killed.load()) {
+          completion.kind = Completion::Kind::kClose;
+        } else {
+          completion.replies = ":" + std::to_string(n) + "\r\n";
+        }
+        if (NetLoop* loop = server_->loop(waiters[i].loop)) {
+          loop->PostCompletion(std::move(completion));
+        }
+      }
+      lock.lock();
+      // Drop the answered ones (new waiters may have been appended meanwhile: keep those).
+      for (auto it = done.rbegin(); it != done.rend(); ++it) {
+        ack_waiters_.erase(ack_waiters_.begin() + static_cast<ptrdiff_t>(it->first));
+      }
+    }
+    if (stopping) return;
+    const uint64_t seen = acks_seen_;
+    ack_cv_.wait_for(lock, std::chrono::milliseconds(ack_waiters_.empty() ? 1000 : 10),
+                     [&] { return stopping_.load() || acks_seen_ != seen; });
+  }
+}
+
+int64_t Replication::KillByType(const std::string& type) {
+  if (strcasecmp(type.c_str(), "master") == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (link_fd_ < 0) return 0;
+    shutdown(link_fd_, SHUT_RDWR);
+    return 1;
+  }
+  std::vector<std::unique_ptr<Sender>> senders;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    senders.swap(senders_);
+  }
+  int64_t n = 0;
+  for (auto& s : senders) n += !s->done();
+  for (auto& s : senders) s->Stop();
+  return n;
+}
+
+// ---- replica side ----
+
+void Replication::LinkThread() {
+  while (!stopping_.load()) {
+    std::string host;
+    int port = 0;
+    uint64_t generation = 0;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      link_cv_.wait(lock, [&] { return stopping_.load() || !master_host_.empty(); });
+      if (stopping_.load()) return;
+      host = master_host_;
+      port = master_port_;
+      generation = generation_;
+    }
+    RunLink(host, port, generation);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (link_.link_up || link_.link_down_since_ms == 0) link_.link_down_since_ms = NowUnixMs();
+      link_.link_up = false;
+      link_.sync_in_progress = false;
+    }
+    ApplySettings();
+    // Retry after a second unless REPLICAOF changed the target meanwhile (or a full sync was
+    // just loaded: then resume at once).
+    std::unique_lock<std::mutex> lock(mu_);
+    if (resume_now_) {
+      resume_now_ = false;
+      continue;
+    }
+    link_cv_.wait_for(lock, std::chrono::seconds(1),
+                      [&] { return stopping_.load() || generation_ != generation; });
+  }
+}
+
+void Replication::RunLink(const std::string& host, int port, uint64_t generation) {
+  auto stale = [&] { return Stale(generation); };
+  int fd = ConnectTcp(host, port, 5000);
+  if (fd < 0) {
+    spdlog::debug("replication: cannot connect to {}:{}", host, port);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (generation != generation_) {
+      close(fd);
+      return;
+    }
+    link_fd_ = fd;
+  }
+  LinkIo io(fd);
+  auto end_link = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_fd_ = -1;
+  };
+  config::Config& config = server_->config();
+  auto command = [&](const std::vector<std::string>& args, std::string* reply) {
+    return io.WriteAll(Resp(args), stale) && io.ReadLine(reply, 10000, stale);
+  };
+  std::string reply;
+  bool ok = true;
+  const std::string pass = config.GetString("masterauth");
+  const std::string user = config.GetString("masteruser");
+  if (!pass.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!user.empty()) auth.push_back(user);
+    auth.push_back(pass);
+    ok = command(auth, &reply) && reply == "+OK";
+  }
+  if (ok) ok = command({"PING"}, &reply) && reply == "+PONG";
+  if (ok) {
+    int64_t announce_port = config.GetInt("replica-announce-port");
+    if (announce_port == 0) announce_port = config.GetInt("port");
+    ok = command({"REPLCONF", "listening-port", std::to_string(announce_port)}, &reply) &&
+         reply == "+OK";
+  }
+  const std::string announce_ip = config.GetString("replica-announce-ip");
+  if (ok && !announce_ip.empty()) {
+    ok = command({"REPLCONF", "ip-address", announce_ip}, &reply) && reply == "+OK";
+  }
+  if (ok) ok = command({"REPLCONF", "capa", "rockcache"}, &reply) && reply == "+OK";
+  storage::Store* store = server_->store();
+  storage::ReplicationState state;
+  if (ok) {
+    auto st = store->GetReplicationState();
+    if (st.ok()) state = *st;
+    const bool known = !state.replid.empty();
+    ok = command(
+        {"PSYNC", known ? state.replid : "?", known ? std::to_string(state.offset + 1) : "-1"},
+        &reply);
+  }
+  if (!ok) {
+    if (!stale()) {
+      spdlog::warn("replication: handshake with {}:{} failed: {}", host, port,
+                   reply.empty() ? "no reply" : reply);
+    }
+    end_link();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_.last_io_ms = NowUnixMs();
+  }
+  if (reply.rfind("+FULLRESYNC ", 0) == 0) {
+    std::string replid = reply.substr(12, 40);
+    ReceiveCheckpoint(&io, replid, generation);
+    end_link();
+    return;
+  }
+  if (reply.rfind("+CONTINUE", 0) != 0) {
+    spdlog::warn("replication: {}:{} refused PSYNC: {}", host, port, reply);
+    end_link();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_.link_up = true;
+    link_.link_down_since_ms = 0;
+    link_.offset = state.offset;
+    replid_ = state.replid;  // a replica shows the history it follows, as Redis's do
+  }
+  ApplySettings();
+  spdlog::info("replication: link to {}:{} up, continuing after sequence {}", host, port,
+               state.offset);
+  StreamFromPrimary(&io, state, generation);
+  end_link();
+}
+
+void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t generation) {
+  auto stale = [&] { return Stale(generation); };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_.sync_in_progress = true;
+  }
+  const int64_t started = NowUnixMs();
+  const std::string staged = DirBase(server_->config().GetString("dir")) + ".sync";
+  std::error_code ec;
+  std::filesystem::remove_all(staged, ec);
+  std::filesystem::create_directories(staged, ec);
+  if (ec) {
+    spdlog::error("replication: cannot create {}: {}", staged, ec.message());
+    return;
+  }
+  const int64_t timeout_ms = server_->config().GetInt("repl-timeout") * 1000;
+  uint64_t bytes = 0;
+  std::string line;
+  std::vector<char> chunk(kFileChunk);
+  bool complete = false;
+  while (io->ReadLine(&line, static_cast<int>(timeout_ms), stale)) {
+    if (line == "E") {
+      complete = true;
+      break;
+    }
+    if (line == "P") continue;
+    const size_t space = line.rfind(' ');
+    if (line.empty() || line[0] != 'F' || space == std::string::npos) break;
+    const std::string name = line.substr(1, space - 1);
+    if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') break;
+    uint64_t left = std::strtoull(line.c_str() + space + 1, nullptr, 10);
+    std::string path = staged;
+    path.append("/").append(name);
+    int out = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) break;
+    bool file_ok = true;
+    while (left > 0) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+      if (!io->ReadExact(chunk.data(), want, static_cast<int>(timeout_ms), stale)) {
+        file_ok = false;
+        break;
+      }
+      if (write(out, chunk.data(), want) != static_cast<ssize_t>(want)) {
+        file_ok = false;
+        break;
+      }
+      left -= want;
+      bytes += want;
+    }
+    if (file_ok && fsync(out) != 0) file_ok = false;
+    close(out);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      link_.last_io_ms = NowUnixMs();
+    }
+    if (!file_ok) break;
+  }
+  if (!complete) {
+    spdlog::warn("replication: full sync cut off after {} bytes; keeping the old data", bytes);
+    std::filesystem::remove_all(staged, ec);
+    return;
+  }
+  // Swap the database: every key stripe held and in a write window, so no fill of a value read
+  // from the old database lands in the cache after it was cleared.
+  std::lock_guard<std::mutex> applying(apply_mu_);
+  if (stale()) {
+    std::filesystem::remove_all(staged, ec);
+    return;
+  }
+  storage::Store* store = server_->store();
+  {
+    cache::KeyLocks& locks = server_->key_locks();
+    cache::KeyLocks::Guard guard = locks.LockAll();
+    std::vector<uint32_t> all(locks.stripe_count());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+    cache::KeyLocks::WriteWindow window(locks, std::move(all));
+    if (cache::Cache* cache = server_->cache()) cache->Clear();
+    Status s = store->ReplaceDatabase(staged);
+    if (!s.ok()) {
+      spdlog::error("replication: loading the full sync failed: {}", s.ToString());
+      std::filesystem::remove_all(staged, ec);
+      return;
+    }
+    if (cache::Cache* cache = server_->cache()) cache->Clear();
+  }
+  server_->watches().TouchAll();
+  if (server_->tracking().active()) server_->tracking().InvalidateAll();
+  const uint64_t offset = store->LatestSequence();
+  Status s = store->SetReplicationState({replid, offset});
+  if (!s.ok()) spdlog::error("replication: saving the replication state: {}", s.ToString());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_.offset = offset;
+    link_.sync_in_progress = false;
+    replid_ = replid;
+    resume_now_ = true;
+  }
+  spdlog::info("replication: full sync loaded: {} bytes at sequence {} in {} ms", bytes, offset,
+               NowUnixMs() - started);
+}
+
+void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
+                                    uint64_t generation) {
+  auto stale = [&] { return Stale(generation); };
+  const int64_t timeout_ms = server_->config().GetInt("repl-timeout") * 1000;
+  int64_t last_ack = 0;
+  int64_t last_io = NowUnixMs();
+  std::string line, rep;
+  while (!stale()) {
+    const int64_t now = NowUnixMs();
+    if (now - last_ack >= kAckIntervalMs) {
+      if (!io->WriteAll(Resp({"REPLCONF", "ACK", std::to_string(state.offset)}), stale)) return;
+      last_ack = now;
+    }
+    int r = io->FillIfEmpty(100);
+    if (r < 0) return;
+    if (r == 0) {
+      if (NowUnixMs() - last_io > timeout_ms) {
+        spdlog::warn("replication: no data from the primary for {} s: link down",
+                     timeout_ms / 1000);
+        return;
+      }
+      continue;
+    }
+    last_io = NowUnixMs();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      link_.last_io_ms = last_io;
+    }
+    if (!io->ReadLine(&line, static_cast<int>(timeout_ms), stale)) return;
+    if (line == "P") continue;
+    if (line == "G") {
+      last_ack = 0;
+      continue;
+    }
+    if (line.empty() || line[0] != 'B') {
+      spdlog::warn("replication: bad frame from the primary: {}", line.substr(0, 64));
+      return;
+    }
+    const uint64_t len = std::strtoull(line.c_str() + 1, nullptr, 10);
+    if (len < 12 || len > (4ull << 30)) return;
+    rep.resize(len);
+    if (!io->ReadExact(rep.data(), len, static_cast<int>(timeout_ms), stale)) return;
+    uint64_t first = 0, count = 0;
+    if (!BatchRange(rep, &first, &count) || first != state.offset + 1) {
+      spdlog::warn("replication: batch at sequence {} does not follow {}", first, state.offset);
+      return;
+    }
+    state.offset = first + count - 1;
+    if (!ApplyBatch(rep, state, generation)) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    link_.offset = state.offset;
+  }
+}
+
+bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationState& state,
+                             uint64_t generation) {
+  storage::Store* store = server_->store();
+  storage::ReplicatedKeys keys;
+  if (Status s = store->DescribeBatch(rep, &keys); !s.ok()) {
+    spdlog::error("replication: undecodable batch: {}", s.ToString());
+    return false;
+  }
+  std::lock_guard<std::mutex> applying(apply_mu_);
+  if (Stale(generation)) return false;
+  cache::KeyLocks& locks = server_->key_locks();
+  cache::Cache* cache = server_->cache();
+  const bool all = keys.all_keys || !keys.flushed_dbs.empty();
+  std::vector<std::string_view> user_keys;
+  cache::KeyLocks::Guard guard;
+  std::vector<uint32_t> stripes;
+  if (all) {
+    guard = locks.LockAll();
+    stripes.resize(locks.stripe_count());
+    for (size_t i = 0; i < stripes.size(); ++i) stripes[i] = static_cast<uint32_t>(i);
+  } else {
+    user_keys.reserve(keys.metas.size() + keys.entry_keys.size());
+    for (const auto& [db, key] : keys.metas) user_keys.push_back(key);
+    for (const auto& key : keys.entry_keys) user_keys.push_back(key);
+    guard = locks.Lock(user_keys);
+    locks.StripesOf(user_keys, &stripes);
+  }
+  Status s;
+  {
+    cache::KeyLocks::WriteWindow window(locks, &stripes);
+    // As every write that is not write-through: the keys leave the cache before the write.
+    if (cache != nullptr) {
+      if (all) {
+        cache->Clear();
+      } else {
+        for (const auto& [db, key] : keys.metas) {
+          DbScope scope(db);
+          cache->Erase(key);
+        }
+        const int databases = store->databases();
+        for (const auto& key : keys.entry_keys) {
+          for (int db = 0; db < databases; ++db) {
+            DbScope scope(store->PhysicalDb(db));
+            cache->Erase(key);
+          }
+        }
+      }
+    }
+    s = store->ApplyReplicated(rep, state);
+    if (!s.ok() && cache != nullptr) cache->Clear();
+  }
+  guard.Unlock();
+  if (!s.ok()) {
+    spdlog::error("replication: applying the batch ending at {} failed: {}", state.offset,
+                  s.ToString());
+    return false;
+  }
+  if (all) {
+    server_->watches().TouchAll();
+    if (server_->tracking().active()) server_->tracking().InvalidateAll();
+  } else {
+    if (server_->watches().active()) server_->watches().Touch(user_keys);
+    if (server_->tracking().active()) server_->tracking().Invalidate(user_keys);
+  }
+  return true;
+}
+
+}  // namespace rockcache::server::replication

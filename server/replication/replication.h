@@ -1,0 +1,197 @@
+// Replication: a rockcache primary ships its committed writes to rockcache replicas.
+//
+// Offsets are the primary's RocksDB sequence numbers (storage/replication_types.h); with a
+// replication id (master_replid, 40 hex characters, new each time a server starts as a primary
+// or is promoted) they name one point of one history, so a replica resumes only on the history
+// it holds.
+//
+// The link (one TCP connection to the primary's ordinary port, opened by the replica):
+//   replica -> primary  [AUTH [user] pass] PING, REPLCONF listening-port <p>,
+//                       [REPLCONF ip-address <ip>], REPLCONF capa rockcache, then
+//                       PSYNC <replid|?> <next sequence|-1>
+//   primary -> replica  +CONTINUE <replid>: the batches from <next sequence> on follow, or
+//                       +FULLRESYNC <replid> <sequence>: a checkpoint follows, then the primary
+//                       closes the link and the replica, once it has loaded it, connects again
+//                       with PSYNC <replid> <its sequence + 1>.
+//   Frames after the +CONTINUE/+FULLRESYNC line (primary -> replica):
+//     "B<len>\r\n" + a WriteBatch's bytes     one committed batch, in commit order
+//     "P\r\n"                                 keepalive, every second while idle
+//     "G\r\n"                                 asks for an acknowledgement now (WAIT)
+//     "F<name> <size>\r\n" + the file's bytes one checkpoint file (full sync only)
+//     "E\r\n"                                 end of the checkpoint
+//   replica -> primary: REPLCONF ACK <offset> (RESP), every second and after each "G".
+//
+// Threads
+// - The primary: PSYNC runs on the network thread of the replica's connection, which hands
+//   the socket (dup'ed; still non-blocking) to a sender thread of its own and closes its copy.
+//   A sender reads the WAL (storage's WalReader) and writes with poll(): memory per replica is
+//   one batch or one 1 MB file chunk.
+// - The replica: one link thread connects, synchronizes and applies batches. Applying takes the
+//   key stripes of the batch's keys (cache/key_locks.h), drops their cache entries and writes
+//   the batch (Store::ApplyReplicated), so no reader fills the cache with an older value.
+// - Commands (REPLICAOF, ROLE, WAIT, INFO) call in from worker and loop threads: every public
+//   method is thread-safe; none blocks a network thread (REPLICAOF runs on a worker; WAIT parks
+//   its client, and an ack-wait thread posts the reply to the client's loop).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/status.h"
+#include "storage/replication_types.h"
+
+namespace rockcache::server {
+
+class Server;
+struct ClientInfo;
+
+namespace replication {
+
+class Sender;
+class LinkIo;
+
+// The replica-side figures INFO replication and ROLE show.
+struct ReplicaLinkInfo {
+  std::string host;
+  int port = 0;
+  bool link_up = false;
+  bool sync_in_progress = false;
+  int64_t last_io_ms = 0;          // last byte from the primary (0: never)
+  int64_t link_down_since_ms = 0;  // 0 while up
+  uint64_t offset = 0;             // last sequence applied
+};
+
+// One connected replica, as the primary sees it.
+struct ReplicaInfo {
+  std::string ip;
+  int port = 0;
+  std::string state;  // "wait_bgsave" (full sync), "online"
+  uint64_t ack_offset = 0;
+  int64_t last_ack_ms = 0;
+};
+
+class Replication {
+ public:
+  explicit Replication(Server* server);
+  ~Replication();
+  Replication(const Replication&) = delete;
+  Replication& operator=(const Replication&) = delete;
+
+  // Main thread, after the store and pool are up: starts as a replica when `replicaof` is set.
+  void Start();
+  // Main thread, before the store closes: ends the link and every sender. Blocks until joined.
+  void Stop();
+
+  // ---- role ----
+  bool is_replica() const { return replica_.load(std::memory_order_acquire); }
+  // A write from a normal client must be refused with -READONLY (a replica with
+  // replica-read-only yes). One relaxed load.
+  bool RefusesWrites() const { return refuse_writes_.load(std::memory_order_relaxed); }
+  // A replica whose link is down with replica-serve-stale-data no: reads get -MASTERDOWN.
+  // One relaxed load.
+  bool RefusesStaleReads() const { return refuse_stale_reads_.load(std::memory_order_relaxed); }
+  // REPLICAOF host port: follows that primary (reconnecting; a full sync unless it can resume).
+  // Returns at once. Error text for REPLICAOF when refused.
+  [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port);
+  // REPLICAOF NO ONE: stops applying (waits for a batch being applied), gets a new replication
+  // id and accepts writes. Blocking for at most one batch apply or a database swap.
+  void BecomePrimary();
+  // Recomputes the refusal flags (config OnChange of replica-read-only and
+  // replica-serve-stale-data; link up or down).
+  void ApplySettings();
+
+  // ---- ids and offsets ----
+  // The replication id: a primary's own; a replica's, the one of the history it holds.
+  std::string replid() const;
+  const std::string& run_id() const { return run_id_; }
+  // Primary: the last committed sequence. Replica: the last applied one.
+  uint64_t Offset() const;
+
+  // ---- primary side ----
+  // PSYNC from a connection (loop thread, with the connection's socket, which this takes a dup
+  // of). Returns false with *error set when refused (the connection stays as it is).
+  bool StartSender(int fd, const std::string& peer_ip, int listening_port,
+                   const std::string& announced_ip, const std::string& replid, int64_t from,
+                   std::string* error);
+  // Replicas online that acknowledged `offset`.
+  int64_t CountAcked(uint64_t offset) const;
+  // WAIT that cannot be answered at once: the client (parsing nothing meanwhile) gets
+  // ":<count>" through its loop's completion queue once `replicas` replicas acknowledged
+  // `offset` or at `deadline_ms` (0 = none). Any thread; never blocks.
+  // A waiter whose client is killed or closed meanwhile is dropped (a killed one closed).
+  void AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client, uint64_t offset,
+                    int64_t replicas, int64_t deadline_ms);
+  std::vector<ReplicaInfo> Replicas() const;
+  // CLIENT KILL TYPE replica|slave|master: closes those links; returns how many.
+  int64_t KillByType(const std::string& type);
+
+  // ---- replica side ----
+  ReplicaLinkInfo LinkInfo() const;
+
+ private:
+  friend class Sender;
+  void LinkThread();
+  // One connection to the primary, from connect to link down. Returns after the link ends.
+  void RunLink(const std::string& host, int port, uint64_t generation);
+  bool Stale(uint64_t generation) const;
+  // A full sync: receives the checkpoint into "<dir>.sync" and swaps the database for it.
+  void ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t generation);
+  // After +CONTINUE: applies batches until the link ends.
+  void StreamFromPrimary(LinkIo* io, storage::ReplicationState state, uint64_t generation);
+  // One batch, under its keys' stripes (see top). False when it could not be applied.
+  bool ApplyBatch(const std::string& rep, const storage::ReplicationState& state,
+                  uint64_t generation);
+  // A sender saw an acknowledgement (wakes WAIT).
+  void NoteAck();
+  void ReapSenders();
+  // Answers the AddAckWaiter clients whose wait is over (acknowledged, timed out, shut down).
+  void AckWaitThread();
+
+  Server* const server_;
+  const std::string run_id_;
+  std::atomic<bool> replica_{false};
+  std::atomic<bool> refuse_writes_{false};
+  std::atomic<bool> refuse_stale_reads_{false};
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mu_;  // the fields below
+  std::condition_variable link_cv_;
+  std::string replid_;
+  std::string master_host_;
+  int master_port_ = 0;
+  uint64_t generation_ = 0;  // bumped by each REPLICAOF: a link of an older one stops
+  ReplicaLinkInfo link_;
+  int link_fd_ = -1;
+  bool resume_now_ = false;  // a full sync was loaded: reconnect at once  // the link's socket
+                             // while connected (KillByType shuts it down)
+  std::thread link_thread_;
+  std::vector<std::unique_ptr<Sender>> senders_;
+
+  // Held while a batch or a checkpoint is applied; BecomePrimary takes it to stop applying.
+  std::mutex apply_mu_;
+
+  struct AckWaiter {
+    uint32_t loop;
+    std::shared_ptr<ClientInfo> client;
+    uint64_t offset;
+    int64_t replicas;
+    int64_t deadline_ms;
+  };
+  std::mutex ack_mu_;
+  std::condition_variable ack_cv_;
+  std::vector<AckWaiter> ack_waiters_;  // guarded by ack_mu_
+  uint64_t acks_seen_ = 0;              // guarded by ack_mu_: bumped by every acknowledgement
+  std::thread ack_wait_thread_;
+};
+
+// INFO replication, in Redis's fields and formats (server/replication/info.cc). Worker thread.
+void AppendReplicationInfo(Server& server, std::string* out);
+
+}  // namespace replication
+}  // namespace rockcache::server

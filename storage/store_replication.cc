@@ -1,0 +1,456 @@
+// RocksStore: replication (store.h "replication"; storage/replication_types.h). The primary's
+// side: checkpoints for full synchronizations and the WAL read in commit order
+// (DB::GetUpdatesSince; the WAL is kept by Options::wal_ttl_seconds / wal_size_limit_mb). The
+// replica's side: decoding a batch into the keys it touches, applying it with its counters and
+// filters, and replacing the database with a received checkpoint.
+#include <rocksdb/convenience.h>
+#include <rocksdb/transaction_log.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <unordered_map>
+
+#include "storage/rocks_options.h"
+#include "storage/rocks_store.h"
+
+namespace rockcache::storage {
+namespace {
+
+// Where a replica keeps the replication state it holds ("props": never user data).
+const char kPropsReplState[] = "repl-state";
+// The version counter's record (rocks_store.cc, NewVersion).
+const char kPropsNextVersionRecord[] = "next-version";
+
+class RocksWalReader final : public WalReader {
+ public:
+  RocksWalReader(rocksdb::DB* db, uint64_t from) : db_(db), next_(from) {}
+
+  StatusOr<bool> Next(uint64_t* first_seq, std::string* rep) override {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (iter_ == nullptr) {
+        // Nothing past the last write yet: GetUpdatesSince would fail with NotFound.
+        if (next_ > db_->GetLatestSequenceNumber()) return false;
+        rocksdb::Status s = db_->GetUpdatesSince(next_, &iter_);
+        if (!s.ok()) {
+          iter_.reset();
+          return Status::NotFound("WAL from sequence " + std::to_string(next_) +
+                                  " is not available: " + s.ToString());
+        }
+        consumed_ = false;
+      } else if (consumed_ || !iter_->Valid()) {
+        iter_->Next();  // at the end of the WAL: reads what was appended since
+        consumed_ = false;
+      }
+      if (!iter_->Valid()) {
+        rocksdb::Status s = iter_->status();
+        // TryAgain: a newer WAL file was started; a new iterator sees it.
+        if (s.IsTryAgain() || (s.ok() && next_ <= db_->GetLatestSequenceNumber() && attempt == 0 &&
+                               stale_polls_++ > 100)) {
+          iter_.reset();
+          stale_polls_ = 0;
+          continue;
+        }
+        if (!s.ok()) {
+          iter_.reset();
+          return Status::NotFound("WAL read failed: " + s.ToString());
+        }
+        return false;
+      }
+      stale_polls_ = 0;
+      rocksdb::BatchResult batch = iter_->GetBatch();
+      consumed_ = true;
+      const uint64_t count = batch.writeBatchPtr->Count();
+      const uint64_t first = batch.sequence;
+      if (count == 0 || first + count <= next_) continue;  // before `from`: read on
+      if (first != next_) {
+        iter_.reset();
+        return Status::NotFound("WAL does not continue at sequence " + std::to_string(next_) +
+                                " (next batch starts at " + std::to_string(first) + ")");
+      }
+      *first_seq = first;
+      *rep = batch.writeBatchPtr->Data();
+      next_ = first + count;
+      return true;
+    }
+    return false;
+  }
+
+  uint64_t next_sequence() const override { return next_; }
+
+ private:
+  rocksdb::DB* const db_;
+  uint64_t next_;
+  std::unique_ptr<rocksdb::TransactionLogIterator> iter_;
+  bool consumed_ = false;  // the iterator's current batch was returned
+  // Polls that found nothing although the database has newer writes: the iterator's file list
+  // may be outdated without it saying TryAgain; after a while a new iterator is made.
+  int stale_polls_ = 0;
+};
+
+// What one record of a replicated batch does, by column family.
+enum class CfKind : uint8_t { kUnknown, kMeta, kProps, kEntry, kFilteredEntry };
+
+struct BatchOp {
+  CfKind kind;
+  int db;  // kMeta: physical database
+  bool put;
+  bool range;
+  std::string key;
+  int64_t expire_at_ms = 0;  // put of a meta
+  uint32_t filter_tag = 0;   // kFilteredEntry
+};
+
+// Collects the records of a batch.
+class BatchDecoder : public rocksdb::WriteBatch::Handler {
+ public:
+  using Classify = std::function<CfKind(uint32_t cf_id, int* db, uint32_t* tag)>;
+  explicit BatchDecoder(Classify classify) : classify_(std::move(classify)) {}
+
+  std::vector<BatchOp> ops;
+
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
+                        const rocksdb::Slice& value) override {
+    BatchOp op = Make(cf, key, true, false);
+    if (op.kind == CfKind::kMeta) {
+      Meta meta;
+      if (DecodeMetaHeader(std::string_view(value.data(), value.size()), &meta)) {
+        op.expire_at_ms = meta.expire_at_ms;
+      }
+    }
+    ops.push_back(std::move(op));
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    ops.push_back(Make(cf, key, false, false));
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    return DeleteCF(cf, key);
+  }
+  rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice& begin,
+                                const rocksdb::Slice& /*end*/) override {
+    ops.push_back(Make(cf, begin, false, true));
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key,
+                          const rocksdb::Slice& /*value*/) override {
+    ops.push_back(Make(cf, key, true, false));
+    return rocksdb::Status::OK();
+  }
+  void LogData(const rocksdb::Slice& /*blob*/) override {}
+
+ private:
+  BatchOp Make(uint32_t cf, const rocksdb::Slice& key, bool put, bool range) {
+    BatchOp op;
+    op.db = 0;
+    op.kind = classify_(cf, &op.db, &op.filter_tag);
+    op.put = put;
+    op.range = range;
+    op.key.assign(key.data(), key.size());
+    return op;
+  }
+
+  Classify classify_;
+};
+
+std::string EncodeState(const ReplicationState& state) {
+  return state.replid + ":" + std::to_string(state.offset);
+}
+
+}  // namespace
+
+uint64_t RocksStore::LatestSequence() {
+  Hold hold;
+  if (!Enter(&hold).ok()) return 0;
+  return db_->GetLatestSequenceNumber();
+}
+
+StatusOr<CheckpointFiles> RocksStore::CreateCheckpoint(const std::string& dir) {
+  CheckpointFiles out;
+  out.dir = dir;
+  if (Status s = CreateCheckpoint(dir, &out.sequence); !s.ok()) return s;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    out.files.emplace_back(entry.path().filename().string(), entry.file_size());
+  }
+  if (ec) return Status::IOError("cannot list " + dir + ": " + ec.message());
+  return out;
+}
+
+StatusOr<std::unique_ptr<WalReader>> RocksStore::ReadWalFrom(uint64_t from) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  auto reader = std::make_unique<RocksWalReader>(db_, from);
+  // Check now that the WAL still holds `from` (unless nothing was written past it yet).
+  if (from <= db_->GetLatestSequenceNumber()) {
+    std::unique_ptr<rocksdb::TransactionLogIterator> iter;
+    rocksdb::Status s = db_->GetUpdatesSince(from, &iter);
+    if (!s.ok() || !iter->Valid()) {
+      return Status::NotFound("WAL from sequence " + std::to_string(from) + " is not available");
+    }
+    rocksdb::BatchResult first = iter->GetBatch();
+    if (first.sequence > from) {
+      return Status::NotFound("WAL from sequence " + std::to_string(from) + " was purged");
+    }
+  }
+  return std::unique_ptr<WalReader>(std::move(reader));
+}
+
+Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::unordered_map<uint32_t, int> meta_db;
+  for (size_t db = 0; db < meta_cfs_.size(); ++db) {
+    meta_db[meta_cfs_[db]->GetID()] = static_cast<int>(db);
+  }
+  const uint32_t props_id = props_cf_->GetID();
+  BatchDecoder decoder([&](uint32_t cf, int* db, uint32_t*) {
+    if (auto it = meta_db.find(cf); it != meta_db.end()) {
+      *db = it->second;
+      return CfKind::kMeta;
+    }
+    return cf == props_id ? CfKind::kProps : CfKind::kEntry;
+  });
+  rocksdb::WriteBatch batch{std::string(rep)};
+  if (Status s = FromRocks(batch.Iterate(&decoder)); !s.ok()) return s;
+  for (BatchOp& op : decoder.ops) {
+    ++keys->records;
+    switch (op.kind) {
+      case CfKind::kMeta:
+        if (op.range) {
+          keys->flushed_dbs.push_back(op.db);
+        } else if (op.key != kMetaHintBreakerKey) {
+          keys->metas.emplace_back(op.db, std::move(op.key));
+        }
+        break;
+      case CfKind::kProps:
+        if (op.key == kPropsDbMapKey) keys->all_keys = true;
+        break;
+      case CfKind::kEntry:
+      case CfKind::kFilteredEntry:
+      case CfKind::kUnknown: {
+        if (op.range) {
+          keys->all_keys = true;
+          break;
+        }
+        std::string_view user_key;
+        uint64_t version = 0;
+        std::string_view sub_key;
+        if (ParseDataKey(op.key, &user_key, &version, &sub_key)) {
+          keys->entry_keys.emplace_back(user_key);
+        }
+        break;
+      }
+    }
+  }
+  std::sort(keys->entry_keys.begin(), keys->entry_keys.end());
+  keys->entry_keys.erase(std::unique(keys->entry_keys.begin(), keys->entry_keys.end()),
+                         keys->entry_keys.end());
+  return Status::OK();
+}
+
+Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState& state) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::unordered_map<uint32_t, int> meta_db;
+  for (size_t db = 0; db < meta_cfs_.size(); ++db) {
+    meta_db[meta_cfs_[db]->GetID()] = static_cast<int>(db);
+  }
+  const uint32_t props_id = props_cf_->GetID();
+  BatchDecoder decoder([&](uint32_t cf, int* db, uint32_t* tag) {
+    if (auto it = meta_db.find(cf); it != meta_db.end()) {
+      *db = it->second;
+      return CfKind::kMeta;
+    }
+    if (cf == props_id) return CfKind::kProps;
+    for (auto* handle : {hash_cf_, set_cf_, zset_cf_}) {
+      if (handle->GetID() == cf) {
+        *tag = EntryFilterTag(handle);
+        return CfKind::kFilteredEntry;
+      }
+    }
+    return CfKind::kEntry;
+  });
+  rocksdb::WriteBatch batch{std::string(rep)};
+  if (batch.Count() == 0) return Status::Corruption("empty replicated batch");
+  if (Status s = FromRocks(batch.Iterate(&decoder)); !s.ok()) return s;
+
+  // Each meta's state before the batch (read) and after it (its last record in the batch): the
+  // key counters move by the difference.
+  struct KeyState {
+    bool before_present = false;
+    int64_t before_expire = 0;
+    bool after_present = false;
+    int64_t after_expire = 0;
+  };
+  std::unordered_map<std::string, KeyState> metas;  // key: BE16 db + user key
+  std::vector<int> flushed;
+  bool db_map_changed = false;
+  for (const BatchOp& op : decoder.ops) {
+    if (op.kind == CfKind::kProps) {
+      if (op.key == kPropsDbMapKey) db_map_changed = true;
+      continue;
+    }
+    if (op.kind == CfKind::kFilteredEntry && op.put) {
+      entry_filter_->Add(op.filter_tag, op.key);  // before the entry can be read (key_filter.h)
+      continue;
+    }
+    if (op.kind != CfKind::kMeta || op.key == kMetaHintBreakerKey) continue;
+    if (op.range) {
+      flushed.push_back(op.db);
+      continue;
+    }
+    std::string id;
+    id.push_back(static_cast<char>(op.db >> 8));
+    id.push_back(static_cast<char>(op.db & 0xff));
+    id += op.key;
+    auto [it, inserted] = metas.try_emplace(std::move(id));
+    KeyState& ks = it->second;
+    // A key the key filter rules out has no meta: no read (a new key, most of a SET load).
+    if (inserted && key_filter_->MayContain(static_cast<uint32_t>(op.db), op.key)) {
+      rocksdb::PinnableSlice value;
+      rocksdb::ReadOptions ro;
+      rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(op.db)], op.key, &value);
+      if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
+      if (s.ok()) {
+        ks.before_present = true;
+        Meta meta;
+        if (DecodeMetaHeader(std::string_view(value.data(), value.size()), &meta)) {
+          ks.before_expire = meta.expire_at_ms;
+        }
+      }
+    }
+    ks.after_present = op.put;
+    ks.after_expire = op.put ? op.expire_at_ms : 0;
+    if (op.put) key_filter_->Add(static_cast<uint32_t>(op.db), op.key);
+  }
+
+  std::string record = EncodeState(state);
+  if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
+  if (Status s = FromRocks(db_->Write(write_options_, &batch)); !s.ok()) return s;
+
+  std::vector<CounterDelta> deltas;
+  for (const auto& [id, ks] : metas) {
+    const int db = (static_cast<uint8_t>(id[0]) << 8) | static_cast<uint8_t>(id[1]);
+    CounterDelta d{db, 0, 0, 0};
+    d.keys = static_cast<int64_t>(ks.after_present) - static_cast<int64_t>(ks.before_present);
+    if (ks.before_present && ks.before_expire != 0) {
+      d.expires -= 1;
+      d.expire_sum -= static_cast<uint64_t>(ks.before_expire - ttl_base_ms_);
+    }
+    if (ks.after_present && ks.after_expire != 0) {
+      d.expires += 1;
+      d.expire_sum += static_cast<uint64_t>(ks.after_expire - ttl_base_ms_);
+    }
+    if (d.keys != 0 || d.expires != 0 || d.expire_sum != 0) deltas.push_back(d);
+  }
+  ApplyDeltas(deltas.data(), deltas.size());
+  // A range deletion of metas (FLUSHDB, FLUSHALL): count the database again (what survives it).
+  for (int db : flushed) {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_cfs_[static_cast<size_t>(db)]));
+    int64_t n = 0, expires = 0;
+    uint64_t sum = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ++n;
+      Meta meta;
+      if (DecodeMetaHeader(std::string_view(it->value().data(), it->value().size()), &meta) &&
+          meta.expire_at_ms != 0) {
+        ++expires;
+        sum += static_cast<uint64_t>(meta.expire_at_ms - ttl_base_ms_);
+      }
+    }
+    if (!it->status().ok()) return FromRocks(it->status());
+    DbCounters& c = counters_[static_cast<size_t>(db)];
+    c.keys.store(n);
+    c.expires.store(expires);
+    c.expire_sum.store(sum);
+  }
+  if (db_map_changed) return LoadDbMap();
+  return Status::OK();
+}
+
+StatusOr<ReplicationState> RocksStore::GetReplicationState() {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), props_cf_, kPropsReplState, &value);
+  ReplicationState state;
+  if (s.IsNotFound()) return state;
+  if (!s.ok()) return FromRocks(s);
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos) return Status::Corruption("bad repl-state in props");
+  state.replid = value.substr(0, colon);
+  state.offset = std::strtoull(value.c_str() + colon + 1, nullptr, 10);
+  return state;
+}
+
+Status RocksStore::SetReplicationState(const ReplicationState& state) {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  rocksdb::WriteOptions wo = write_options_;
+  wo.sync = true;
+  return FromRocks(db_->Put(wo, props_cf_, kPropsReplState, EncodeState(state)));
+}
+
+void RocksStore::DropDb() {
+  filter_ctx_->db.store(nullptr, std::memory_order_release);
+  rocksdb::CancelAllBackgroundWork(db_, /*wait=*/true);
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  handles_.clear();
+  meta_cfs_.clear();
+  (void)db_->Close();
+  delete db_;
+  db_ = nullptr;
+}
+
+Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
+  WriterMutexLock lock(&lifecycle_);
+  if (closed_ || db_ == nullptr) return Status::Shutdown("store is closed");
+  namespace fs = std::filesystem;
+  std::string base = options_.dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string old_dir = base + ".replaced";
+  std::error_code ec;
+  fs::remove_all(old_dir, ec);
+  DropDb();
+  fs::rename(base, old_dir, ec);
+  if (!ec) fs::rename(staged_dir, base, ec);
+  if (ec) {
+    // Put the old database back and reopen it.
+    std::error_code ignored;
+    if (!fs::exists(base, ignored)) fs::rename(old_dir, base, ignored);
+    Status reopened = OpenDb();
+    if (!reopened.ok()) closed_ = true;
+    return Status::IOError("cannot move " + staged_dir + " into place: " + ec.message());
+  }
+  Status s = OpenDb();
+  if (!s.ok()) {
+    closed_ = true;
+    return s;
+  }
+  fs::remove_all(old_dir, ec);
+  {
+    MutexLock sweep(&sweep_mu_);
+    sweep_db_ = 0;
+    sweep_has_pos_ = false;
+  }
+  return Status::OK();
+}
+
+Status RocksStore::ResumeWrites() {
+  Hold hold;
+  if (Status s = Enter(&hold); !s.ok()) return s;
+  std::string stored;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), props_cf_, kPropsNextVersionRecord, &stored);
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
+  MutexLock lock(&version_mu_);
+  if (s.ok() && stored.size() == 8)
+    next_version_ = std::max(next_version_, GetFixed64BE(stored.data()));
+  reserved_version_ = next_version_;  // the next new version reserves a chunk above it
+  return Status::OK();
+}
+
+}  // namespace rockcache::storage

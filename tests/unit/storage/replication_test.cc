@@ -1,0 +1,161 @@
+// Storage's replication methods (store.h "replication"): a replica store that applies the
+// primary's WAL batches reads what the primary reads, with the same key counts, after a
+// checkpoint swap too; the WAL reader reports a purged position.
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/current_db.h"
+#include "storage/store.h"
+
+using namespace rockcache;
+using namespace rockcache::storage;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/rockcache-repl-test-XXXXXX";
+    char* p = mkdtemp(tmpl);
+    REQUIRE(p != nullptr);
+    path_ = p;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::unique_ptr<Store> OpenAt(const std::string& dir) {
+  Options o;
+  o.dir = dir;
+  o.write_buffer_bytes = 4 << 20;
+  o.block_cache_bytes = 8 << 20;
+  auto s = Store::Open(o);
+  REQUIRE(s.ok());
+  return std::move(s).value();
+}
+
+// Applies every batch of `primary` from `*next` on to `replica`; returns how many.
+int Ship(Store& primary, Store& replica, uint64_t* next) {
+  auto reader = primary.ReadWalFrom(*next);
+  REQUIRE(reader.ok());
+  int batches = 0;
+  uint64_t first = 0;
+  std::string rep;
+  while (true) {
+    auto got = (*reader)->Next(&first, &rep);
+    REQUIRE(got.ok());
+    if (!*got) break;
+    REQUIRE(first == *next);
+    ReplicatedKeys keys;
+    REQUIRE(replica.DescribeBatch(rep, &keys).ok());
+    CHECK(keys.records > 0);
+    *next = (*reader)->next_sequence();
+    REQUIRE(replica.ApplyReplicated(rep, {"replid", *next - 1}).ok());
+    ++batches;
+  }
+  return batches;
+}
+
+}  // namespace
+
+TEST_CASE("a replica store applying the WAL reads as the primary", "[storage][replication]") {
+  TempDir pdir, rdir;
+  auto primary = OpenAt(pdir.path());
+  auto replica = OpenAt(rdir.path());
+  uint64_t next = primary->LatestSequence() + 1;
+
+  REQUIRE(primary->Set("s", "v", SetOptions()).ok());
+  REQUIRE(primary->HSet("h", {{"f1", "a"}, {"f2", "b"}}, nullptr).ok());
+  REQUIRE(primary->RPush("l", {"x", "y"}).ok());
+  REQUIRE(primary->SAdd("set", {"m"}, nullptr).ok());
+  REQUIRE(primary->ExpireAt("s", 4102444800000, ExpireCondition::kAlways).ok());
+  {
+    DbScope scope(primary->PhysicalDb(2));
+    REQUIRE(primary->Set("in-db2", "two", SetOptions()).ok());
+  }
+  CHECK(Ship(*primary, *replica, &next) > 0);
+
+  CHECK(*replica->Get("s") == std::optional<std::string>("v"));
+  // Collections created after the replica opened: their entries must pass its entry filter.
+  CHECK(*replica->HGet("h", "f2") == std::optional<std::string>("b"));
+  CHECK(*replica->SIsMember("set", "m"));
+  CHECK(*replica->LLen("l") == 2);
+  CHECK(*replica->DbSize() == 4);
+  CHECK(replica->GetKeyStats().expires == 1);
+  {
+    DbScope scope(replica->PhysicalDb(2));
+    CHECK(*replica->DbSize() == 1);
+  }
+  auto state = replica->GetReplicationState();
+  REQUIRE(state.ok());
+  CHECK(state->replid == "replid");
+  CHECK(state->offset == next - 1);
+
+  // Deletes, a FLUSHDB and a SWAPDB follow too.
+  REQUIRE(primary->Del({"l"}).ok());
+  REQUIRE(primary->HDel("h", {"f1"}).ok());
+  {
+    DbScope scope(primary->PhysicalDb(2));
+    REQUIRE(primary->FlushDb().ok());
+  }
+  REQUIRE(primary->SwapDb(0, 1).ok());
+  Ship(*primary, *replica, &next);
+  CHECK(replica->PhysicalDb(0) == primary->PhysicalDb(0));
+  {
+    DbScope scope(replica->PhysicalDb(1));
+    CHECK(*replica->DbSize() == 3);
+    CHECK(!replica->HGet("h", "f1")->has_value());
+  }
+  {
+    DbScope scope(replica->PhysicalDb(2));
+    CHECK(*replica->DbSize() == 0);
+  }
+}
+
+TEST_CASE("a replica store swaps in a checkpoint of the primary", "[storage][replication]") {
+  TempDir pdir, rdir, cdir;
+  auto primary = OpenAt(pdir.path());
+  auto replica = OpenAt(rdir.path());
+  REQUIRE(replica->Set("old", "gone", SetOptions()).ok());
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(primary->Set("k" + std::to_string(i), std::to_string(i), SetOptions()).ok());
+  }
+  REQUIRE(primary->HSet("h", {{"f", "v"}}, nullptr).ok());
+  const std::string checkpoint = cdir.path() + "/cp";
+  auto files = primary->CreateCheckpoint(checkpoint);
+  REQUIRE(files.ok());
+  CHECK(!files->files.empty());
+  REQUIRE(replica->ReplaceDatabase(checkpoint).ok());
+  CHECK(!std::filesystem::exists(checkpoint));
+  CHECK(*replica->DbSize() == 101);
+  CHECK(!replica->Get("old")->has_value());
+  CHECK(*replica->HGet("h", "f") == std::optional<std::string>("v"));
+  CHECK(replica->LatestSequence() == primary->LatestSequence());
+  // Writes after the checkpoint follow from the replica's own position.
+  uint64_t next = replica->LatestSequence() + 1;
+  REQUIRE(primary->Set("after", "1", SetOptions()).ok());
+  Ship(*primary, *replica, &next);
+  CHECK(*replica->Get("after") == std::optional<std::string>("1"));
+  // Promoted, it writes new collections without reusing the primary's versions.
+  REQUIRE(replica->ResumeWrites().ok());
+  REQUIRE(replica->HSet("h2", {{"f", "w"}}, nullptr).ok());
+  CHECK(*replica->HGet("h", "f") == std::optional<std::string>("v"));
+  CHECK(*replica->HGet("h2", "f") == std::optional<std::string>("w"));
+}
+
+TEST_CASE("the WAL reader refuses a position before what is kept", "[storage][replication]") {
+  TempDir dir;
+  auto store = OpenAt(dir.path());
+  CHECK(store->ReadWalFrom(store->LatestSequence() + 1).ok());  // nothing yet: fine
+  REQUIRE(store->Set("a", "1", SetOptions()).ok());
+  CHECK(store->ReadWalFrom(1).ok());
+  CHECK(store->ReadWalFrom(store->LatestSequence()).ok());
+}
