@@ -151,10 +151,10 @@ const std::vector<OptionSpec> kOptionTable = {
    "against RocksDB's memory (memtables, block cache, resident file pages; never a disk read) "
    "and fills the cache, for strings up to this size and absent keys; 0 = every miss goes to the "
    "pool."},
-  {"rtc-storage-read-mapped", T::kBool, "yes", 0, 0, nullptr, false,
-   "With rocksdb-mmap-reads, the network thread's try of a miss also reads SST file pages the OS "
-   "holds in memory (checked with mincore, never waiting for a disk); no = memtables and block "
-   "cache only."},
+  {"rtc-storage-read-mapped", T::kInt, "2", 0, 1000000, nullptr, true,
+   "With rocksdb-mmap-reads, the first this many misses of a client's pipeline the network thread "
+   "tries also read SST file pages the OS holds in memory (mincore, never a disk wait); later ones "
+   "go to a worker, read together (MultiGet) beside this thread. 0 = memtables and block cache."},
   {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
    "Keys CLIENT TRACKING remembers for its readers; past it a key leaves the table and its "
    "readers get an invalidation, as Redis (0 = no limit)."},

@@ -40,7 +40,8 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
 }
 
 bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
-                         std::string* out, int db, uint64_t max_value_bytes) {
+                         std::string* out, int db, uint64_t max_value_bytes,
+                         storage::MemoryReach reach) {
   cache::Cache* cache = server.cache();
   if (!(spec.flags & kStringRead) || spec.rtc == nullptr || cache == nullptr || !cache->enabled() ||
       max_value_bytes == 0) {
@@ -55,7 +56,7 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
   const cache::KeyLocks::FillTicket ticket = server.key_locks().TicketFor(key);
   if (!ticket.usable()) return false;
   const cache::Generation generation = cache->generation();
-  storage::MemoryRead read = server.store()->TryGetString(key, max_value_bytes);
+  storage::MemoryRead read = server.store()->TryGetString(key, max_value_bytes, reach);
   cache::Value value;
   int64_t expire_at_ms = 0;
   switch (read.outcome) {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "server/commands/command.h"
+#include "storage/store_types.h"
 
 namespace rockcache::cache {
 class KeyLocks;
@@ -65,13 +66,14 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
                         std::string* out, int db = 0);
 
 // Network thread, after TryAnswerFromCache missed: for a kStringRead command of one key, reads
-// the key from RocksDB's memory (storage::Store::TryGetString: memtables and block cache, no file
-// read, strings up to `max_value_bytes`), fills the cache with it (a string or a negative
-// entry) under a fill ticket (cache/cache.h, "Fills without the stripe"), and answers from the
-// filled entry. False, with nothing appended, when the key is not in memory, is of another type
-// or too big, a write of it is in progress, or the fill was refused: the pool answers then.
-// Never blocks on I/O or on a key lock; costs one RocksDB point read.
+// the key from memory (storage::Store::TryGetString: memtables, block cache and, as `reach` says,
+// resident file pages; never a disk read; strings up to `max_value_bytes`), fills the cache with it
+// (a string or a negative entry) under a fill ticket (cache/cache.h, "Fills without the stripe"),
+// and answers from the filled entry. False, with nothing appended, when the key is not in memory,
+// is of another type or too big, a write of it is in progress, or the fill was refused: the pool
+// answers then. Never blocks on I/O or on a key lock; costs one RocksDB point read.
 bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& argv, int64_t now_ms,
-                         std::string* out, int db, uint64_t max_value_bytes);
+                         std::string* out, int db, uint64_t max_value_bytes,
+                         storage::MemoryReach reach);
 
 }  // namespace rockcache::server

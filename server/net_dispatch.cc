@@ -109,6 +109,12 @@ void NetLoop::ProcessInput(Connection* conn) {
   const uint64_t storage_read_max =
       server.settings().rtc_storage_read_max_bytes.load(std::memory_order_relaxed);
   uint64_t storage_fills = 0;
+  // The first misses of this pass may read mapped file pages here (one RocksDB Get each, no
+  // thread hop: a lone GET's whole latency); the rest of a pipeline's misses go to a worker,
+  // which reads them with one MultiGet while this thread goes on parsing and answering.
+  const uint64_t mapped_read_limit =
+      server.settings().rtc_storage_read_mapped.load(std::memory_order_relaxed);
+  uint64_t mapped_reads = 0;
   // Every command parsed in this pass shares one "parsed" stamp; a command run here starts
   // where the previous one ended, so timing costs one clock read per command.
   const bool timed = server.settings().latency_tracking.load(std::memory_order_relaxed);
@@ -272,12 +278,18 @@ void NetLoop::ProcessInput(Connection* conn) {
         if (now_ms == 0) now_ms = NowUnixMs();
         const size_t reply_start = conn->output.size();
         bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
-        if (!answered && storage_read_max > 0 && (spec->flags & kStringRead) &&
-            memory_gate_.ShouldTry()) {
-          answered = TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
-                                         storage_read_max);
-          memory_gate_.Record(answered);
-          if (answered) ++storage_fills;  // a miss filled from RocksDB's memory: no thread hop
+        if (!answered && storage_read_max > 0 && (spec->flags & kStringRead)) {
+          const bool mapped = mapped_reads < mapped_read_limit;
+          MemoryReadGate& gate = mapped ? mapped_gate_ : memory_gate_;
+          if (gate.ShouldTry()) {
+            if (mapped) ++mapped_reads;
+            answered = TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
+                                           storage_read_max,
+                                           mapped ? storage::MemoryReach::kResidentFiles
+                                                  : storage::MemoryReach::kRocksDbCaches);
+            gate.Record(answered);
+            if (answered) ++storage_fills;  // a miss filled from memory: no thread hop
+          }
         }
         if (answered) {
           ++rtc_answers;

@@ -175,8 +175,10 @@ class NetLoop {
   event* timer_event_ = nullptr;
   event* submit_event_ = nullptr;
   std::vector<ConnBatch> pending_group_;  // loop thread only: batches queued in this pass
-  ArgsPool spare_args_;         // loop thread only: finished commands' argument vectors, for reuse
-  MemoryReadGate memory_gate_;  // loop thread only: whether misses try RocksDB's memory
+  ArgsPool spare_args_;  // loop thread only: finished commands' argument vectors, for reuse
+  // Loop thread only: whether misses try RocksDB's caches, and resident file pages.
+  MemoryReadGate memory_gate_;
+  MemoryReadGate mapped_gate_;
   event* retry_event_ = nullptr;  // one-shot: retries parked batches
   std::thread thread_;
   std::atomic<bool> stop_listening_{false};

@@ -223,6 +223,7 @@ const SettingBinding<uint64_t> kUint64Settings[] = {
     {"proto-max-bulk-len", &Settings::proto_max_bulk_len},
     {"client-query-buffer-limit", &Settings::client_query_buffer_limit},
     {"rtc-storage-read-max-bytes", &Settings::rtc_storage_read_max_bytes},
+    {"rtc-storage-read-mapped", &Settings::rtc_storage_read_mapped},
     {"slice-items", &Settings::slice_items},
     {"slice-usec", &Settings::slice_usec},
     {"lua-maxmemory", &Settings::lua_maxmemory},
@@ -352,7 +353,6 @@ storage::Options StoreOptions(const config::Config& config) {
   store_options.compress_level0 = config.GetBool("rocksdb-compress-level0");
   store_options.mmap_reads = config.GetBool("rocksdb-mmap-reads");
   store_options.verify_point_read_checksums = config.GetBool("rocksdb-verify-read-checksums");
-  store_options.no_wait_mapped_reads = config.GetBool("rtc-storage-read-mapped");
   store_options.partitioned_index = config.GetBool("rocksdb-partitioned-index");
   store_options.pin_metadata = config.GetBool("rocksdb-pin-metadata");
   store_options.meta_block_bytes = static_cast<uint64_t>(config.GetInt("rocksdb-meta-block-size"));

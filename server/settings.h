@@ -36,6 +36,9 @@ struct Settings {
   // A cache miss is read from RocksDB's memory in the network thread for values up to this size
   // (0 = never): rtc-storage-read-max-bytes.
   std::atomic<uint64_t> rtc_storage_read_max_bytes{16384};
+  // Of those, how many of one pipeline (one pass over a client's input) may read mapped SST
+  // pages the OS holds in memory: rtc-storage-read-mapped.
+  std::atomic<uint64_t> rtc_storage_read_mapped{2};
   // Sliced reads (server/slicing/): entries per step and the longest a step runs.
   std::atomic<uint64_t> slice_items{1024};
   std::atomic<uint64_t> slice_usec{1000};

@@ -23,8 +23,8 @@
 
 namespace rockcache::storage {
 
-// The calling thread's reads refuse to wait while one is alive. Not nestable across threads;
-// nesting on one thread is harmless (the outer scope restores).
+// The calling thread's reads refuse to wait while one is alive (thread-local: other threads'
+// reads are untouched). Nesting is harmless: the outer scope's state comes back.
 class NoWaitReads {
  public:
   NoWaitReads() : previous_(active_) { active_ = true; }

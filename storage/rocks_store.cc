@@ -110,7 +110,7 @@ Status RocksStore::OpenDb() {
   store->compression_note_ = open->compression_note;
   store->block_cache_ = open->block_cache;
   store->env_ = open->env;
-  store->no_wait_reads_ = open->env != nullptr && options.no_wait_mapped_reads;
+  store->no_wait_reads_ = open->env != nullptr;
 
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);

@@ -68,7 +68,7 @@ class RocksStore final : public Store, public DbView {
   void EndReadAhead() override;
   using Store::Get;
   StatusOr<std::optional<std::string>> Get(std::string_view key, int64_t* expire_at_ms) override;
-  MemoryRead TryGetString(std::string_view key, size_t max_value_bytes) override;
+  MemoryRead TryGetString(std::string_view key, size_t max_value_bytes, MemoryReach reach) override;
   StatusOr<SetResult> Set(std::string_view key, std::string_view value,
                           const SetOptions& options) override;
   using Store::MGet;

@@ -147,14 +147,15 @@ class Store {
   virtual StatusOr<std::optional<std::string>> Get(std::string_view key, int64_t* expire_at_ms) = 0;
   StatusOr<std::optional<std::string>> Get(std::string_view key) { return Get(key, nullptr); }
   // GET for a thread that must not wait (a network thread): reads `key` from RocksDB's memtables,
-  // block cache and, with mmap reads (rocksdb-mmap-reads), the file pages the OS holds in memory
-  // (storage/no_wait_files.h); never from a disk (kNeedsStorage), and never waits for the store's
-  // lifecycle lock (kNeedsStorage while it is contended, i.e. closing). A string longer than
-  // `max_value_bytes` is kNeedsStorage too (the copy would hold the thread). Reads the committed
-  // database: REQUIRES no write group or transaction open on the calling thread. Needs no key lock;
-  // what it returns may be outdated by a concurrent write (cache/cache.h, "Fills without the
-  // stripe", says how a fill stays coherent anyway).
-  virtual MemoryRead TryGetString(std::string_view key, size_t max_value_bytes) = 0;
+  // block cache and, for kResidentFiles with mmap reads (rocksdb-mmap-reads), the file pages the
+  // OS holds in memory (storage/no_wait_files.h); never from a disk (kNeedsStorage), and never
+  // waits for the store's lifecycle lock (kNeedsStorage while it is contended, i.e. closing). A
+  // string longer than `max_value_bytes` is kNeedsStorage too (the copy would hold the thread).
+  // Reads the committed database: REQUIRES no write group or transaction open on the calling
+  // thread. Needs no key lock; what it returns may be outdated by a concurrent write
+  // (cache/cache.h, "Fills without the stripe", says how a fill stays coherent anyway).
+  virtual MemoryRead TryGetString(std::string_view key, size_t max_value_bytes,
+                                  MemoryReach reach) = 0;
   virtual StatusOr<SetResult> Set(std::string_view key, std::string_view value,
                                   const SetOptions& options) = 0;
   // One entry per key; nullopt for absent keys and for keys of another type (as Redis MGET).

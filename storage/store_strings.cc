@@ -36,7 +36,8 @@ StatusOr<std::optional<std::string>> RocksStore::Get(std::string_view key, int64
   return std::optional<std::string>(std::move(lookup.meta.value));
 }
 
-MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes) {
+MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes,
+                                    MemoryReach reach) {
   MemoryRead read;  // kNeedsStorage
   QuietPerfCounting();
   Hold hold(lifecycle_, std::try_to_lock);
@@ -51,7 +52,7 @@ MemoryRead RocksStore::TryGetString(std::string_view key, size_t max_value_bytes
   rocksdb::ReadOptions ro;
   rocksdb::PinnableSlice bytes;
   rocksdb::Status s;
-  if (no_wait_reads_) {
+  if (no_wait_reads_ && reach == MemoryReach::kResidentFiles) {
     // A block in a file is read only if its pages are in memory (Busy otherwise).
     NoWaitReads no_wait;
     s = DbGet(ro, MetaCf(), rocksdb::Slice(key.data(), key.size()), &bytes);

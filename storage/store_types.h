@@ -25,10 +25,9 @@ struct Options {
   bool compress_level0 = false;     // rocksdb-compress-level0: flushes' files compressed too
   bool mmap_reads = true;           // rocksdb-mmap-reads (rocks_options.cc)
   bool verify_point_read_checksums = false;  // rocksdb-verify-read-checksums (db_view.h)
-  bool no_wait_mapped_reads = true;  // rtc-storage-read-mapped (TryGetString, no_wait_files.h)
-  bool partitioned_index = true;     // rocksdb-partitioned-index (rocks_options.cc)
-  bool pin_metadata = true;          // rocksdb-pin-metadata (rocks_options.cc)
-  uint64_t meta_block_bytes = 2048;  // rocksdb-meta-block-size (rocks_options.cc)
+  bool partitioned_index = true;             // rocksdb-partitioned-index (rocks_options.cc)
+  bool pin_metadata = true;                  // rocksdb-pin-metadata (rocks_options.cc)
+  uint64_t meta_block_bytes = 2048;          // rocksdb-meta-block-size (rocks_options.cc)
   int max_background_jobs = 2;
   std::string memtable = "rockcache";  // rockcache (storage/memtable_rep.h) | rocksdb
   bool memtable_huge_pages = true;     // rocksdb-memtable-huge-pages (storage/huge_page_chunks.h)
@@ -100,6 +99,10 @@ struct ReadAheadKey {
   int db = 0;
   std::string_view key;
 };
+
+// How far Store::TryGetString looks: RocksDB's memtables and block cache, or also the pages of
+// mapped SST files the OS holds in memory (with rocksdb-mmap-reads; storage/no_wait_files.h).
+enum class MemoryReach { kRocksDbCaches, kResidentFiles };
 
 // What Store::TryGetString found without reading a file.
 struct MemoryRead {

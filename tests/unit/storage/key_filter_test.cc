@@ -155,7 +155,8 @@ TEST_CASE_METHOD(StoreFixture,
   perf.Reset();
   CHECK(Ok(store->Exists({"never"})) == 0);
   CHECK(Ok(store->Get("never")) == std::nullopt);
-  CHECK(store->TryGetString("never", 1024).outcome == MemoryRead::Outcome::kAbsent);
+  CHECK(store->TryGetString("never", 1024, MemoryReach::kResidentFiles).outcome ==
+        MemoryRead::Outcome::kAbsent);
   CHECK(Ok(store->MGet({"never", "nor-this"})) ==
         std::vector<std::optional<std::string>>{std::nullopt, std::nullopt});
   REQUIRE(Ok(store->Set("new", "v", SetOptions())).written);

@@ -100,7 +100,7 @@ TEST_CASE("A no-wait read answers from resident file pages and refuses the other
   DropFromPageCache(dir.path());
   int refused = 0;
   for (int i = 0; i < 100; ++i) {
-    MemoryRead read = store->TryGetString(KeyOf(i * 197), 1 << 20);
+    MemoryRead read = store->TryGetString(KeyOf(i * 197), 1 << 20, MemoryReach::kResidentFiles);
     if (read.outcome == MemoryRead::Outcome::kNeedsStorage) ++refused;
   }
   // Only blocks a neighbouring read faulted in, or the block cache holds, can answer.
@@ -110,8 +110,16 @@ TEST_CASE("A no-wait read answers from resident file pages and refuses the other
   for (int i = 0; i < 100; ++i) CHECK(Ok(store->Get(KeyOf(i * 197))) == value);
 
   ReadIntoPageCache(dir.path());
+  // Asked for RocksDB's caches only, a read does not look at the resident pages.
+  int refused_from_caches = 0;
   for (int i = 0; i < 100; ++i) {
-    MemoryRead read = store->TryGetString(KeyOf(i * 197 + 1), 1 << 20);
+    MemoryRead read =
+        store->TryGetString(KeyOf(i * 197 + 100), 1 << 20, MemoryReach::kRocksDbCaches);
+    if (read.outcome == MemoryRead::Outcome::kNeedsStorage) ++refused_from_caches;
+  }
+  CHECK(refused_from_caches >= 90);
+  for (int i = 0; i < 100; ++i) {
+    MemoryRead read = store->TryGetString(KeyOf(i * 197 + 1), 1 << 20, MemoryReach::kResidentFiles);
     REQUIRE(read.outcome == MemoryRead::Outcome::kString);
     CHECK(read.value == value);
   }
@@ -130,7 +138,8 @@ TEST_CASE("Without mmap reads a no-wait read never reads a file", "[storage][no-
   ReadIntoPageCache(dir.path());  // resident, but a pread could still wait
   int refused = 0;
   for (int i = 0; i < 50; ++i) {
-    if (store->TryGetString(KeyOf(i * 37), 1 << 20).outcome == MemoryRead::Outcome::kNeedsStorage) {
+    if (store->TryGetString(KeyOf(i * 37), 1 << 20, MemoryReach::kResidentFiles).outcome ==
+        MemoryRead::Outcome::kNeedsStorage) {
       ++refused;
     }
   }
