@@ -88,9 +88,11 @@ bool PagesResident(const char* data, size_t size) {
   return true;
 }
 
-std::shared_ptr<rocksdb::FileSystem> NewNoWaitFileSystem(
-    std::shared_ptr<rocksdb::FileSystem> base) {
-  return std::make_shared<NoWaitFileSystem>(std::move(base));
+rocksdb::Env* NoWaitEnv() {
+  static rocksdb::Env* const env =
+      rocksdb::NewCompositeEnv(std::make_shared<NoWaitFileSystem>(rocksdb::FileSystem::Default()))
+          .release();
+  return env;
 }
 
 }  // namespace rockcache::storage

@@ -39,8 +39,10 @@ class NoWaitReads {
   bool previous_;
 };
 
-// The file system `base` with NoWaitReads honoured by its random-access (SST) files.
-std::shared_ptr<rocksdb::FileSystem> NewNoWaitFileSystem(std::shared_ptr<rocksdb::FileSystem> base);
+// The process's Env whose file system is the default one with NoWaitReads honoured by its
+// random-access (SST) files. Created on first use and never destroyed (as Env::Default()):
+// every database opened with it, and reopened, shares it.
+rocksdb::Env* NoWaitEnv();
 
 // Whether every page of [data, data + size) is in memory (mincore). True for an empty range.
 bool PagesResident(const char* data, size_t size);

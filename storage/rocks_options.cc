@@ -260,11 +260,7 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   // rocksdb-mmap-reads: SST files are read through a memory mapping, not pread: a block read is
   // a page-cache hit without a system call or a copy into a read buffer.
   out.db.allow_mmap_reads = options.mmap_reads;
-  if (options.mmap_reads) {
-    out.env = std::shared_ptr<rocksdb::Env>(
-        rocksdb::NewCompositeEnv(NewNoWaitFileSystem(rocksdb::FileSystem::Default())));
-    out.db.env = out.env.get();
-  }
+  if (options.mmap_reads) out.db.env = NoWaitEnv();  // no_wait_files.h
   // One memtable writer at a time (the write group's leader inserts every batch of the group):
   // what rockcache's skip list supports.
   out.db.allow_concurrent_memtable_write = memtable_factory == nullptr;

@@ -44,9 +44,6 @@ struct RocksOpenOptions {
   std::vector<rocksdb::ColumnFamilyDescriptor> column_families;
   rocksdb::ColumnFamilyOptions meta;           // a meta column family's options
   std::shared_ptr<CountingCache> block_cache;  // shared by every column family
-  // With mmap reads, the Env `db.env` points to: SST reads that can refuse to wait
-  // (no_wait_files.h). Must outlive the database.
-  std::shared_ptr<rocksdb::Env> env;
   std::string compression_note;  // the compression in use, for INFO ("none (zstd not built...)")
 };
 

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "storage/meta_read_ahead.h"
+#include "storage/no_wait_files.h"
 #include "storage/perf_counters.h"
 #include "storage/rocks_options.h"
 #include "storage/write_group.h"
@@ -109,8 +110,7 @@ Status RocksStore::OpenDb() {
   open->db.WAL_size_limit_MB = options.wal_size_limit_mb;
   store->compression_note_ = open->compression_note;
   store->block_cache_ = open->block_cache;
-  store->env_ = open->env;
-  store->no_wait_reads_ = open->env != nullptr;
+  store->no_wait_reads_ = open->db.env == NoWaitEnv();
 
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);

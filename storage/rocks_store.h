@@ -625,8 +625,7 @@ class RocksStore final : public Store, public DbView {
   rocksdb::ColumnFamilyHandle* zscore_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* stream_cf_ = nullptr;
   std::shared_ptr<CountingCache> block_cache_;
-  std::shared_ptr<rocksdb::Env> env_;  // the database's Env when it is not the default one
-  bool no_wait_reads_ = false;         // SST reads honour NoWaitReads (no_wait_files.h)
+  bool no_wait_reads_ = false;  // SST reads honour NoWaitReads (no_wait_files.h)
   std::shared_ptr<FilterContext> filter_ctx_;
   rocksdb::WriteOptions write_options_;
   // Which keys may have a meta record, by physical database (key_filter.h): ReadMeta,

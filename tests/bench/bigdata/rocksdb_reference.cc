@@ -90,7 +90,6 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
 
 // The open database: every column family rockcache made, each with rockcache's options for it.
 struct ReadOnlyDb {
-  std::shared_ptr<rocksdb::Env> env;  // the database's Env: declared first, destroyed last
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::ColumnFamilyHandle* meta0 = nullptr;  // database 0's metas ("default")
@@ -128,7 +127,6 @@ std::unique_ptr<ReadOnlyDb> Open(const Flags& flags) {
     cfs.push_back(d);
   }
   auto out = std::make_unique<ReadOnlyDb>();
-  out->env = open->env;
   rocksdb::DB* db = nullptr;
   s = rocksdb::DB::OpenForReadOnly(open->db, flags.dir, cfs, &out->handles, &db);
   if (!s.ok()) {
