@@ -154,7 +154,10 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rtc-storage-read-mapped", T::kInt, "2", 0, 1000000, nullptr, true,
    "With rocksdb-mmap-reads, the first this many misses of a client's pipeline the network thread "
    "tries also read SST file pages the OS holds in memory (mincore, never a disk wait); later ones "
-   "go to a worker, read together (MultiGet) beside this thread. 0 = memtables and block cache."},
+   "go to a worker, read together (MultiGet) beside this thread (but see rtc-storage-read-balance)."},
+  {"rtc-storage-read-balance", T::kBool, "yes", 0, 0, nullptr, true,
+   "With rocksdb-mmap-reads, while the pool still runs the last batches a network thread sent, "
+   "that thread reads its later misses from resident file pages itself instead of queueing them."},
   {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
    "Keys CLIENT TRACKING remembers for its readers; past it a key leaves the table and its "
    "readers get an invalidation, as Redis (0 = no limit)."},

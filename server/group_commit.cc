@@ -497,7 +497,9 @@ class GroupTask : public pool::Task {
       if (with_commands) completion.commands = std::move(batch.commands);
       completions.push_back(std::move(completion));
     }
-    server_->loop(loop_index_)->PostCompletions(std::move(completions));
+    NetLoop* loop = server_->loop(loop_index_);
+    loop->PostCompletions(std::move(completions));
+    loop->NoteGroupDone();
     // After the partial completions are queued, so every later chunk is queued behind them.
     for (auto& state : continuations) SubmitSliceStep(std::move(state));
   }

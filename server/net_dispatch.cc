@@ -54,7 +54,7 @@ void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, B
       times.level = level;
       std::vector<ConnBatch> alone;
       alone.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
-      server_->SubmitGroup(index_, std::move(alone), level);
+      SendGroup(std::move(alone), level);
       return;
     }
   }
@@ -64,7 +64,7 @@ void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, B
     if (command.spec != nullptr && (command.spec->flags & kScript)) {
       std::vector<ConnBatch> alone;
       alone.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
-      server_->SubmitGroup(index_, std::move(alone));
+      SendGroup(std::move(alone));
       return;
     }
   }
@@ -79,7 +79,13 @@ void NetLoop::OnSubmitGroup(int, short, void* arg) {
   group.swap(loop->pending_group_);
   // The next pass is likely as big: room for it at once rather than growing 1, 2, 4...
   loop->pending_group_.reserve(group.size());
-  loop->server_->SubmitGroup(loop->index_, std::move(group));
+  loop->SendGroup(std::move(group));
+}
+
+void NetLoop::SendGroup(std::vector<ConnBatch> group, int level) {
+  if (group.empty()) return;
+  ++groups_sent_;
+  server_->SubmitGroup(index_, std::move(group), level);
 }
 
 void NetLoop::ProcessInput(Connection* conn) {
@@ -111,9 +117,13 @@ void NetLoop::ProcessInput(Connection* conn) {
   uint64_t storage_fills = 0;
   // The first misses of this pass may read mapped file pages here (one RocksDB Get each, no
   // thread hop: a lone GET's whole latency); the rest of a pipeline's misses go to a worker,
-  // which reads them with one MultiGet while this thread goes on parsing and answering.
+  // which reads them while this thread goes on parsing and answering — unless the pool is still
+  // running a group this loop sent (rtc-storage-read-balance): then this thread reads them too,
+  // so neither thread waits for the other while there are misses to read.
   const uint64_t mapped_read_limit =
       server.settings().rtc_storage_read_mapped.load(std::memory_order_relaxed);
+  const bool read_balance =
+      server.settings().rtc_storage_read_balance.load(std::memory_order_relaxed);
   uint64_t mapped_reads = 0;
   // Every command parsed in this pass shares one "parsed" stamp; a command run here starts
   // where the previous one ended, so timing costs one clock read per command.
@@ -279,7 +289,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         const size_t reply_start = conn->output.size();
         bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
         if (!answered && storage_read_max > 0 && (spec->flags & kStringRead)) {
-          const bool mapped = mapped_reads < mapped_read_limit;
+          const bool mapped = mapped_reads < mapped_read_limit || (read_balance && PoolBehind());
           MemoryReadGate& gate = mapped ? mapped_gate_ : memory_gate_;
           if (gate.ShouldTry()) {
             if (mapped) ++mapped_reads;

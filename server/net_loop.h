@@ -99,6 +99,9 @@ class NetLoop {
   // ---- loop thread only (called from handlers of kConnection commands) ----
   // Appends replies to the connection's output and writes what the socket takes.
   void Flush(Connection* conn);
+  // A worker finished a group of this loop's batches (GroupTask, after posting its
+  // completions). Any thread.
+  void NoteGroupDone() { groups_done_.fetch_add(1, std::memory_order_relaxed); }
   // The connection with this id, or nullptr when it closed.
   Connection* FindConnection(uint64_t id);
 
@@ -147,6 +150,11 @@ class NetLoop {
   // running, so it runs after every event already active in this pass (reads, the completion
   // wake-up) and within the same pass.
   void QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
+  // Hands a group of batches to the pool (Server::SubmitGroup) and counts it in flight.
+  void SendGroup(std::vector<ConnBatch> group, int level = 0);
+  // Whether the pool still runs (or has queued) a group this loop sent: then a miss read here
+  // costs the worker nothing and the client no wait behind that group. One relaxed load.
+  bool PoolBehind() const { return groups_done_.load(std::memory_order_relaxed) != groups_sent_; }
 
   // ---- net_completions.cc: replies back, blocking-pop waits (loop thread) ----
   static void OnWaitTimeout(int fd, short events, void* arg);
@@ -179,7 +187,9 @@ class NetLoop {
   // Loop thread only: whether misses try RocksDB's caches, and resident file pages.
   MemoryReadGate memory_gate_;
   MemoryReadGate mapped_gate_;
-  event* retry_event_ = nullptr;  // one-shot: retries parked batches
+  uint64_t groups_sent_ = 0;              // loop thread only: groups handed to the pool (SendGroup)
+  std::atomic<uint64_t> groups_done_{0};  // of those, the ones a worker has finished
+  event* retry_event_ = nullptr;          // one-shot: retries parked batches
   std::thread thread_;
   std::atomic<bool> stop_listening_{false};
   std::atomic<bool> stopping_{false};

@@ -211,6 +211,7 @@ const SettingBinding<bool> kBoolSettings[] = {
     {"protected-mode", &Settings::protected_mode},
     {"latency-tracking", &Settings::latency_tracking},
     {"rtc-reads", &Settings::rtc_reads},
+    {"rtc-storage-read-balance", &Settings::rtc_storage_read_balance},
     {"write-coalescing", &Settings::write_coalescing},
 };
 const SettingBinding<int64_t> kInt64Settings[] = {

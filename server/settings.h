@@ -39,6 +39,8 @@ struct Settings {
   // Of those, how many of one pipeline (one pass over a client's input) may read mapped SST
   // pages the OS holds in memory: rtc-storage-read-mapped.
   std::atomic<uint64_t> rtc_storage_read_mapped{2};
+  // And every miss while the pool still runs a group the loop sent: rtc-storage-read-balance.
+  std::atomic<bool> rtc_storage_read_balance{true};
   // Sliced reads (server/slicing/): entries per step and the longest a step runs.
   std::atomic<uint64_t> slice_items{1024};
   std::atomic<uint64_t> slice_usec{1000};

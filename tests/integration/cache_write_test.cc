@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,10 +21,13 @@ using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoNumber;
 using rockcache::testing::InfoText;
+using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
+using rockcache::testing::Resp;
 using rockcache::testing::RtcCalls;
 using rockcache::testing::Run;
 using rockcache::testing::RunRtc;
+using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 using rockcache::testing::VerifyResult;
 
@@ -206,6 +210,60 @@ TEST_CASE("a cache miss is read from RocksDB's memory in the network thread", "[
   verify = CacheVerify(*admin);
   CHECK(verify.checked > 0);
   CHECK(verify.mismatches == 0);
+}
+
+// The pool's one worker runs a script that spins until killed; meanwhile another client's
+// pipelined misses (a cold cache and block cache after a restart, the data in SST files the OS
+// holds in memory) are read by the network thread instead of queueing behind the script
+// (rtc-storage-read-balance), and with the balance off they wait for the worker.
+TEST_CASE("misses are read in the network thread while the pool is busy", "[cache]") {
+  std::vector<std::string> flags = {
+      "--pool-threads", "1", "--net-threads", "1", "--rtc-storage-read-mapped", "0"};
+  TestServer server(flags);
+  {
+    Client setup(server.port());
+    for (int i = 0; i < 10; ++i) {
+      REQUIRE(Run(setup, {"SET", "key:" + std::to_string(i), "v" + std::to_string(i)}) ==
+              "status:OK");
+    }
+  }
+  // Pipelines GETs of the ten keys while a script spins on the pool's worker and returns whether
+  // all ten replies came before the script was killed (1.5 s after it was sent).
+  auto answered_while_spinning = [](TestServer& s) {
+    Client admin(s.port());
+    Client reader(s.port());
+    RawConnection spinner(s.port());
+    spinner.Send(Resp({"EVAL", "local i = 0 while true do i = i + 1 end", "0"}));
+    // The loop has sent the script's batch to the pool once it has read it; the worker need
+    // not have started it (with the balance off the GETs queue behind it either way).
+    SleepMs(100);
+    REQUIRE(Run(admin, {"PING"}) == "status:PONG");
+    for (int i = 0; i < 10; ++i) reader.Append({"GET", "key:" + std::to_string(i)});
+    const auto start = std::chrono::steady_clock::now();
+    std::thread killer([&s] {
+      SleepMs(1500);
+      Client k(s.port());
+      k.Command({"SCRIPT", "KILL"});
+    });
+    std::vector<std::string> replies;
+    Reply r;
+    for (int i = 0; i < 10 && reader.GetReply(&r); ++i) replies.push_back(Describe(r));
+    const bool before_kill =
+        std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1200);
+    killer.join();
+    CHECK(!spinner.ReadExactly(1).empty());  // the script's error reply
+    REQUIRE(replies.size() == 10);
+    for (int i = 0; i < 10; ++i) CHECK(replies[i] == "bulk:v" + std::to_string(i));
+    return before_kill;
+  };
+  // After a restart the cache and block cache are empty and the data is in SST files.
+  server.Restart();
+  CHECK(answered_while_spinning(server));
+  server.set_keep_dir(true);
+  server.Stop();
+  flags.insert(flags.end(), {"--rtc-storage-read-balance", "no"});
+  TestServer unbalanced(flags, server.dir());
+  CHECK_FALSE(answered_while_spinning(unbalanced));
 }
 
 TEST_CASE("a fill in the network thread never installs a value a pending group write replaces",
