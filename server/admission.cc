@@ -13,8 +13,9 @@ Route Admit(const CommandSpec* spec, size_t argc, const AdmissionState& state) {
   if (flags & kConnection) return state.batch_empty ? Route::kLoop : Route::kAfterBatch;
   if ((flags & kCacheRead) && state.rtc_reads) {
     if (state.batch_empty) return Route::kCache;
-    // Only while the batch holds reads: a read behind a write of this connection must see it.
-    if (state.batch_reads_only) return Route::kCacheBehindBatch;
+    // Not behind a write of this connection to its keys (or to keys not known up front): the
+    // read must see that write.
+    if (state.batch_spares_keys) return Route::kCacheBehindBatch;
   }
   if ((flags & kAnywhere) && state.batch_empty) return Route::kLoop;
   if (flags & kMayBlock) return state.batch_empty ? Route::kBlocking : Route::kAfterBatch;

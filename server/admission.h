@@ -20,10 +20,12 @@ namespace rockcache::server {
 // The connection's state that routing depends on, as of this command.
 struct AdmissionState {
   bool authenticated = true;
-  bool subscribed = false;       // RESP2 subscribed mode (server/pubsub/subscriptions.h)
-  bool batch_empty = true;       // no command of this input pass waits for the pool yet
-  bool batch_reads_only = true;  // every command that waits only reads
-  bool rtc_reads = true;         // the rtc-reads setting: cache answers in the network thread
+  bool subscribed = false;  // RESP2 subscribed mode (server/pubsub/subscriptions.h)
+  bool batch_empty = true;  // no command of this input pass waits for the pool yet
+  // No command that waits writes this command's keys: every one only reads, or writes only
+  // keys known up front that are not this command's (a read may then be answered before them).
+  bool batch_spares_keys = true;
+  bool rtc_reads = true;  // the rtc-reads setting: cache answers in the network thread
 };
 
 enum class Route {
@@ -34,7 +36,7 @@ enum class Route {
   kAfterBatch,        // runs after this pass's batch is back: stop parsing, parse it again then
   kLoop,              // kConnection or kAnywhere: Call in the network thread now
   kCache,             // run to completion: the cache, then RocksDB's memory, else the pool
-  kCacheBehindBatch,  // the cache, its reply carried in the batch to keep the order, else the pool
+  kCacheBehindBatch,  // as kCache, its reply carried in the batch to keep the order
   kBlocking,          // kMayBlock: alone in its batch, with a waiter; nothing after it is parsed
   kPool,              // joins this pass's batch for the worker pool
 };

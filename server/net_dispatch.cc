@@ -95,12 +95,40 @@ void NetLoop::ProcessInput(Connection* conn) {
   // Whether every command of `batch` only reads (or was answered here): a cache read behind
   // them can still be answered from the cache in this thread (below).
   bool batch_reads_only = true;
+  // Behind a batch that writes, a read of other keys is still answered here: what the batch
+  // writes is known (written_in_batch_: views into its commands' arguments, which stay where
+  // they are while the batch is built) unless a write's keys are not known up front (every key,
+  // a script's undeclared keys, a transaction).
+  bool batch_writes_unknown = false;
+  if (!written_in_batch_.empty()) written_in_batch_.Clear();
   // The first command of a batch with more input behind it (a pipeline) makes room for 16, so
   // the vector does not move its big elements at 1, 2, 4 and 8.
-  auto add = [&batch, &batch_reads_only](size_t pos, size_t input_size, PreparedCommand&& command) {
+  auto add = [&](size_t pos, size_t input_size, PreparedCommand&& command) {
     if (batch.empty() && pos < input_size) batch.reserve(16);
-    if (command.spec == nullptr || !(command.spec->flags & kReadOnly)) batch_reads_only = false;
     batch.push_back(std::move(command));
+    const PreparedCommand& added = batch.back();
+    const uint32_t flags = added.spec->flags;
+    if (flags & kReadOnly) return;
+    batch_reads_only = false;
+    if (batch_writes_unknown) return;
+    if (!(flags & kWrite) || (flags & (kAllKeys | kScript))) {
+      batch_writes_unknown = true;
+      return;
+    }
+    command_keys_.clear();
+    AppendCommandKeys(*added.spec, added.argv, &command_keys_);
+    written_in_batch_.Insert(command_keys_.begin(), command_keys_.end());
+  };
+  // Whether a read of argv's keys may be answered before the batch (AdmissionState).
+  auto batch_spares_keys = [&](const CommandSpec* spec, const Args& argv) {
+    if (batch_reads_only) return true;
+    if (batch_writes_unknown || spec == nullptr || !(spec->flags & kCacheRead)) return false;
+    command_keys_.clear();
+    AppendCommandKeys(*spec, argv, &command_keys_);
+    for (std::string_view key : command_keys_) {
+      if (written_in_batch_.Contains(key)) return false;
+    }
+    return true;
   };
   // Bytes of the replies answered here but carried in `batch` (below), for the output limit.
   uint64_t carried_reply_bytes = 0;
@@ -176,7 +204,10 @@ void NetLoop::ProcessInput(Connection* conn) {
     if (ForTransaction(spec, conn->tx_multi())) {
       const size_t batched = batch.size();
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
-      if (batch.size() != batched) batch_reads_only = false;
+      if (batch.size() != batched) {  // EXEC: a transaction's writes
+        batch_reads_only = false;
+        batch_writes_unknown = true;
+      }
       if (handled == TxInLoop::kClose) {
         spdlog::warn(
             "closing client id={} addr={}: queued transaction over client-query-buffer-limit",
@@ -191,7 +222,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     state.authenticated = conn->authenticated;
     state.subscribed = conn->pubsub != nullptr && conn->protocol == Protocol::kResp2;
     state.batch_empty = batch.empty();
-    state.batch_reads_only = batch_reads_only;
+    state.batch_spares_keys = state.batch_empty || batch_spares_keys(spec, argv);
     state.rtc_reads = rtc_reads;
     const Route route = Admit(spec, argv.size(), state);
     // Answered in the loop: the reply was appended to *out from reply_start.
@@ -264,49 +295,43 @@ void NetLoop::ProcessInput(Connection* conn) {
         answered_here(conn->output, reply_start, false);
         continue;
       }
+      case Route::kCache:
       case Route::kCacheBehindBatch: {
-        // A cache read behind a miss of the same pipeline: answered from the cache now, its
-        // reply carried in the batch (a command with no spec, as a rejected one) to keep the
-        // order, so the worker runs only the misses. Answering it before the reads queued ahead
-        // of it is a valid order: pipelined reads are concurrent operations for the client
-        // (none waits for another's reply), and each still reads a value no older than every
-        // write acknowledged before it was sent.
+        // Run to completion: a read the cache holds (or RocksDB's memory, for a string read) is
+        // answered here, with no thread hop. Behind a batch, its reply is carried in the batch
+        // (a command with no spec, as a rejected one) to keep the order, so the worker runs only
+        // the rest. Answering it before the commands queued ahead of it is a valid order: they
+        // do not write its keys (admission), pipelined commands are concurrent operations for
+        // the client (none waits for another's reply), and the read still sees every write
+        // acknowledged before it was sent.
         if (now_ms == 0) now_ms = NowUnixMs();
+        const bool carried = route == Route::kCacheBehindBatch;
         PreparedCommand answered;
-        if (TryAnswerFromCache(server, *spec, argv, now_ms, &answered.reply, conn->db)) {
-          ++rtc_answers;
-          answered_here(answered.reply, 0, true);
-          carried_reply_bytes += answered.reply.size();
-          batch.push_back(std::move(answered));
-          continue;
-        }
-        to_pool(/*rtc_missed=*/true);
-        continue;
-      }
-      case Route::kCache: {
-        // Run to completion: a read the cache holds is answered here, with no thread hop.
-        if (now_ms == 0) now_ms = NowUnixMs();
-        const size_t reply_start = conn->output.size();
-        bool answered = TryAnswerFromCache(server, *spec, argv, now_ms, &conn->output, conn->db);
-        if (!answered && storage_read_max > 0 && (spec->flags & kStringRead)) {
+        std::string* out = carried ? &answered.reply : &conn->output;
+        const size_t reply_start = out->size();
+        bool done = TryAnswerFromCache(server, *spec, argv, now_ms, out, conn->db);
+        if (!done && storage_read_max > 0 && (spec->flags & kStringRead)) {
           const bool mapped = mapped_reads < mapped_read_limit || (read_balance && PoolBehind());
           MemoryReadGate& gate = mapped ? mapped_gate_ : memory_gate_;
           if (gate.ShouldTry()) {
             if (mapped) ++mapped_reads;
-            answered = TryAnswerFromMemory(server, *spec, argv, now_ms, &conn->output, conn->db,
-                                           storage_read_max,
-                                           mapped ? storage::MemoryReach::kResidentFiles
-                                                  : storage::MemoryReach::kRocksDbCaches);
-            gate.Record(answered);
-            if (answered) ++storage_fills;  // a miss filled from memory: no thread hop
+            done = TryAnswerFromMemory(server, *spec, argv, now_ms, out, conn->db, storage_read_max,
+                                       mapped ? storage::MemoryReach::kResidentFiles
+                                              : storage::MemoryReach::kRocksDbCaches);
+            gate.Record(done);
+            if (done) ++storage_fills;  // a miss filled from memory: no thread hop
           }
         }
-        if (answered) {
-          ++rtc_answers;
-          answered_here(conn->output, reply_start, true);
+        if (!done) {
+          to_pool(/*rtc_missed=*/true);
           continue;
         }
-        to_pool(/*rtc_missed=*/true);
+        ++rtc_answers;
+        answered_here(*out, reply_start, true);
+        if (carried) {
+          carried_reply_bytes += answered.reply.size();
+          batch.push_back(std::move(answered));
+        }
         continue;
       }
       case Route::kBlocking:

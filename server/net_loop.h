@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "config/status.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
+#include "server/flat_key_set.h"
 #include "server/memory_read_gate.h"
 #include "server/protocol/args_pool.h"
 #include "server/pubsub/inbox.h"
@@ -187,6 +189,9 @@ class NetLoop {
   // Loop thread only: whether misses try RocksDB's caches, and resident file pages.
   MemoryReadGate memory_gate_;
   MemoryReadGate mapped_gate_;
+  // Loop thread only, per ProcessInput pass: the keys its batch writes, and a scratch vector.
+  FlatKeySet written_in_batch_;
+  std::vector<std::string_view> command_keys_;
   uint64_t groups_sent_ = 0;              // loop thread only: groups handed to the pool (SendGroup)
   std::atomic<uint64_t> groups_done_{0};  // of those, the ones a worker has finished
   event* retry_event_ = nullptr;          // one-shot: retries parked batches

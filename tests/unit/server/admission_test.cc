@@ -16,20 +16,20 @@ struct Row {
   Route route;
 };
 
-AdmissionState State(bool authenticated, bool subscribed, bool batch_empty, bool reads_only,
+AdmissionState State(bool authenticated, bool subscribed, bool batch_empty, bool spares_keys,
                      bool rtc_reads) {
   AdmissionState state;
   state.authenticated = authenticated;
   state.subscribed = subscribed;
   state.batch_empty = batch_empty;
-  state.batch_reads_only = reads_only;
+  state.batch_spares_keys = spares_keys;
   state.rtc_reads = rtc_reads;
   return state;
 }
 
 const AdmissionState kFresh = State(true, false, true, true, true);
-const AdmissionState kBehindReads = State(true, false, false, true, true);
-const AdmissionState kBehindWrite = State(true, false, false, false, true);
+const AdmissionState kBehindReads = State(true, false, false, true, true);  // or other keys' writes
+const AdmissionState kBehindWrite = State(true, false, false, false, true);  // to its keys
 const AdmissionState kNoRtc = State(true, false, true, true, false);
 const AdmissionState kNoAuthYet = State(false, false, true, true, true);
 const AdmissionState kSubscribed = State(true, true, true, true, true);
@@ -43,8 +43,9 @@ TEST_CASE("Admission routes every kind of command", "[server][admission]") {
       {"get", 2, kNoAuthYet, Route::kNoAuth},
       {"auth", 2, kNoAuthYet, Route::kLoop},
       {"hello", 1, kNoAuthYet, Route::kLoop},
-      // Hot reads run to completion; behind a batch of reads they are carried, behind a write
-      // they wait their turn on the pool, and with rtc-reads off they always go there.
+      // Hot reads run to completion; behind a batch that does not write their keys they are
+      // carried, behind a write to them they wait their turn on the pool, and with rtc-reads off
+      // they always go there.
       {"get", 2, kFresh, Route::kCache},
       {"hget", 3, kFresh, Route::kCache},
       {"get", 2, kBehindReads, Route::kCacheBehindBatch},
