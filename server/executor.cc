@@ -34,6 +34,7 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   if (spec.rtc == nullptr || cache == nullptr || !cache->enabled()) return false;
   DbScope scope(server.store()->PhysicalDb(db));
   RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
+  ctx.services = &server.services();
   if (!spec.rtc(ctx, argv, out)) return false;
   NotifyCacheMisses(server, spec, argv, now_ms, db);
   return true;
@@ -76,6 +77,7 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
   // The lookup that missed was counted; this one answers it (no second access: the entry stays
   // on probation until another read).
   RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server, db};
+  ctx.services = &server.services();
   ctx.touch = false;
   if (!spec.rtc(ctx, argv, out)) return false;
   NotifyCacheMisses(server, spec, argv, now_ms, db);

@@ -163,6 +163,7 @@ class Serving {
     if (ready == StreamReadiness::kReady) {
       CommandContext ctx;
       ctx.server = &server_;
+      ctx.services = &server_.services();
       ctx.store = &store_;
       ctx.db = waiter->notify_db;
       Status s = ServeStreamWait(ctx, *waiter, key, &reply);
@@ -182,6 +183,7 @@ class Serving {
   Status ServePop(const Waiter& waiter, std::string_view key, std::string* reply) {
     CommandContext ctx;
     ctx.server = &server_;
+    ctx.services = &server_.services();
     ctx.store = &store_;
     ctx.db = waiter.notify_db;
     NewKeyWatch new_keys;
