@@ -36,7 +36,7 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
   ctx.services = &server.services();
   if (!spec.rtc(ctx, argv, out)) return false;
-  NotifyCacheMisses(server, spec, argv, now_ms, db);
+  NotifyCacheMisses(server.pubsub(), *cache, spec, argv, now_ms, db);
   return true;
 }
 
@@ -80,7 +80,7 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
   ctx.services = &server.services();
   ctx.touch = false;
   if (!spec.rtc(ctx, argv, out)) return false;
-  NotifyCacheMisses(server, spec, argv, now_ms, db);
+  NotifyCacheMisses(server.pubsub(), *cache, spec, argv, now_ms, db);
   return true;
 }
 

@@ -187,7 +187,7 @@ class Serving {
     ctx.store = &store_;
     ctx.db = waiter.notify_db;
     NewKeyWatch new_keys;
-    if (waiter.op.kind == WaitOp::Kind::kListMove && NotifyEnabled(server_, kNotifyNew)) {
+    if (waiter.op.kind == WaitOp::Kind::kListMove && NotifyEnabled(server_.pubsub(), kNotifyNew)) {
       auto exists = store_.Exists({waiter.op.dst});
       if (exists.ok() && *exists == 0) new_keys.absent.push_back(waiter.op.dst);
       new_keys.announced.assign(new_keys.absent.size(), false);
