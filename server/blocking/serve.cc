@@ -156,7 +156,7 @@ class Serving {
   bool ServeStreamWaiter(const std::shared_ptr<Waiter>& waiter, const std::string& key) {
     ReplyProtocolScope protocol(waiter->protocol);  // the blocked client's, not the writer's
     std::string reply;
-    StreamReadiness ready = ProbeStreamWait(server_, *waiter, key, &reply);
+    StreamReadiness ready = ProbeStreamWait(store_, *waiter, key, &reply);
     if (ready == StreamReadiness::kNotReady) return true;
     if (!registry_.Finish(waiter.get(), WaitState::kServed)) return false;
     const uint64_t start = Clock::Now();
