@@ -111,9 +111,8 @@ class Discipline {
       return true;
     }
     if (request_.mode == CallMode::kWorker && (spec_.flags & kCacheRead) && cache != nullptr) {
-      RtcContext rtc{cache, request_.now_ms, /*count_stats=*/!request_.rtc_missed, &server_,
-                     request_.db};
-      rtc.services = &server_.services();
+      RtcContext rtc{cache, request_.now_ms, /*count_stats=*/!request_.rtc_missed,
+                     &server_.services(), request_.db};
       if (spec_.rtc(rtc, *request_.argv, request_.out)) {
         // After a miss in the network thread, a hit here means another worker filled the key
         // while this one waited for its lock: one RocksDB read served both.
@@ -177,12 +176,8 @@ void Call(Server& server, const CallRequest& request) {
   // to its physical database. On a worker it is resolved under the command's key locks, so a
   // SWAPDB (which holds all of them) never lands in the middle of a command.
   DbScope scope(server.store()->PhysicalDb(request.db));
-  CommandContext ctx{&server,
-                     &server.services(),
-                     request.mode == CallMode::kLoop ? nullptr : server.store(),
-                     request.conn,
-                     nullptr,
-                     request.now_ms};
+  CommandContext ctx{&server.services(), request.mode == CallMode::kLoop ? nullptr : server.store(),
+                     request.conn, nullptr, request.now_ms};
   ctx.reply_budget = request.budget;
   ctx.db = request.db;
   ctx.in_exec = request.mode == CallMode::kAtomic || request.in_exec;
@@ -219,7 +214,7 @@ bool WriteRunsAllowed(Server& server) {
 
 void CallRun(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms, int db) {
   DbScope scope(server.store()->PhysicalDb(db));
-  CommandContext ctx{&server, &server.services(), server.store(), nullptr, nullptr, now_ms};
+  CommandContext ctx{&server.services(), server.store(), nullptr, nullptr, now_ms};
   ctx.db = db;
   cache::Cache* cache = server.cache();
   if (cache != nullptr) {

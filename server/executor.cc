@@ -33,8 +33,7 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   cache::Cache* cache = server.cache();
   if (spec.rtc == nullptr || cache == nullptr || !cache->enabled()) return false;
   DbScope scope(server.store()->PhysicalDb(db));
-  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
-  ctx.services = &server.services();
+  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server.services(), db};
   if (!spec.rtc(ctx, argv, out)) return false;
   NotifyCacheMisses(server.pubsub(), *cache, spec, argv, now_ms, db);
   return true;
@@ -76,8 +75,7 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
   if (!cache->Put(key, std::move(value), expire_at_ms, now_ms, generation, &ticket)) return false;
   // The lookup that missed was counted; this one answers it (no second access: the entry stays
   // on probation until another read).
-  RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server, db};
-  ctx.services = &server.services();
+  RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server.services(), db};
   ctx.touch = false;
   if (!spec.rtc(ctx, argv, out)) return false;
   NotifyCacheMisses(server.pubsub(), *cache, spec, argv, now_ms, db);

@@ -162,7 +162,6 @@ class Serving {
     const uint64_t start = Clock::Now();
     if (ready == StreamReadiness::kReady) {
       CommandContext ctx;
-      ctx.server = &server_;
       ctx.services = &server_.services();
       ctx.store = &store_;
       ctx.db = waiter->notify_db;
@@ -182,7 +181,6 @@ class Serving {
   // (in the waiter's database; `new` for a BLMOVE destination it creates).
   Status ServePop(const Waiter& waiter, std::string_view key, std::string* reply) {
     CommandContext ctx;
-    ctx.server = &server_;
     ctx.services = &server_.services();
     ctx.store = &store_;
     ctx.db = waiter.notify_db;

@@ -35,7 +35,6 @@ class Cache;
 
 namespace rockcache::server {
 
-class Server;
 struct Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
@@ -80,7 +79,6 @@ using Args = std::vector<std::string>;
 // `store` is set only on worker threads. `cache` is set only while the command holds the key
 // locks of its keys (worker threads): then, and only then, it may fill or update the cache.
 struct CommandContext {
-  Server* server = nullptr;  // being replaced by the accessors below
   // Set by the call path (server/call.h) from the Server's; handlers use the accessors below.
   const Services* services = nullptr;
   storage::Store* store = nullptr;
@@ -158,13 +156,12 @@ using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* ou
 struct RtcContext {
   cache::Cache* cache = nullptr;
   int64_t now_ms = 0;
-  bool count_stats = true;   // false for a worker's re-check (a coalesced miss, not a new lookup)
-  Server* server = nullptr;  // being replaced by `services`
-  int db = 0;                // as CommandContext::db; `cache` already looks in it
+  bool count_stats = true;  // false for a worker's re-check (a coalesced miss, not a new lookup)
+  const Services* services = nullptr;  // as CommandContext's; through the accessors below
+  int db = 0;                          // as CommandContext::db; `cache` already looks in it
   // false: the lookup answers the request whose miss just filled the entry, which is not a
   // second access (cache::Cache::Inspect: no promotion out of the probation segment)
   bool touch = true;
-  const Services* services = nullptr;  // as CommandContext's; through the accessors below
 
   // As CommandContext's (a multi-key answer fences on the key stripes' write sequences).
   const Settings& settings() const { return *services->settings; }

@@ -33,7 +33,6 @@
 
 #include "server/commands/command.h"
 #include "server/pubsub/pubsub.h"
-#include "server/server.h"  // until the handlers that reach the Server through it have moved
 
 namespace rockcache::cache {
 class Cache;
