@@ -1,7 +1,8 @@
 // The units of work a network loop hands to the worker pool and gets back: a command prepared
 // for a worker (PreparedCommand), a connection's batch of them (ConnBatch) and its timestamps
-// (BatchTimes). Plain data; owned by one thread at a time (the loop, then the worker that runs
-// the batch, then the loop again through its completion queue).
+// (BatchTimes), and what comes back to a loop about one of its connections (Completion). Plain
+// data; owned by one thread at a time (the loop, then the worker that runs the batch, then the
+// loop again through its completion queue).
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,32 @@ struct ConnBatch {
   // The connection's shared info; set by the loops (QueueBatch). A batch without it runs its
   // big reads whole (no slicing: a continuation needs it to see the connection close).
   std::shared_ptr<ClientInfo> info;
+};
+
+// A message to a loop about one of its connections (NetLoop::PostCompletion).
+struct Completion {
+  // kClose: close the connection now, with nothing more sent (a sliced reply that cannot be
+  // finished: storage error, pool shutdown).
+  enum class Kind { kReplies, kKill, kClose };
+  Kind kind = Kind::kReplies;
+  uint64_t conn_id = 0;
+  std::string replies;        // kReplies: the batch's reply bytes, in order
+  bool close_client = false;  // kReplies: the batch passed the client's output-buffer limit
+  std::vector<PreparedCommand> commands;  // kReplies: the batch, with the worker's timestamps
+  BatchTimes times;
+  // Sliced reads (server/slicing/): `more` = a chunk of a reply still being produced (the
+  // connection stays in flight); `slice_bytes` = bytes of it counted in
+  // ClientInfo::slice_queued_bytes; `rest` = on the last chunk, the batch's commands after the
+  // sliced one, not run yet (the loop submits them as a new batch).
+  bool more = false;
+  uint64_t slice_bytes = 0;
+  std::vector<PreparedCommand> rest;
+  // kReplies that end a blocked command's wait (served, timed out, CLIENT UNBLOCK): counted in
+  // INFO commandstats then, once, as Redis (and in SLOWLOG when served, with `served_ns`, the
+  // time the serving took; a wait's time is not the command's).
+  enum class Unblock { kNone, kServed, kTimedOut };
+  Unblock unblock = Unblock::kNone;
+  uint64_t served_ns = 0;
 };
 
 }  // namespace rockcache::server

@@ -111,8 +111,8 @@ class Discipline {
       return true;
     }
     if (request_.mode == CallMode::kWorker && (spec_.flags & kCacheRead) && cache != nullptr) {
-      RtcContext rtc{cache, request_.now_ms, /*count_stats=*/!request_.rtc_missed, &server_,
-                     request_.db};
+      RtcContext rtc{cache, request_.now_ms, /*count_stats=*/!request_.rtc_missed,
+                     &server_.services(), request_.db};
       if (spec_.rtc(rtc, *request_.argv, request_.out)) {
         // After a miss in the network thread, a hit here means another worker filled the key
         // while this one waited for its lock: one RocksDB read served both.
@@ -176,7 +176,7 @@ void Call(Server& server, const CallRequest& request) {
   // to its physical database. On a worker it is resolved under the command's key locks, so a
   // SWAPDB (which holds all of them) never lands in the middle of a command.
   DbScope scope(server.store()->PhysicalDb(request.db));
-  CommandContext ctx{&server, request.mode == CallMode::kLoop ? nullptr : server.store(),
+  CommandContext ctx{&server.services(), request.mode == CallMode::kLoop ? nullptr : server.store(),
                      request.conn, nullptr, request.now_ms};
   ctx.reply_budget = request.budget;
   ctx.db = request.db;
@@ -189,6 +189,10 @@ void Call(Server& server, const CallRequest& request) {
   if (!discipline.Before()) return;
   spec.handler(ctx, *request.argv, request.out);
   discipline.After();
+}
+
+void CallNested(const CommandContext& ctx, const CallRequest& request) {
+  Call(*ctx.services->calls, request);
 }
 
 void CallWithLocks(Server& server, const CallRequest& request) {
@@ -210,7 +214,7 @@ bool WriteRunsAllowed(Server& server) {
 
 void CallRun(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms, int db) {
   DbScope scope(server.store()->PhysicalDb(db));
-  CommandContext ctx{&server, server.store(), nullptr, nullptr, now_ms};
+  CommandContext ctx{&server.services(), server.store(), nullptr, nullptr, now_ms};
   ctx.db = db;
   cache::Cache* cache = server.cache();
   if (cache != nullptr) {

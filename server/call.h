@@ -74,6 +74,11 @@ struct CallRequest {
 // at CallMode::kAtomic.
 void Call(Server& server, const CallRequest& request);
 
+// A command run by a running handler — a script's redis.call, inside the unit (EXEC-like, kAtomic)
+// that runs the script: Call on the server `ctx` belongs to. The one way a handler runs another
+// command. REQUIRES: as Call's for request.mode.
+void CallNested(const CommandContext& ctx, const CallRequest& request);
+
 // Worker thread: takes the locks a command needs (none for a keyless command, every stripe for
 // kAllKeys, its keys' stripes otherwise), Calls it in kWorker mode and releases them. BLOCKS on
 // key locks and disk. REQUIRES: the calling thread holds no key lock.

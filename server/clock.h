@@ -6,8 +6,10 @@
 // cores), which every x86-64 CPU of the last decade has; Calibrate() checks the CPU flag and
 // falls back to clock_gettime(CLOCK_MONOTONIC) (~20 ns) where it is missing, and elsewhere.
 //
-// Thread-safety: Now() and ToNanos() from any thread after Calibrate() has run (main thread,
+// Thread-safety: Now() and NanosBetween() from any thread after Calibrate() has run (main thread,
 // before other threads start). Ticks from different threads are comparable.
+//
+// Also here: the wall clock (NowUnixMs / NowUnixUs) that expiry and replies read.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,10 @@
 #endif
 
 namespace rockcache::server {
+
+// Wall-clock Unix time in milliseconds / microseconds (system_clock; may step). Any thread.
+int64_t NowUnixMs();
+int64_t NowUnixUs();
 
 class Clock {
  public:

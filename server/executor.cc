@@ -33,9 +33,9 @@ bool TryAnswerFromCache(Server& server, const CommandSpec& spec, const Args& arg
   cache::Cache* cache = server.cache();
   if (spec.rtc == nullptr || cache == nullptr || !cache->enabled()) return false;
   DbScope scope(server.store()->PhysicalDb(db));
-  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server, db};
+  RtcContext ctx{cache, now_ms, /*count_stats=*/true, &server.services(), db};
   if (!spec.rtc(ctx, argv, out)) return false;
-  NotifyCacheMisses(server, spec, argv, now_ms, db);
+  NotifyCacheMisses(server.pubsub(), *cache, spec, argv, now_ms, db);
   return true;
 }
 
@@ -75,10 +75,10 @@ bool TryAnswerFromMemory(Server& server, const CommandSpec& spec, const Args& ar
   if (!cache->Put(key, std::move(value), expire_at_ms, now_ms, generation, &ticket)) return false;
   // The lookup that missed was counted; this one answers it (no second access: the entry stays
   // on probation until another read).
-  RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server, db};
+  RtcContext ctx{cache, now_ms, /*count_stats=*/false, &server.services(), db};
   ctx.touch = false;
   if (!spec.rtc(ctx, argv, out)) return false;
-  NotifyCacheMisses(server, spec, argv, now_ms, db);
+  NotifyCacheMisses(server.pubsub(), *cache, spec, argv, now_ms, db);
   return true;
 }
 

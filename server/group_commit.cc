@@ -14,6 +14,7 @@
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/scripting/script_unit.h"
+#include "server/server.h"
 #include "server/slicing/slice_task.h"
 #include "server/tx/transaction.h"
 #include "storage/store.h"

@@ -200,7 +200,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
     conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
-    if (conn->tracking.on && spec != nullptr) NoteTrackedRead(server, conn, *spec, argv);
+    if (conn->tracking.on && spec != nullptr) NoteTrackedRead(server.tracking(), conn, *spec, argv);
     if (ForTransaction(spec, conn->tx_multi())) {
       const size_t batched = batch.size();
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);

@@ -270,8 +270,8 @@ Connection* NetLoop::FindConnection(uint64_t id) {
 void NetLoop::CloseConnection(Connection* conn) {
   spdlog::debug("closing client id={} addr={}", conn->id, conn->info->addr);
   conn->info->closed.store(true, std::memory_order_release);  // a sliced read in flight stops
-  if (conn->pubsub != nullptr) UnsubscribeAll(*server_, conn);
-  DisableTracking(*server_, conn);
+  if (conn->pubsub != nullptr) UnsubscribeAll(server_->pubsub(), conn);
+  DisableTracking(server_->tracking(), conn);
   if (conn->waiter) server_->blocking().Abandon(conn->waiter.get());  // nothing is lost
   if (conn->wait_timer) event_free(conn->wait_timer);
   if (conn->read_event) event_free(conn->read_event);

@@ -29,13 +29,14 @@
 
 #include "config/mutex.h"
 #include "config/status.h"
+#include "server/batch.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
 #include "server/flat_key_set.h"
 #include "server/memory_read_gate.h"
 #include "server/protocol/args_pool.h"
 #include "server/pubsub/inbox.h"
-#include "server/server.h"
+#include "server/server_stats.h"
 
 struct event_base;
 struct evconnlistener;
@@ -45,32 +46,6 @@ struct sockaddr;
 namespace rockcache::server {
 
 class Server;
-
-// A message to a loop about one of its connections.
-struct Completion {
-  // kClose: close the connection now, with nothing more sent (a sliced reply that cannot be
-  // finished: storage error, pool shutdown).
-  enum class Kind { kReplies, kKill, kClose };
-  Kind kind = Kind::kReplies;
-  uint64_t conn_id = 0;
-  std::string replies;        // kReplies: the batch's reply bytes, in order
-  bool close_client = false;  // kReplies: the batch passed the client's output-buffer limit
-  std::vector<PreparedCommand> commands;  // kReplies: the batch, with the worker's timestamps
-  BatchTimes times;
-  // Sliced reads (server/slicing/): `more` = a chunk of a reply still being produced (the
-  // connection stays in flight); `slice_bytes` = bytes of it counted in
-  // ClientInfo::slice_queued_bytes; `rest` = on the last chunk, the batch's commands after the
-  // sliced one, not run yet (the loop submits them as a new batch).
-  bool more = false;
-  uint64_t slice_bytes = 0;
-  std::vector<PreparedCommand> rest;
-  // kReplies that end a blocked command's wait (served, timed out, CLIENT UNBLOCK): counted in
-  // INFO commandstats then, once, as Redis (and in SLOWLOG when served, with `served_ns`, the
-  // time the serving took; a wait's time is not the command's).
-  enum class Unblock { kNone, kServed, kTimedOut };
-  Unblock unblock = Unblock::kNone;
-  uint64_t served_ns = 0;
-};
 
 class NetLoop {
  public:

@@ -35,18 +35,6 @@
 
 namespace rockcache::server {
 
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t NowUnixUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 namespace {
 
 // Frees expired and stale (flushed) cache entries, as Redis's active expire cycle: rounds of
@@ -399,6 +387,7 @@ Status Server::Start() {
   cache_options.max_list_elements = static_cast<size_t>(config_->GetInt("cache-max-list-elements"));
   cache_ = std::make_unique<cache::Cache>(cache_options);
   key_locks_ = std::make_unique<cache::KeyLocks>();
+  WireServices();
 
   pool::Options pool_options;
   pool_options.mode =
@@ -448,6 +437,23 @@ Status Server::Start() {
   replication_->Start();
   ScheduleExpirySweep();
   return Status::OK();
+}
+
+void Server::WireServices() {
+  services_.settings = &settings_;
+  services_.stats = &stats_;
+  services_.config = config_;
+  services_.databases = store_->databases();
+  services_.key_locks = key_locks_.get();
+  services_.pubsub = pubsub_.get();
+  services_.tracking = tracking_.get();
+  services_.blocking = blocking_.get();
+  services_.watches = &watches_;
+  services_.scripting = &scripting_;
+  services_.clients = &clients_;
+  services_.replication = replication_.get();
+  services_.admin = &admin_;
+  services_.calls = this;
 }
 
 void Server::ScheduleExpirySweep() {

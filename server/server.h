@@ -21,12 +21,15 @@
 #include "config/status.h"
 #include "server/batch.h"
 #include "server/client_registry.h"
+#include "server/clock.h"
 #include "server/commands/command.h"
 #include "server/executor.h"
 #include "server/metrics/metrics.h"
 #include "server/metrics/slowlog.h"
 #include "server/scripting/scripting.h"
+#include "server/server_admin.h"
 #include "server/server_stats.h"
+#include "server/services.h"
 #include "server/settings.h"
 #include "server/tracking/tracking.h"
 #include "server/tx/watch.h"
@@ -80,6 +83,10 @@ class Server {
   // the task charges each batch's execution time to its connection.
   void SubmitGroup(uint32_t loop_index, std::vector<ConnBatch> group, int level = 0);
 
+  // What command handlers reach (server/services.h; CommandContext's accessors). Complete once
+  // Start() has opened the store and built the cache, before the pool and the loops run.
+  const Services& services() const { return services_; }
+
   config::Config& config() { return *config_; }
   const Settings& settings() const { return settings_; }
   ServerStats& stats() { return stats_; }
@@ -116,6 +123,7 @@ class Server {
  private:
   void ApplySetting(const std::string& name, const std::string& value);
   void ScheduleExpirySweep();
+  void WireServices();  // fills services_ (Start, once every part it names exists)
 
   config::Config* const config_;
   Settings settings_;
@@ -136,6 +144,8 @@ class Server {
   std::unique_ptr<replication::Replication> replication_;
   std::unique_ptr<pool::WorkerPool> pool_;
   std::vector<std::unique_ptr<NetLoop>> loops_;
+  ServerAdmin admin_{this};
+  Services services_;
   std::atomic<uint64_t> next_client_id_{1};
   int64_t start_time_ms_ = 0;
   int shutdown_fd_ = -1;  // eventfd: RequestShutdown() writes, Run() polls
@@ -151,12 +161,8 @@ class Server {
   size_t rates_count_ GUARDED_BY(rates_mu_) = 0;
 };
 
-// Wall-clock Unix time in milliseconds / microseconds.
-int64_t NowUnixMs();
-
 // The storage options of `config` (dir, storage-sync, rocksdb-*, databases...): what the server
 // opens its store with (Server::Start) and what --import-rdb opens it with.
 storage::Options StoreOptions(const config::Config& config);
-int64_t NowUnixUs();
 
 }  // namespace rockcache::server

@@ -156,13 +156,13 @@ class Serving {
   bool ServeStreamWaiter(const std::shared_ptr<Waiter>& waiter, const std::string& key) {
     ReplyProtocolScope protocol(waiter->protocol);  // the blocked client's, not the writer's
     std::string reply;
-    StreamReadiness ready = ProbeStreamWait(server_, *waiter, key, &reply);
+    StreamReadiness ready = ProbeStreamWait(store_, *waiter, key, &reply);
     if (ready == StreamReadiness::kNotReady) return true;
     if (!registry_.Finish(waiter.get(), WaitState::kServed)) return false;
     const uint64_t start = Clock::Now();
     if (ready == StreamReadiness::kReady) {
       CommandContext ctx;
-      ctx.server = &server_;
+      ctx.services = &server_.services();
       ctx.store = &store_;
       ctx.db = waiter->notify_db;
       Status s = ServeStreamWait(ctx, *waiter, key, &reply);
@@ -181,11 +181,11 @@ class Serving {
   // (in the waiter's database; `new` for a BLMOVE destination it creates).
   Status ServePop(const Waiter& waiter, std::string_view key, std::string* reply) {
     CommandContext ctx;
-    ctx.server = &server_;
+    ctx.services = &server_.services();
     ctx.store = &store_;
     ctx.db = waiter.notify_db;
     NewKeyWatch new_keys;
-    if (waiter.op.kind == WaitOp::Kind::kListMove && NotifyEnabled(server_, kNotifyNew)) {
+    if (waiter.op.kind == WaitOp::Kind::kListMove && NotifyEnabled(server_.pubsub(), kNotifyNew)) {
       auto exists = store_.Exists({waiter.op.dst});
       if (exists.ok() && *exists == 0) new_keys.absent.push_back(waiter.op.dst);
       new_keys.announced.assign(new_keys.absent.size(), false);

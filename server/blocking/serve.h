@@ -61,7 +61,7 @@ Status PopFor(CommandContext& ctx, const WaitOp& op, std::string_view key, std::
 // [[key, entries]] (RESP3: {key: entries}). REQUIRES: the key lock of `key`; the probe said
 // kReady under the same hold.
 enum class StreamReadiness { kNotReady, kReady, kError };
-StreamReadiness ProbeStreamWait(Server& server, const Waiter& waiter, std::string_view key,
+StreamReadiness ProbeStreamWait(storage::Store& store, const Waiter& waiter, std::string_view key,
                                 std::string* error_reply);
 Status ServeStreamWait(CommandContext& ctx, const Waiter& waiter, std::string_view key,
                        std::string* out);

@@ -18,7 +18,7 @@
 #include "server/commands/command.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -30,7 +30,7 @@ constexpr std::string_view kBadType =
     "is.";
 
 uint64_t MaxBulk(const CommandContext& ctx) {
-  return ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  return ctx.settings().proto_max_bulk_len.load(std::memory_order_relaxed);
 }
 
 // Redis getBitOffsetFromArgument: "#n" (when `hash` and bits > 0) means n * bits; the offset in
@@ -160,7 +160,7 @@ int64_t FindBit(const std::string& s, int64_t first, int64_t last, int bit) {
 // offset is left to the handler (which replies the error).
 bool RtcGetBit(RtcContext& ctx, const Args& argv, std::string* out) {
   int64_t offset = 0;
-  uint64_t max_bulk = ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  uint64_t max_bulk = ctx.settings().proto_max_bulk_len.load(std::memory_order_relaxed);
   if (!storage::ParseInt64(argv[2], &offset) || offset < 0 ||
       (static_cast<uint64_t>(offset) >> 3) >= max_bulk) {
     return false;

@@ -10,7 +10,6 @@
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -44,7 +43,7 @@ void PopOrBlock(CommandContext& ctx, std::vector<std::string_view> keys, const W
   w.notify_db = ctx.db;
   w.keys.assign(keys.begin(), keys.end());
   w.op = op;
-  if (!ctx.server->blocking().Add(*waiter)) {
+  if (!ctx.blocking().Add(*waiter)) {
     return out->append(null_reply), void();  // its timeout passed before it ran
   }
   w.queued = true;  // no reply now: the one who ends the wait posts it

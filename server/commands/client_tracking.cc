@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "server/client_registry.h"
 #include "server/commands/args.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/tracking/tracking.h"
 
 namespace rockcache::server {
 namespace {
@@ -22,7 +23,7 @@ void TrackingOn(CommandContext& ctx, const Args& argv, std::string* out) {
       int64_t id = 0;
       if (!ParseInteger(argv[++i], &id)) return out->append(kReplyNotInteger), void();
       if (id != static_cast<int64_t>(conn.id) &&
-          ctx.server->clients().Find(static_cast<uint64_t>(id)) == nullptr) {
+          ctx.clients().Find(static_cast<uint64_t>(id)) == nullptr) {
         return AppendError(out, "ERR The client ID you want redirect to does not exist");
       }
       options.redirect = static_cast<uint64_t>(id) == conn.id ? 0 : static_cast<uint64_t>(id);
@@ -73,14 +74,14 @@ void TrackingOn(CommandContext& ctx, const Args& argv, std::string* out) {
   conn.tracking.optin = options.optin;
   conn.tracking.optout = options.optout;
   conn.tracking.caching = -1;
-  ctx.server->tracking().Enable(conn.id, conn.info->loop_index, std::move(options));
+  ctx.tracking().Enable(conn.id, conn.info->loop_index, std::move(options));
   out->append(kReplyOk);
 }
 
 void TrackingInfo(CommandContext& ctx, std::string* out) {
   const Connection& conn = *ctx.conn;
   TrackingOptions options;
-  const bool on = conn.tracking.on && ctx.server->tracking().Options(conn.id, &options);
+  const bool on = conn.tracking.on && ctx.tracking().Options(conn.id, &options);
   std::vector<std::string> flags;
   if (!on) {
     flags.push_back("off");
@@ -113,7 +114,7 @@ bool ClientTrackingCommand(CommandContext& ctx, Args& argv, std::string* out) {
     if (Is(argv[2], "ON")) {
       TrackingOn(ctx, argv, out);
     } else if (Is(argv[2], "OFF") && argv.size() == 3) {
-      DisableTracking(*ctx.server, &conn);
+      DisableTracking(ctx.tracking(), &conn);
       out->append(kReplyOk);
     } else {
       out->append(kReplySyntaxError);
@@ -148,7 +149,7 @@ bool ClientTrackingCommand(CommandContext& ctx, Args& argv, std::string* out) {
   }
   if (Is(sub, "GETREDIR") && argv.size() == 2) {
     TrackingOptions options;
-    if (!conn.tracking.on || !ctx.server->tracking().Options(conn.id, &options)) {
+    if (!conn.tracking.on || !ctx.tracking().Options(conn.id, &options)) {
       AppendInteger(out, -1);
     } else {
       AppendInteger(out, static_cast<int64_t>(options.redirect));
@@ -163,13 +164,14 @@ bool ClientTrackingCommand(CommandContext& ctx, Args& argv, std::string* out) {
   return false;
 }
 
-void DisableTracking(Server& server, Connection* conn) {
+void DisableTracking(Tracking& tracking, Connection* conn) {
   if (!conn->tracking.on) return;
   conn->tracking = Connection::TrackingState{};
-  server.tracking().Disable(conn->id);
+  tracking.Disable(conn->id);
 }
 
-void NoteTrackedRead(Server& server, Connection* conn, const CommandSpec& spec, const Args& argv) {
+void NoteTrackedRead(Tracking& registry, Connection* conn, const CommandSpec& spec,
+                     const Args& argv) {
   Connection::TrackingState& tracking = conn->tracking;
   // CLIENT CACHING sets the answer; CLIENT TRACKINGINFO shows it and uses it up itself (Redis
   // clears it after the command that follows CACHING has run).
@@ -183,7 +185,7 @@ void NoteTrackedRead(Server& server, Connection* conn, const CommandSpec& spec, 
   if (tracking.optin && caching != 1) return;
   if (tracking.optout && caching == 0) return;
   const std::vector<std::string_view> keys = CommandKeys(spec, argv);
-  if (!keys.empty()) server.tracking().Record(conn->id, keys);
+  if (!keys.empty()) registry.Record(conn->id, keys);
 }
 
 }  // namespace rockcache::server

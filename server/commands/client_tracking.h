@@ -8,7 +8,7 @@
 
 namespace rockcache::server {
 
-class Server;
+class Tracking;
 struct Connection;
 
 // Runs CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO and returns true; false for any other
@@ -16,11 +16,12 @@ struct Connection;
 bool ClientTrackingCommand(CommandContext& ctx, Args& argv, std::string* out);
 
 // Tracking off for `conn` (CLIENT TRACKING OFF, RESET, close).
-void DisableTracking(Server& server, Connection* conn);
+void DisableTracking(Tracking& tracking, Connection* conn);
 
 // Before a command of a tracking connection runs: a read in default mode records its keys
 // (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless after CLIENT CACHING NO), and any command
 // but CLIENT CACHING uses up the CACHING answer.
-void NoteTrackedRead(Server& server, Connection* conn, const CommandSpec& spec, const Args& argv);
+void NoteTrackedRead(Tracking& tracking, Connection* conn, const CommandSpec& spec,
+                     const Args& argv);
 
 }  // namespace rockcache::server

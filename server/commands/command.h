@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/services.h"
+
 namespace rockcache::storage {
 class Store;
 }
@@ -33,7 +35,6 @@ class Cache;
 
 namespace rockcache::server {
 
-class Server;
 struct Connection;
 struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
@@ -72,11 +73,14 @@ enum CommandFlags : uint32_t {
 
 using Args = std::vector<std::string>;
 
-// What a handler may reach. `conn` is set only for kConnection commands (network thread).
+// What a handler may reach: the fields below (its store, cache, connection and call state), and
+// the server's shared parts through the accessors at the end, each named for what it is. A
+// handler never sees the Server. `conn` is set only for kConnection commands (network thread).
 // `store` is set only on worker threads. `cache` is set only while the command holds the key
 // locks of its keys (worker threads): then, and only then, it may fill or update the cache.
 struct CommandContext {
-  Server* server = nullptr;
+  // Set by the call path (server/call.h) from the Server's; handlers use the accessors below.
+  const Services* services = nullptr;
   storage::Store* store = nullptr;
   Connection* conn = nullptr;
   cache::Cache* cache = nullptr;
@@ -115,6 +119,35 @@ struct CommandContext {
   // with, so a fill that read storage before a FLUSHDB/FLUSHALL is never installed as live after
   // it ("Fill fencing" in cache/cache.h). The cache helpers (cache_access.h) pass it.
   uint32_t cache_generation = 0;
+
+  // ---- the server's shared parts (server/services.h); any thread unless stated ----
+  // Hot-path settings mirrored from the config (relaxed loads).
+  const Settings& settings() const { return *services->settings; }
+  // Server-wide counters (INFO stats).
+  ServerStats& stats() const { return *services->stats; }
+  // The config, read-only (GetInt, GetString take its lock: not for per-command paths).
+  const config::Config& config() const { return *services->config; }
+  // The number of logical databases (SELECT, MOVE, SWAPDB check against it).
+  int databases() const { return services->databases; }
+  // The key-stripe locks: for a write-sequence fence (CacheReadFence, server/executor.h) and the
+  // few handlers that lock keys of their own (DEBUG CACHE-VERIFY: see held_stripes).
+  cache::KeyLocks& key_locks() const { return *services->key_locks; }
+  // Channel and pattern subscriptions, PUBLISH, notify-keyspace-events.
+  PubSub& pubsub() const { return *services->pubsub; }
+  // Client-side caching (CLIENT TRACKING).
+  Tracking& tracking() const { return *services->tracking; }
+  // Clients blocked in BLPOP-like commands.
+  WaitRegistry& blocking() const { return *services->blocking; }
+  // WATCHed keys (server/tx/).
+  WatchRegistry& watches() const { return *services->watches; }
+  // The script cache and the function libraries.
+  scripting::Scripting& scripting() const { return *services->scripting; }
+  // Every connected client (CLIENT LIST, MEMORY STATS).
+  ClientRegistry& clients() const { return *services->clients; }
+  // Role, link and replicas (REPLICAOF, ROLE, WAIT, PSYNC).
+  replication::Replication& replication() const { return *services->replication; }
+  // The administrative commands' view of the whole server (INFO, CONFIG, DEBUG, SHUTDOWN...).
+  ServerAdmin& admin() const { return *services->admin; }
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
@@ -124,11 +157,15 @@ struct RtcContext {
   cache::Cache* cache = nullptr;
   int64_t now_ms = 0;
   bool count_stats = true;  // false for a worker's re-check (a coalesced miss, not a new lookup)
-  Server* server = nullptr;
-  int db = 0;  // as CommandContext::db; `cache` already looks in it
+  const Services* services = nullptr;  // as CommandContext's; through the accessors below
+  int db = 0;                          // as CommandContext::db; `cache` already looks in it
   // false: the lookup answers the request whose miss just filled the entry, which is not a
   // second access (cache::Cache::Inspect: no promotion out of the probation segment)
   bool touch = true;
+
+  // As CommandContext's (a multi-key answer fences on the key stripes' write sequences).
+  const Settings& settings() const { return *services->settings; }
+  const cache::KeyLocks& key_locks() const { return *services->key_locks; }
 };
 
 // Answers from the cache alone. Returns true and appends the whole reply when the cache holds

@@ -7,7 +7,7 @@
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_admin.h"
 
 namespace rockcache::server {
 namespace {
@@ -31,7 +31,7 @@ void ConfigGet(config::Config& config, const Args& argv, std::string* out) {
 
 void Config(CommandContext& ctx, Args& argv, std::string* out) {
   const std::string& sub = argv[1];
-  config::Config& config = ctx.server->config();
+  config::Config& config = ctx.admin().config();
   if (Is(sub, "GET") && argv.size() >= 3) return ConfigGet(config, argv, out);
   if (Is(sub, "SET") && argv.size() >= 4 && argv.size() % 2 == 0) {
     std::vector<std::pair<std::string, std::string>> pairs;
@@ -41,7 +41,7 @@ void Config(CommandContext& ctx, Args& argv, std::string* out) {
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "RESETSTAT") && argv.size() == 2) {
-    ctx.server->ResetStats();
+    ctx.admin().ResetStats();
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "REWRITE") && argv.size() == 2) {

@@ -10,7 +10,7 @@
 #include "server/connection.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
+#include "server/pubsub/pubsub.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -34,7 +34,7 @@ bool ParseDb(CommandContext& ctx, const std::string& arg, int* db, std::string* 
                    : "ERR value is out of range, value must between -2147483648 and 2147483647"),
            false;
   }
-  if (value < 0 || value >= ctx.server->store()->databases()) {
+  if (value < 0 || value >= ctx.databases()) {
     return AppendError(out, "ERR DB index is out of range"), false;
   }
   *db = static_cast<int>(value);
@@ -54,15 +54,15 @@ void Select(CommandContext& ctx, Args& argv, std::string* out) {
 // one): a write that lands in another database. Key lock held.
 void EraseInDb(CommandContext& ctx, int db, std::string_view key) {
   if (ctx.cache == nullptr) return;
-  DbScope scope(ctx.server->store()->PhysicalDb(db));
+  DbScope scope(ctx.store->PhysicalDb(db));
   ctx.cache->Erase(key);
 }
 
 // A keyspace event in logical database `db` (MOVE and COPY ... DB announce the key there).
 void NotifyInDb(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key,
                 int db) {
-  const uint32_t flags = ctx.server->pubsub().notify_flags();
-  if (flags & type) PublishKeyspaceEvent(*ctx.server, flags, type, event, key, db);
+  const uint32_t flags = ctx.pubsub().notify_flags();
+  if (flags & type) PublishKeyspaceEvent(ctx.pubsub(), flags, type, event, key, db);
 }
 
 // MOVE key db. Events as Redis: new (in db), move_from, move_to (in db).

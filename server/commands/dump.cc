@@ -6,19 +6,18 @@
 #include "server/commands/dump.h"
 
 #include "config/config.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/rdb/value_codec.h"
-#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
 
-rdb::EncodingLimits DumpLimits(Server& server) {
-  const config::Config& config = server.config();
+rdb::EncodingLimits DumpLimits(const config::Config& config) {
   rdb::EncodingLimits limits;
   limits.hash_max_listpack_entries = config.GetInt("hash-max-listpack-entries");
   limits.hash_max_listpack_value = config.GetInt("hash-max-listpack-value");
@@ -36,7 +35,7 @@ StatusOr<std::optional<std::string>> DumpKey(CommandContext& ctx, std::string_vi
   auto value = ctx.store->ReadValue(key, max_bytes);
   if (!value.ok()) return value.status();
   if (!value->has_value()) return std::optional<std::string>();
-  return std::optional<std::string>(rdb::DumpPayload(**value, DumpLimits(*ctx.server)));
+  return std::optional<std::string>(rdb::DumpPayload(**value, DumpLimits(ctx.config())));
 }
 
 namespace {

@@ -8,13 +8,16 @@
 #include "config/status.h"
 #include "server/rdb/value_codec.h"
 
+namespace rockcache::config {
+class Config;
+}
+
 namespace rockcache::server {
 
-class Server;
 struct CommandContext;
 
-// The encoding thresholds of the server's options (hash-max-listpack-entries...).
-rdb::EncodingLimits DumpLimits(Server& server);
+// The encoding thresholds of `config`'s options (hash-max-listpack-entries...).
+rdb::EncodingLimits DumpLimits(const config::Config& config);
 // The DUMP payload of `key` (nullopt when absent), reading at most max_bytes of elements
 // (OverLimit past it). BLOCKS on storage.
 StatusOr<std::optional<std::string>> DumpKey(CommandContext& ctx, std::string_view key,

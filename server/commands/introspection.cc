@@ -27,12 +27,13 @@
 
 #include "cache/cache.h"
 #include "config/config.h"
+#include "server/client_registry.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
 #include "server/metrics/info.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_admin.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -223,7 +224,7 @@ uint64_t DiskBytes(const std::string& key, const KeySample& sample) {
 }
 
 uint64_t CacheBytes(CommandContext& ctx, const std::string& key) {
-  cache::Cache* cache = ctx.server->cache();
+  cache::Cache* cache = ctx.admin().cache();
   uint64_t bytes = 0;
   if (cache == nullptr) return 0;
   cache->Inspect(key, ctx.now_ms, [&](const cache::Value& value, int64_t) {
@@ -233,8 +234,8 @@ uint64_t CacheBytes(CommandContext& ctx, const std::string& key) {
 }
 
 bool LfuPolicy(CommandContext& ctx) {
-  return ctx.server->cache() != nullptr &&
-         ctx.server->cache()->policy() == cache::Policy::kAllKeysLfu;
+  return ctx.admin().cache() != nullptr &&
+         ctx.admin().cache()->policy() == cache::Policy::kAllKeysLfu;
 }
 
 void Object(CommandContext& ctx, Args& argv, std::string* out) {
@@ -262,7 +263,7 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
   // type (an absent key replies nil before any policy error, as Redis).
   uint64_t limit = 0;
   if (encoding) {
-    const config::Config& config = ctx.server->config();
+    const config::Config& config = ctx.config();
     limit = static_cast<uint64_t>(std::max({config.GetInt("hash-max-listpack-entries"),
                                             config.GetInt("zset-max-listpack-entries"),
                                             config.GetInt("set-max-intset-entries")})) +
@@ -271,7 +272,7 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
   auto sample = SampleKey(ctx.store, key, encoding ? limit : 0);
   if (!sample.ok()) return AppendStatusError(out, sample.status());
   if (sample->type == storage::KeyType::kNone) return out->append(NullBulkReply()), void();
-  if (encoding) return AppendBulk(out, Encoding(*sample, ctx.server->config()));
+  if (encoding) return AppendBulk(out, Encoding(*sample, ctx.config()));
   if (refcount) {
     // Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT).
     int64_t n = -1;
@@ -286,7 +287,7 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
                          "tracked. Please note that when switching between policies at runtime "
                          "LRU and LFU data will take some time to adjust.");
     }
-    auto counter = ctx.server->cache()->LfuFrequency(key, ctx.now_ms);
+    auto counter = ctx.admin().cache()->LfuFrequency(key, ctx.now_ms);
     return AppendInteger(out, counter.value_or(0));
   }
   if (LfuPolicy(ctx)) {
@@ -322,8 +323,8 @@ void MemoryStats(CommandContext& ctx, std::string* out) {
   auto keys = ctx.store->DbSize();
   uint64_t key_count = keys.ok() ? static_cast<uint64_t>(*keys) : 0;
   cache::Stats cache{};
-  if (ctx.server->cache() != nullptr) cache = ctx.server->cache()->GetStats();
-  uint64_t clients = ctx.server->clients().Snapshot().size();
+  if (ctx.admin().cache() != nullptr) cache = ctx.admin().cache()->GetStats();
+  uint64_t clients = ctx.clients().Snapshot().size();
   std::vector<std::pair<const char*, uint64_t>> fields = {
       {"peak.allocated", rss},
       {"total.allocated", rss},
@@ -351,11 +352,11 @@ void MemoryStats(CommandContext& ctx, std::string* out) {
 }
 
 std::string MemoryDoctor(CommandContext& ctx) {
-  if (ctx.server->cache() == nullptr || !ctx.server->cache()->enabled()) {
+  if (ctx.admin().cache() == nullptr || !ctx.admin().cache()->enabled()) {
     return "Hi Sam, the cache is off (cache-maxmemory 0): every read goes to RocksDB. Set "
            "maxmemory (or cache-maxmemory) to keep hot keys in memory.\n";
   }
-  cache::Stats stats = ctx.server->cache()->GetStats();
+  cache::Stats stats = ctx.admin().cache()->GetStats();
   if (stats.keys == 0) {
     return "Hi Sam, this instance is empty or is using very little memory, my issues detector "
            "can't be used in these conditions. Please, leave for your mission on Earth and fill "
@@ -405,7 +406,7 @@ void Touch(CommandContext& ctx, Args& argv, std::string* out) {
   auto keys = ArgViews(argv, 1);
   auto found = ctx.store->Exists(keys);
   if (!found.ok()) return AppendStatusError(out, found.status());
-  if (cache::Cache* cache = ctx.server->cache()) {
+  if (cache::Cache* cache = ctx.admin().cache()) {
     for (auto key : keys) cache->Visit(key, ctx.now_ms, [](const cache::Value&, int64_t) {});
   }
   AppendInteger(out, *found);

@@ -5,14 +5,16 @@
 #include <cstdlib>
 #include <unordered_set>
 
+#include "cache/key_locks.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/cache_access.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/commands/scan_args.h"
+#include "server/executor.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
 #include "server/slicing/sliced_read.h"
 #include "server/slicing/sliced_scan.h"
 #include "storage/store.h"
@@ -35,7 +37,7 @@ void DelNotifying(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void Del(CommandContext& ctx, Args& argv, std::string* out) {
-  if (NotifyEnabled(*ctx.server, kNotifyGeneric)) return DelNotifying(ctx, argv, out);
+  if (NotifyEnabled(ctx, kNotifyGeneric)) return DelNotifying(ctx, argv, out);
   auto removed = ctx.store->Del(ArgViews(argv, 1));
   if (!removed.ok()) return AppendStatusError(out, removed.status());
   AppendInteger(out, *removed);
@@ -49,7 +51,7 @@ void Exists(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 bool RtcExists(RtcContext& ctx, const Args& argv, std::string* out) {
-  CacheReadFence fence(ctx.server->key_locks());
+  CacheReadFence fence(ctx.key_locks());
   bool multi = argv.size() > 2;
   if (multi && !fence.Snapshot(argv, 1)) return false;
   int64_t count = 0;

@@ -13,7 +13,7 @@
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -62,8 +62,7 @@ void Lcs(CommandContext& ctx, Args& argv, std::string* out) {
   const auto alen = static_cast<uint32_t>(a.size());
   const auto blen = static_cast<uint32_t>(b.size());
   const uint64_t cells = (uint64_t{alen} + 1) * (uint64_t{blen} + 1);
-  const uint64_t max_bulk =
-      ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  const uint64_t max_bulk = ctx.settings().proto_max_bulk_len.load(std::memory_order_relaxed);
   if (cells * sizeof(uint32_t) > max_bulk) {
     return AppendError(
         out, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");

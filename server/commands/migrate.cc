@@ -19,12 +19,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "config/config.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/dump.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -204,7 +205,7 @@ void Migrate(CommandContext& ctx, Args& argv, std::string* out) {
   };
   std::vector<Item> items;
   const int64_t now = NowUnixMs();
-  const rdb::EncodingLimits limits = DumpLimits(*ctx.server);
+  const rdb::EncodingLimits limits = DumpLimits(ctx.config());
   for (size_t j = 0; j < num_keys; ++j) {
     const std::string& key = argv[first_key + j];
     auto value = ctx.store->ReadValue(key);

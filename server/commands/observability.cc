@@ -7,13 +7,13 @@
 #include "server/metrics/metrics.h"
 #include "server/metrics/slowlog.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_admin.h"
 
 namespace rockcache::server {
 namespace {
 
 void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
-  SlowLog& slowlog = ctx.server->slowlog();
+  SlowLog& slowlog = ctx.admin().slowlog();
   if (Is(argv[1], "GET") && argv.size() <= 3) {
     int64_t count = 10;
     if (argv.size() == 3 && (!ParseInteger(argv[2], &count) || count < -1)) {
@@ -78,7 +78,7 @@ void SlowlogCommand(CommandContext& ctx, Args& argv, std::string* out) {
 // LATENCY HISTOGRAM in Redis 7's reply shape: per command, its calls and a cumulative
 // histogram of total latency over power-of-two microsecond buckets.
 void LatencyHistogramReply(CommandContext& ctx, Args& argv, std::string* out) {
-  Metrics::Snapshot snapshot = ctx.server->metrics().Read();
+  Metrics::Snapshot snapshot = ctx.admin().metrics().Read();
   const auto& all = AllCommands();
   std::vector<size_t> ids;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -131,7 +131,7 @@ void LatencyGraph(const LatencyMonitor::Event& event, const std::string& name, s
 }
 
 void Latency(CommandContext& ctx, Args& argv, std::string* out) {
-  LatencyMonitor& monitor = ctx.server->metrics().latency_monitor();
+  LatencyMonitor& monitor = ctx.admin().metrics().latency_monitor();
   const std::string& sub = argv[1];
   if (Is(sub, "HISTOGRAM")) return LatencyHistogramReply(ctx, argv, out);
   if (Is(sub, "LATEST") && argv.size() == 2) {

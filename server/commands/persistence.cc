@@ -4,7 +4,7 @@
 #include "server/metrics/info.h"
 #include "server/persistence/checkpoints.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_admin.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -25,7 +25,7 @@ void BgSave(CommandContext& ctx, Args& argv, std::string* out) {
   // The writes before BGSAVE in this group commit first, so the checkpoint holds them (inside
   // EXEC this commits nothing: the transaction stays one WriteBatch).
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) return AppendStatusError(out, s);
-  switch (ctx.server->checkpoints().StartBackground(WritesProcessed(*ctx.server))) {
+  switch (ctx.admin().checkpoints().StartBackground(ctx.admin().WritesProcessed())) {
     case Checkpoints::Start::kStarted:
       return AppendSimple(
           out, ctx.in_exec ? "Background saving scheduled" : "Background saving started");
@@ -39,14 +39,14 @@ void BgSave(CommandContext& ctx, Args& argv, std::string* out) {
 void Save(CommandContext& ctx, Args&, std::string* out) {
   if (ctx.in_script) return AppendError(out, kNotFromScript);
   if (Status s = ctx.store->FlushThreadWriteGroup(); !s.ok()) return AppendStatusError(out, s);
-  Status s = ctx.server->checkpoints().SaveBlocking(WritesProcessed(*ctx.server));
+  Status s = ctx.admin().checkpoints().SaveBlocking(ctx.admin().WritesProcessed());
   if (s.ok()) return out->append(kReplyOk), void();
   if (s.code() == Status::Code::kBusy) return AppendError(out, kSaveInProgress);
   AppendStatusError(out, s);
 }
 
 void LastSave(CommandContext& ctx, Args&, std::string* out) {
-  AppendInteger(out, ctx.server->checkpoints().LastSaveUnix());
+  AppendInteger(out, ctx.admin().checkpoints().LastSaveUnix());
 }
 
 }  // namespace

@@ -15,8 +15,10 @@
 #include "server/connection.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/subscriptions.h"
-#include "server/server.h"
+#include "server/settings.h"
+#include "server/tracking/tracking.h"
 #include "server/tx/transaction.h"
+#include "server/tx/watch.h"
 
 namespace rockcache::server {
 namespace {
@@ -60,7 +62,7 @@ void SSubscribe(CommandContext& ctx, Args& argv, std::string* out) {
   PubSubState& state = StateOf(conn);
   for (size_t i = 1; i < argv.size(); ++i) {
     if (state.shard_channels.insert(argv[i]).second) {
-      ctx.server->pubsub().SSubscribe(argv[i], conn->id, conn->info->loop_index);
+      ctx.pubsub().SSubscribe(argv[i], conn->id, conn->info->loop_index);
     }
     AppendSubscriptionReply(out, "ssubscribe", &argv[i], state.shard_channels.size());
   }
@@ -72,7 +74,7 @@ void SUnsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
   Connection* conn = ctx.conn;
   PubSubState& state = StateOf(conn);
   auto drop = [&](const std::string& name) {
-    if (state.shard_channels.erase(name) != 0) ctx.server->pubsub().SUnsubscribe(name, conn->id);
+    if (state.shard_channels.erase(name) != 0) ctx.pubsub().SUnsubscribe(name, conn->id);
     AppendSubscriptionReply(out, "sunsubscribe", &name, state.shard_channels.size());
   };
   if (argv.size() == 1) {
@@ -89,7 +91,7 @@ void SUnsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void SPublishCommand(CommandContext& ctx, Args& argv, std::string* out) {
-  AppendInteger(out, ctx.server->pubsub().SPublish(argv[1], argv[2]));
+  AppendInteger(out, ctx.pubsub().SPublish(argv[1], argv[2]));
 }
 
 void Subscribe(CommandContext& ctx, Args& argv, std::string* out) {
@@ -100,9 +102,9 @@ void Subscribe(CommandContext& ctx, Args& argv, std::string* out) {
   for (size_t i = 1; i < argv.size(); ++i) {
     if (set.insert(argv[i]).second) {
       if (pattern) {
-        ctx.server->pubsub().PSubscribe(argv[i], conn->id, conn->info->loop_index);
+        ctx.pubsub().PSubscribe(argv[i], conn->id, conn->info->loop_index);
       } else {
-        ctx.server->pubsub().Subscribe(argv[i], conn->id, conn->info->loop_index);
+        ctx.pubsub().Subscribe(argv[i], conn->id, conn->info->loop_index);
       }
     }
     AppendSubscriptionReply(out, pattern ? "psubscribe" : "subscribe", &argv[i], state.count());
@@ -119,9 +121,9 @@ void Unsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
   auto drop = [&](const std::string& name) {
     if (set.erase(name) == 0) return;
     if (pattern) {
-      ctx.server->pubsub().PUnsubscribe(name, conn->id);
+      ctx.pubsub().PUnsubscribe(name, conn->id);
     } else {
-      ctx.server->pubsub().Unsubscribe(name, conn->id);
+      ctx.pubsub().Unsubscribe(name, conn->id);
     }
   };
   if (argv.size() == 1) {
@@ -144,11 +146,11 @@ void Unsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
 }
 
 void PublishCommand(CommandContext& ctx, Args& argv, std::string* out) {
-  AppendInteger(out, ctx.server->pubsub().Publish(argv[1], argv[2]));
+  AppendInteger(out, ctx.pubsub().Publish(argv[1], argv[2]));
 }
 
 void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
-  PubSub& pubsub = ctx.server->pubsub();
+  PubSub& pubsub = ctx.pubsub();
   const std::string& sub = argv[1];
   if ((Is(sub, "CHANNELS") || Is(sub, "SHARDCHANNELS")) && argv.size() <= 3) {
     const std::string_view pattern = argv.size() == 3 ? std::string_view(argv[2]) : "";
@@ -190,19 +192,19 @@ void PubSubCommand(CommandContext& ctx, Args& argv, std::string* out) {
 // requirepass set, the authentication, as Redis's clearClientConnectionState.
 void Reset(CommandContext& ctx, Args&, std::string* out) {
   Connection* conn = ctx.conn;
-  UnsubscribeAll(*ctx.server, conn);
+  UnsubscribeAll(ctx.pubsub(), conn);
   if (conn->tx != nullptr) {  // leaves MULTI and drops WATCHes, as DISCARD + UNWATCH
-    if (conn->tx->watcher != nullptr) ctx.server->watches().Remove(conn->tx->watcher.get());
+    if (conn->tx->watcher != nullptr) ctx.watches().Remove(conn->tx->watcher.get());
     conn->tx->Reset();
     conn->info->multi.store(-1, std::memory_order_relaxed);
   }
   conn->info->set_name("");
-  DisableTracking(*ctx.server, conn);
+  DisableTracking(ctx.tracking(), conn);
   conn->protocol = Protocol::kResp2;  // as Redis: RESET goes back to RESP2
   conn->info->resp.store(2, std::memory_order_relaxed);
   conn->db = 0;  // as Redis: RESET selects database 0
   conn->info->db.store(0, std::memory_order_relaxed);
-  conn->authenticated = !ctx.server->settings().auth_required.load(std::memory_order_relaxed);
+  conn->authenticated = !ctx.settings().auth_required.load(std::memory_order_relaxed);
   AppendSimple(out, "RESET");
 }
 

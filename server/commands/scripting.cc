@@ -15,7 +15,7 @@
 #include "server/scripting/script_unit.h"
 #include "server/scripting/script_vm.h"
 #include "server/scripting/sha1.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -45,7 +45,7 @@ void RunEval(CommandContext& ctx, Args& argv, std::string* out, bool by_sha, boo
   if (scripting::UnitKeys::Current() == nullptr) {  // not reached through a unit: a defect
     return AppendError(out, "ERR scripts run only as a unit of their own or inside EXEC");
   }
-  scripting::ScriptCache& cache = ctx.server->scripting().cache();
+  scripting::ScriptCache& cache = ctx.scripting().cache();
   std::string sha;
   std::string body;
   if (by_sha) {
@@ -76,8 +76,7 @@ void RunEval(CommandContext& ctx, Args& argv, std::string* out, bool by_sha, boo
   run.read_only = read_only || shebang.no_writes;
   const bool compiled = scripting::RunScript(run, out);
   if (compiled && !by_sha) {
-    cache.Add(sha, argv[1],
-              ctx.server->settings().lua_script_cache_bytes.load(std::memory_order_relaxed));
+    cache.Add(sha, argv[1], ctx.settings().lua_script_cache_bytes.load(std::memory_order_relaxed));
   }
 }
 
@@ -96,7 +95,7 @@ void EvalShaRo(CommandContext& ctx, Args& argv, std::string* out) {
 
 // FCALL / FCALL_RO function numkeys key... arg...
 void RunFcall(CommandContext& ctx, Args& argv, std::string* out, bool read_only) {
-  std::optional<scripting::FunctionInfo> fn = ctx.server->scripting().functions().Find(argv[1]);
+  std::optional<scripting::FunctionInfo> fn = ctx.scripting().functions().Find(argv[1]);
   if (!fn) return AppendError(out, "ERR Function not found");
   int64_t numkeys = 0;
   if (!ParseInteger(argv[2], &numkeys)) return AppendError(out, "ERR Bad number of keys provided");
@@ -155,7 +154,7 @@ void AppendLibrary(std::string* out, const scripting::LibraryInfo& library, bool
 // FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]: every library checked before any is
 // installed (all or nothing), then kept durably as FUNCTION LOAD keeps them.
 void RestoreFunctions(CommandContext& ctx, Args& argv, std::string* out) {
-  scripting::FunctionRegistry& registry = ctx.server->scripting().functions();
+  scripting::FunctionRegistry& registry = ctx.scripting().functions();
   enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
   if (argv.size() == 4) {
     if (Is(argv[3], "FLUSH")) {
@@ -226,7 +225,7 @@ void RestoreFunctions(CommandContext& ctx, Args& argv, std::string* out) {
 // FUNCTION LOAD / DELETE / FLUSH / LIST / STATS / KILL / DUMP / RESTORE / HELP, on a worker: LOAD
 // and DELETE write the libraries' records durably (server records, storage/store.h).
 void Function(CommandContext& ctx, Args& argv, std::string* out) {
-  scripting::Scripting& scripting = ctx.server->scripting();
+  scripting::Scripting& scripting = ctx.scripting();
   scripting::FunctionRegistry& registry = scripting.functions();
   const std::string& sub = argv[1];
   if (Is(sub, "LOAD") && (argv.size() == 3 || (argv.size() == 4 && Is(argv[2], "REPLACE")))) {
@@ -350,7 +349,7 @@ void Function(CommandContext& ctx, Args& argv, std::string* out) {
 // SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP, on the network thread: KILL must not wait behind
 // the workers a script keeps busy. LOAD compiles on this thread's Lua state (O(script size)).
 void Script(CommandContext& ctx, Args& argv, std::string* out) {
-  scripting::Scripting& scripting = ctx.server->scripting();
+  scripting::Scripting& scripting = ctx.scripting();
   const std::string& sub = argv[1];
   if (Is(sub, "LOAD") && argv.size() == 3) {
     scripting::ScriptShebang shebang;
@@ -361,9 +360,8 @@ void Script(CommandContext& ctx, Args& argv, std::string* out) {
     std::string error = scripting::CompileError(std::string_view(argv[2]).substr(code_offset));
     if (!error.empty()) return AppendError(out, error);
     const std::string sha = scripting::Sha1Hex(argv[2]);
-    scripting.cache().Add(
-        sha, argv[2],
-        ctx.server->settings().lua_script_cache_bytes.load(std::memory_order_relaxed));
+    scripting.cache().Add(sha, argv[2],
+                          ctx.settings().lua_script_cache_bytes.load(std::memory_order_relaxed));
     return AppendBulk(out, sha);
   }
   if (Is(sub, "EXISTS") && argv.size() >= 3) {

@@ -2,7 +2,6 @@
 // DBSIZE, FLUSHALL, DEBUG, SHUTDOWN. (SELECT, FLUSHDB...: databases.cc; CONFIG: config_cmd.cc;
 // COMMAND: command_docs.cc; OBJECT, MEMORY, TOUCH: introspection.cc; SLOWLOG, LATENCY:
 // observability.cc.)
-#include "server/server.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,17 +10,21 @@
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "config/config.h"
 #include "pool/worker_pool.h"
+#include "server/batch.h"
 #include "server/blocking/wait_registry.h"
+#include "server/client_registry.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/client_tracking.h"
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
 #include "server/connection.h"
 #include "server/metrics/info.h"
-#include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/replication/replication.h"
+#include "server/server_admin.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
 
@@ -51,7 +54,7 @@ void Quit(CommandContext& ctx, Args&, std::string* out) {
 // AUTH [username] password, also used by HELLO ... AUTH. True when authenticated.
 bool CheckPassword(CommandContext& ctx, const std::string* username, const std::string& password,
                    std::string* out) {
-  std::string required = ctx.server->config().GetString("requirepass");
+  std::string required = ctx.config().GetString("requirepass");
   if (required.empty() && username == nullptr) {
     AppendError(out,
                 "ERR AUTH <password> called without any password configured for the default "
@@ -182,7 +185,6 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
 }
 
 void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
-  Server& server = *ctx.server;
   auto kill = [&](const std::shared_ptr<ClientInfo>& info) {
     info->killed.store(true);
     if (info->id == ctx.conn->id) {
@@ -191,11 +193,11 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
       Completion completion;
       completion.kind = Completion::Kind::kKill;
       completion.conn_id = info->id;
-      server.loop(info->loop_index)->PostCompletion(std::move(completion));
+      ctx.admin().PostCompletion(info->loop_index, std::move(completion));
     }
   };
   if (argv.size() == 3) {  // old form: CLIENT KILL ip:port
-    for (const auto& info : server.clients().Snapshot()) {
+    for (const auto& info : ctx.clients().Snapshot()) {
       if (info->addr == argv[2] && !info->killed.load()) {
         kill(info);
         return out->append(kReplyOk), void();
@@ -245,8 +247,8 @@ void ClientKill(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   int64_t killed = 0;
-  if (!replication_links.empty()) killed += server.replication().KillByType(replication_links);
-  for (const auto& info : server.clients().Snapshot()) {
+  if (!replication_links.empty()) killed += ctx.replication().KillByType(replication_links);
+  for (const auto& info : ctx.clients().Snapshot()) {
     if (id == 0) break;
     if (info->killed.load()) continue;
     if (id > 0 && info->id != static_cast<uint64_t>(id)) continue;
@@ -273,7 +275,7 @@ void ClientUnblock(CommandContext& ctx, Args& argv, std::string* out) {
       return AppendError(out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
     }
   }
-  WaitRegistry& registry = ctx.server->blocking();
+  WaitRegistry& registry = ctx.blocking();
   std::shared_ptr<Waiter> waiter =
       id > 0 ? registry.FindByClient(static_cast<uint64_t>(id)) : nullptr;
   if (waiter == nullptr || !registry.Finish(waiter.get(), WaitState::kUnblocked)) {
@@ -287,7 +289,7 @@ void ClientUnblock(CommandContext& ctx, Args& argv, std::string* out) {
   } else {
     completion.replies = std::string(waiter->NullReply());
   }
-  ctx.server->loop(waiter->loop_index)->PostCompletion(std::move(completion));
+  ctx.admin().PostCompletion(waiter->loop_index, std::move(completion));
   AppendInteger(out, 1);
 }
 
@@ -341,7 +343,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     }
     std::string text;
     int64_t now = NowUnixMs();
-    for (const auto& info : ctx.server->clients().Snapshot()) {
+    for (const auto& info : ctx.clients().Snapshot()) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), info->id) == ids.end()) continue;
       if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
       text += ClientLine(*info, now);
@@ -389,7 +391,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
 
 void Info(CommandContext& ctx, Args& argv, std::string* out) {
   std::vector<std::string> sections(argv.begin() + 1, argv.end());
-  AppendVerbatim(out, BuildInfo(*ctx.server, sections));
+  AppendVerbatim(out, ctx.admin().Info(sections));
 }
 
 void DbSize(CommandContext& ctx, Args&, std::string* out) {
@@ -417,8 +419,8 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
 // other stripe could deadlock against another worker's ascending multi-key Lock, so it is only
 // tried: a key whose stripe another thread holds at that moment is skipped, not counted.
 void DebugCacheVerify(CommandContext& ctx, std::string* out) {
-  cache::KeyLocks& locks = ctx.server->key_locks();
-  cache::Cache* cache = ctx.server->cache();
+  cache::KeyLocks& locks = ctx.key_locks();
+  cache::Cache* cache = ctx.admin().cache();
   std::vector<std::pair<int, std::string>> keys;  // (physical database, key)
   cache->ForEachSnapshot(ctx.now_ms, [&keys](std::string_view key, const cache::Value&, int64_t) {
     keys.emplace_back(CurrentDb(), key);  // ForEachSnapshot scopes each visit to its database
@@ -506,7 +508,7 @@ void Shutdown(CommandContext& ctx, Args& argv, std::string* out) {
     }
   }
   // Like Redis: no reply on success; the connection closes as the server exits.
-  ctx.server->RequestShutdown();
+  ctx.admin().RequestShutdown();
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include "server/commands/write_run.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "server/slicing/sliced_algebra.h"
 #include "server/slicing/sliced_read.h"
 #include "server/slicing/sliced_scan.h"
@@ -137,8 +137,8 @@ bool IsMember(CommandContext& ctx, std::string_view key, std::string_view member
 
 void SMove(CommandContext& ctx, Args& argv, std::string* out) {
   const int64_t before = LengthIfNotifying(ctx, [&] { return ctx.store->SCard(argv[1]); });
-  const bool was_in_dst = NotifyEnabled(*ctx.server, kNotifySet) && argv[1] != argv[2] &&
-                          IsMember(ctx, argv[2], argv[3]);
+  const bool was_in_dst =
+      NotifyEnabled(ctx, kNotifySet) && argv[1] != argv[2] && IsMember(ctx, argv[2], argv[3]);
   auto moved = ctx.store->SMove(argv[1], argv[2], argv[3]);
   if (!moved.ok()) return AppendStatusError(out, moved.status());
   if (*moved && argv[1] != argv[2]) {  // as Redis: srem on the source, its "del", sadd
@@ -163,7 +163,7 @@ bool SlicedSetAlgebra(CommandContext& ctx, AlgebraOp op, const Keys& keys, uint6
     if (!size.ok()) return false;
     sizes.push_back(*size);
   }
-  const uint64_t step_items = ctx.server->settings().slice_items.load(std::memory_order_relaxed);
+  const uint64_t step_items = ctx.settings().slice_items.load(std::memory_order_relaxed);
   if (AlgebraWork(op, sizes) <= step_items) return false;
   AlgebraRequest request;
   request.op = op;

@@ -4,6 +4,7 @@
 // records live in storage (store.h "stream consumer groups"); XREADGROUP is in stream_read.cc.
 #include <climits>
 
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
@@ -11,7 +12,6 @@
 #include "server/commands/subcommand.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {

@@ -10,13 +10,13 @@
 #include "server/blocking/serve.h"
 #include "server/blocking/timeout.h"
 #include "server/blocking/wait_registry.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
 #include "server/commands/stream_args.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -242,7 +242,7 @@ void XRead(CommandContext& ctx, Args& argv, std::string* out) {
     w.op.consumer = *a.consumer;
     w.op.noack = a.noack;
   }
-  if (!ctx.server->blocking().Add(*waiter)) return AppendNullArray(out);  // timed out before
+  if (!ctx.blocking().Add(*waiter)) return AppendNullArray(out);  // timed out before
   w.queued = true;  // no reply now: the one who ends the wait posts it
 }
 
@@ -256,9 +256,8 @@ size_t KeyIndex(const Waiter& waiter, std::string_view key) {
 
 }  // namespace
 
-StreamReadiness ProbeStreamWait(Server& server, const Waiter& waiter, std::string_view key,
+StreamReadiness ProbeStreamWait(storage::Store& store, const Waiter& waiter, std::string_view key,
                                 std::string* error_reply) {
-  storage::Store& store = *server.store();
   if (waiter.op.kind == WaitOp::Kind::kStreamRead) {
     auto info = store.XInfoStream(key);
     if (!info.ok() || !*info) return StreamReadiness::kNotReady;  // another type, or gone

@@ -2,13 +2,16 @@
 #include <algorithm>
 #include <climits>
 
+#include "cache/key_locks.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/cache_access.h"
 #include "server/commands/command.h"
 #include "server/commands/reply_budget.h"
+#include "server/executor.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
 
@@ -74,10 +77,10 @@ bool RtcGet(RtcContext& ctx, const Args& argv, std::string* out) {
 }
 
 bool RtcMGet(RtcContext& ctx, const Args& argv, std::string* out) {
-  CacheReadFence fence(ctx.server->key_locks());
+  CacheReadFence fence(ctx.key_locks());
   if (!fence.Snapshot(argv, 1)) return false;
   const size_t rollback = out->size();
-  const uint64_t limit = ctx.server->settings().client_output_buffer_limit.load();
+  const uint64_t limit = ctx.settings().client_output_buffer_limit.load();
   AppendArrayHeader(out, static_cast<int64_t>(argv.size() - 1));
   for (size_t i = 1; i < argv.size(); ++i) {
     bool hit = CacheLookup(
@@ -470,7 +473,7 @@ void SetRange(CommandContext& ctx, Args& argv, std::string* out) {
   int64_t offset = 0;
   if (!ParseInteger(argv[2], &offset)) return out->append(kReplyNotInteger), void();
   if (offset < 0) return AppendError(out, "ERR offset is out of range");
-  uint64_t max_size = ctx.server->settings().proto_max_bulk_len.load(std::memory_order_relaxed);
+  uint64_t max_size = ctx.settings().proto_max_bulk_len.load(std::memory_order_relaxed);
   auto length = ctx.store->SetRange(argv[1], offset, argv[3], max_size);
   if (!length.ok()) return AppendStatusError(out, length.status());
   if (!argv[3].empty()) NotifyKeyspaceEvent(ctx, kNotifyString, "setrange", argv[1]);

@@ -6,7 +6,7 @@
 
 #include "server/connection.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/tx/watch.h"
 
 namespace rockcache::server {
 namespace {
@@ -34,7 +34,7 @@ void Multi(CommandContext& ctx, Args&, std::string* out) {
 
 void Unwatch(CommandContext& ctx, std::string* out) {
   if (ctx.conn != nullptr && ctx.conn->tx != nullptr && ctx.conn->tx->watcher != nullptr) {
-    ctx.server->watches().Remove(ctx.conn->tx->watcher.get());
+    ctx.watches().Remove(ctx.conn->tx->watcher.get());
   }
   AppendSimple(out, "OK");
 }

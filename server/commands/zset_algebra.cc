@@ -24,7 +24,7 @@
 #include "server/commands/numkeys.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "server/slicing/sliced_algebra.h"
 #include "storage/store.h"
 
@@ -224,7 +224,7 @@ bool SlicedAlgebraIfBig(CommandContext& ctx, const std::vector<Source>& sources,
   sizes.reserve(sources.size());
   for (const Source& src : sources) sizes.push_back(src.card);
   if (AlgebraWork(request.op, sizes) <=
-      ctx.server->settings().slice_items.load(std::memory_order_relaxed)) {
+      ctx.settings().slice_items.load(std::memory_order_relaxed)) {
     return false;
   }
   request.aggregate = opt.aggregate;

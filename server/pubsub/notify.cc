@@ -62,19 +62,19 @@ uint32_t ParseNotifyFlags(std::string_view letters) {
   return flags;
 }
 
-void PublishKeyspaceEvent(Server& server, uint32_t flags, uint32_t type, std::string_view event,
+void PublishKeyspaceEvent(PubSub& pubsub, uint32_t flags, uint32_t type, std::string_view event,
                           std::string_view key, int db) {
   if (!(flags & type)) return;
   const std::string prefix = "@" + std::to_string(db) + "__:";
   if (flags & kNotifyKeyspace) {
     std::string channel = "__keyspace" + prefix;
     channel.append(key);
-    server.pubsub().Publish(channel, event);
+    pubsub.Publish(channel, event);
   }
   if (flags & kNotifyKeyevent) {
     std::string channel = "__keyevent" + prefix;
     channel.append(event);
-    server.pubsub().Publish(channel, key);
+    pubsub.Publish(channel, key);
   }
 }
 
@@ -86,7 +86,7 @@ void AnnounceIfNew(CommandContext& ctx, uint32_t flags, std::string_view key) {
   for (size_t i = 0; i < watch->absent.size(); ++i) {
     if (watch->absent[i] != key || watch->announced[i]) continue;
     watch->announced[i] = true;
-    PublishKeyspaceEvent(*ctx.server, flags, kNotifyNew, "new", key, NotifyDb(ctx));
+    PublishKeyspaceEvent(ctx.pubsub(), flags, kNotifyNew, "new", key, NotifyDb(ctx));
     return;
   }
 }
@@ -124,24 +124,24 @@ std::vector<std::string_view> MissCandidates(const CommandSpec& spec, const Args
   return keys;
 }
 
-void PublishKeyMiss(Server& server, uint32_t flags, std::string_view key, int db) {
-  PublishKeyspaceEvent(server, flags, kNotifyKeyMiss, "keymiss", key, db);
+void PublishKeyMiss(PubSub& pubsub, uint32_t flags, std::string_view key, int db) {
+  PublishKeyspaceEvent(pubsub, flags, kNotifyKeyMiss, "keymiss", key, db);
 }
 
 }  // namespace
 
 void NotifyKeyspaceEventSlow(CommandContext& ctx, uint32_t type, std::string_view event,
                              std::string_view key) {
-  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  const uint32_t flags = ctx.pubsub().notify_flags();
   if (ctx.new_keys != nullptr && (flags & kNotifyNew) && event != "del" && event != "expired" &&
       event != "evicted") {
     AnnounceIfNew(ctx, flags, key);
   }
-  PublishKeyspaceEvent(*ctx.server, flags, type, event, key, NotifyDb(ctx));
+  PublishKeyspaceEvent(ctx.pubsub(), flags, type, event, key, NotifyDb(ctx));
 }
 
 void AnnounceNewKey(CommandContext& ctx, std::string_view key) {
-  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  const uint32_t flags = ctx.pubsub().notify_flags();
   if (!(flags & kNotifyNew)) return;
   if (NewKeyWatch* watch = ctx.new_keys) {
     for (size_t i = 0; i < watch->absent.size(); ++i) {
@@ -151,12 +151,12 @@ void AnnounceNewKey(CommandContext& ctx, std::string_view key) {
       }
     }
   }
-  PublishKeyspaceEvent(*ctx.server, flags, kNotifyNew, "new", key, NotifyDb(ctx));
+  PublishKeyspaceEvent(ctx.pubsub(), flags, kNotifyNew, "new", key, NotifyDb(ctx));
 }
 
 void BeforeCommandSlow(CommandContext& ctx, const CommandSpec& spec, const Args& argv,
                        NewKeyWatch* watch) {
-  const uint32_t flags = ctx.server->pubsub().notify_flags();
+  const uint32_t flags = ctx.pubsub().notify_flags();
   storage::Store* store = ctx.store;
   if (store == nullptr) return;
   auto exists = [&](std::string_view key) {
@@ -165,7 +165,7 @@ void BeforeCommandSlow(CommandContext& ctx, const CommandSpec& spec, const Args&
   };
   if (flags & kNotifyKeyMiss) {
     for (auto key : MissCandidates(spec, argv)) {
-      if (!exists(key)) PublishKeyMiss(*ctx.server, flags, key, NotifyDb(ctx));
+      if (!exists(key)) PublishKeyMiss(ctx.pubsub(), flags, key, NotifyDb(ctx));
     }
   }
   if ((flags & kNotifyNew) && (spec.flags & kWrite) && !(spec.flags & kAllKeys) &&
@@ -179,15 +179,12 @@ void BeforeCommandSlow(CommandContext& ctx, const CommandSpec& spec, const Args&
   }
 }
 
-void NotifyCacheMissesSlow(Server& server, const CommandSpec& spec, const Args& argv,
-                           int64_t now_ms, int db) {
-  cache::Cache* cache = server.cache();
-  if (cache == nullptr) return;
-  const uint32_t flags = server.pubsub().notify_flags();
+void NotifyCacheMissesSlow(PubSub& pubsub, cache::Cache& cache, const CommandSpec& spec,
+                           const Args& argv, int64_t now_ms, int db) {
+  const uint32_t flags = pubsub.notify_flags();
   for (auto key : MissCandidates(spec, argv)) {
-    if (cache->Inspect(key, now_ms, [](const cache::Value&, int64_t) {}) ==
-        cache::Lookup::kAbsent) {
-      PublishKeyMiss(server, flags, key, db);
+    if (cache.Inspect(key, now_ms, [](const cache::Value&, int64_t) {}) == cache::Lookup::kAbsent) {
+      PublishKeyMiss(pubsub, flags, key, db);
     }
   }
 }

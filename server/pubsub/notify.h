@@ -33,7 +33,10 @@
 
 #include "server/commands/command.h"
 #include "server/pubsub/pubsub.h"
-#include "server/server.h"
+
+namespace rockcache::cache {
+class Cache;
+}
 
 namespace rockcache::server {
 
@@ -63,12 +66,15 @@ uint32_t ParseNotifyFlags(std::string_view letters);
 inline int NotifyDb(const CommandContext& ctx) { return ctx.db; }
 
 // Publishes the keyspace and/or keyevent message of one event. Any thread.
-void PublishKeyspaceEvent(Server& server, uint32_t flags, uint32_t type, std::string_view event,
+void PublishKeyspaceEvent(PubSub& pubsub, uint32_t flags, uint32_t type, std::string_view event,
                           std::string_view key, int db);
 
 // True when events of class `type` are on (one relaxed load).
-inline bool NotifyEnabled(Server& server, uint32_t type) {
-  return (server.pubsub().notify_flags() & type) != 0;
+inline bool NotifyEnabled(const PubSub& pubsub, uint32_t type) {
+  return (pubsub.notify_flags() & type) != 0;
+}
+inline bool NotifyEnabled(const CommandContext& ctx, uint32_t type) {
+  return NotifyEnabled(ctx.pubsub(), type);
 }
 
 // The keys of one write that did not exist before it ran, and which of them were announced
@@ -83,7 +89,7 @@ void NotifyKeyspaceEventSlow(CommandContext& ctx, uint32_t type, std::string_vie
                              std::string_view key);
 inline void NotifyKeyspaceEvent(CommandContext& ctx, uint32_t type, std::string_view event,
                                 std::string_view key) {
-  if (NotifyEnabled(*ctx.server, type | kNotifyNew)) NotifyKeyspaceEventSlow(ctx, type, event, key);
+  if (NotifyEnabled(ctx, type | kNotifyNew)) NotifyKeyspaceEventSlow(ctx, type, event, key);
 }
 // Publishes `new` for `key` now (n on): a key the running write (re)creates whether or not it
 // existed, as Redis's RENAME and COPY ... REPLACE delete the destination and add it again. Not
@@ -97,17 +103,19 @@ void BeforeCommandSlow(CommandContext& ctx, const CommandSpec& spec, const Args&
                        NewKeyWatch* watch);
 inline void BeforeCommand(CommandContext& ctx, const CommandSpec& spec, const Args& argv,
                           NewKeyWatch* watch) {
-  if (NotifyEnabled(*ctx.server, kNotifyNew | kNotifyKeyMiss)) {
+  if (NotifyEnabled(ctx, kNotifyNew | kNotifyKeyMiss)) {
     BeforeCommandSlow(ctx, spec, argv, watch);
   }
 }
 // Network thread, after a command was answered from the cache (`now_ms` as the lookup, inside
-// the DbScope of its database): `keymiss` for the keys the cache knows absent. Never blocks.
-void NotifyCacheMissesSlow(Server& server, const CommandSpec& spec, const Args& argv,
-                           int64_t now_ms, int db);
-inline void NotifyCacheMisses(Server& server, const CommandSpec& spec, const Args& argv,
-                              int64_t now_ms, int db) {
-  if (NotifyEnabled(server, kNotifyKeyMiss)) NotifyCacheMissesSlow(server, spec, argv, now_ms, db);
+// the DbScope of its database): `keymiss` for the keys `cache` knows absent. Never blocks.
+void NotifyCacheMissesSlow(PubSub& pubsub, cache::Cache& cache, const CommandSpec& spec,
+                           const Args& argv, int64_t now_ms, int db);
+inline void NotifyCacheMisses(PubSub& pubsub, cache::Cache& cache, const CommandSpec& spec,
+                              const Args& argv, int64_t now_ms, int db) {
+  if (NotifyEnabled(pubsub, kNotifyKeyMiss)) {
+    NotifyCacheMissesSlow(pubsub, cache, spec, argv, now_ms, db);
+  }
 }
 
 // For the "del" Redis emits when a removal empties a collection: the collection's length before
@@ -116,7 +124,7 @@ inline void NotifyCacheMisses(Server& server, const CommandSpec& spec, const Arg
 // the length is read before and compared with what the write removed.)
 template <typename LenFn>
 int64_t LengthIfNotifying(CommandContext& ctx, LenFn len) {
-  if (!NotifyEnabled(*ctx.server, kNotifyGeneric)) return -1;
+  if (!NotifyEnabled(ctx, kNotifyGeneric)) return -1;
   auto n = len();
   return n.ok() ? *n : -1;
 }

@@ -233,7 +233,7 @@ void PubSub::NotifyExpired(std::string_view key) {
   const uint32_t flags = notify_flags();
   if (flags & kNotifyExpired) {
     // Called inside the DbScope of the key's physical database (sweep or ReapExpired).
-    PublishKeyspaceEvent(*server_, flags, kNotifyExpired, "expired", key,
+    PublishKeyspaceEvent(*this, flags, kNotifyExpired, "expired", key,
                          server_->store()->LogicalDb(CurrentDb()));
   }
 }

@@ -5,7 +5,6 @@
 #include "server/connection.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/pubsub.h"
-#include "server/server.h"
 
 namespace rockcache::server {
 namespace {
@@ -36,13 +35,12 @@ std::string FullName(const CommandSpec& spec, const Args& argv) {
 
 }  // namespace
 
-void UnsubscribeAll(Server& server, Connection* conn) {
+void UnsubscribeAll(PubSub& pubsub, Connection* conn) {
   if (conn->pubsub == nullptr) return;
-  for (const auto& channel : conn->pubsub->channels) server.pubsub().Unsubscribe(channel, conn->id);
-  for (const auto& pattern : conn->pubsub->patterns)
-    server.pubsub().PUnsubscribe(pattern, conn->id);
+  for (const auto& channel : conn->pubsub->channels) pubsub.Unsubscribe(channel, conn->id);
+  for (const auto& pattern : conn->pubsub->patterns) pubsub.PUnsubscribe(pattern, conn->id);
   for (const auto& channel : conn->pubsub->shard_channels) {
-    server.pubsub().SUnsubscribe(channel, conn->id);
+    pubsub.SUnsubscribe(channel, conn->id);
   }
   conn->pubsub.reset();
   conn->info->subscriptions.store(0, std::memory_order_relaxed);

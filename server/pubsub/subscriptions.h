@@ -10,9 +10,10 @@
 namespace rockcache::server {
 
 struct Connection;
+class PubSub;
 
-// Drops every subscription of `conn` (a closing connection, RESET), with no reply.
-void UnsubscribeAll(Server& server, Connection* conn);
+// Drops every subscription of `conn` from `pubsub` (a closing connection, RESET), with no reply.
+void UnsubscribeAll(PubSub& pubsub, Connection* conn);
 
 // For a connection in subscribed mode: true when `spec` may not run there (the reply is Redis's
 // "ERR Can't execute '<cmd>': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are

@@ -4,13 +4,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/command.h"
 #include "server/connection.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
 #include "server/replication/replication.h"
-#include "server/server.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -29,7 +29,7 @@ std::unordered_map<uint64_t, PendingReplica> pending_replicas;
 
 // REPLICAOF host port | NO ONE (and SLAVEOF). Worker thread: may wait for a batch being applied.
 void ReplicaOf(CommandContext& ctx, Args& argv, std::string* out) {
-  replication::Replication& repl = ctx.server->replication();
+  replication::Replication& repl = ctx.replication();
   if (Is(argv[1], "no") && Is(argv[2], "one")) {
     repl.BecomePrimary();
     return out->append(kReplyOk), void();
@@ -49,7 +49,7 @@ void ReplicaOf(CommandContext& ctx, Args& argv, std::string* out) {
 
 // ROLE: ["master", offset, [[ip, port, offset]...]] or ["slave", host, port, state, offset].
 void Role(CommandContext& ctx, Args&, std::string* out) {
-  replication::Replication& repl = ctx.server->replication();
+  replication::Replication& repl = ctx.replication();
   if (!repl.is_replica()) {
     const auto replicas = repl.Replicas();
     AppendArrayHeader(out, 3);
@@ -83,11 +83,11 @@ void Wait(CommandContext& ctx, Args& argv, std::string* out) {
     return AppendError(out, "ERR timeout is not an integer or out of range");
   }
   if (timeout < 0) return AppendError(out, "ERR timeout is negative");
-  replication::Replication& repl = ctx.server->replication();
+  replication::Replication& repl = ctx.replication();
   if (repl.is_replica()) {
     return AppendError(out, "ERR WAIT cannot be used with replica instances.");
   }
-  const uint64_t offset = ctx.server->store()->LatestSequence();
+  const uint64_t offset = repl.Offset();  // a primary's: the store's latest WAL sequence
   const int64_t acked = repl.CountAcked(offset);
   if (acked >= replicas || ctx.in_exec) return AppendInteger(out, acked);
   ctx.conn->in_flight = true;  // the reply comes through the loop's completion queue
@@ -146,8 +146,8 @@ void PSync(CommandContext& ctx, Args& argv, std::string* out) {
   std::string peer_ip = conn->info->addr;
   if (size_t colon = peer_ip.rfind(':'); colon != std::string::npos) peer_ip.resize(colon);
   std::string error;
-  if (!ctx.server->replication().StartSender(conn->fd, peer_ip, pending.port, pending.ip, replid,
-                                             from, &error)) {
+  if (!ctx.replication().StartSender(conn->fd, peer_ip, pending.port, pending.ip, replid, from,
+                                     &error)) {
     return AppendError(out, error);
   }
   // The sender owns a dup of the socket now; this connection ends without another byte.

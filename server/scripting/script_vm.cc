@@ -28,7 +28,7 @@ extern "C" {
 #include "server/scripting/script_unit.h"
 #include "server/scripting/scripting.h"
 #include "server/scripting/sha1.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "storage/store.h"
 
 namespace rockcache::server::scripting {
@@ -142,7 +142,6 @@ int CallCommand(lua_State* L, bool raise) {
   if (run.read_only && (spec->flags & kWrite)) {
     return ErrorOrRaise(L, raise, "ERR Write commands are not allowed from read-only scripts.");
   }
-  Server& server = *run.ctx->server;
   std::vector<std::string_view> keys = CommandKeys(*spec, argv);
   UnitKeys* unit = UnitKeys::Current();
   if (unit != nullptr && !unit->Admit(keys, (spec->flags & kAllKeys) != 0)) {
@@ -170,7 +169,7 @@ int CallCommand(lua_State* L, bool raise) {
   {
     // The script reads replies in the protocol it chose, whatever its client speaks.
     ReplyProtocolScope protocol(active->resp3 ? Protocol::kResp3 : Protocol::kResp2);
-    Call(server, request);
+    CallNested(*run.ctx, request);
   }
   if (unit != nullptr) {
     unit->NoteCall(command_id, Clock::NanosBetween(start, Clock::Now()),
@@ -899,9 +898,8 @@ bool RunScript(const ScriptRun& run, std::string* out) {
     AppendError(out, "ERR the scripting engine could not start (out of memory)");
     return true;
   }
-  Server& server = *run.ctx->server;
-  Scripting& scripting = server.scripting();
-  vm.set_cap(server.settings().lua_maxmemory.load(std::memory_order_relaxed));
+  Scripting& scripting = run.ctx->scripting();
+  vm.set_cap(run.ctx->settings().lua_maxmemory.load(std::memory_order_relaxed));
   vm.Sync(scripting.cache().generation());
   lua_settop(L, 0);
   lua_pushcfunction(L, ErrorHandler);

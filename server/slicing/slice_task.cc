@@ -8,6 +8,7 @@
 #include "pool/worker_pool.h"
 #include "server/clock.h"
 #include "server/net_loop.h"
+#include "server/server.h"
 
 namespace rockcache::server {
 namespace {

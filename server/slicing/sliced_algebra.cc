@@ -12,7 +12,8 @@
 
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_stats.h"
+#include "server/settings.h"
 #include "server/slicing/sliced_read.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
@@ -288,7 +289,7 @@ bool ReplyAlgebra(CommandContext& ctx, const AlgebraRequest& request, std::strin
   auto algebra =
       std::make_unique<SlicedAlgebra>(std::move(ordered), std::move(reads), ReplyRoom(ctx, *out));
   bool complete = false;
-  Status s = algebra->Step(ctx.server->settings(), out, &complete);
+  Status s = algebra->Step(ctx.settings(), out, &complete);
   if (ReplyOverBudget(ctx, *out, s)) return false;
   if (!s.ok()) {  // OverLimit without a budget cannot happen (the room is unbounded)
     AppendStatusError(out, s);
@@ -297,7 +298,7 @@ bool ReplyAlgebra(CommandContext& ctx, const AlgebraRequest& request, std::strin
   if (complete) return true;    // finished within one step: an ordinary command
   if (ctx.slices == nullptr) {  // cannot continue: every step here
     while (!complete) {
-      s = algebra->Step(ctx.server->settings(), out, &complete);
+      s = algebra->Step(ctx.settings(), out, &complete);
       if (ReplyOverBudget(ctx, *out, s)) return false;
       if (!s.ok()) {
         AppendStatusError(out, s);
@@ -306,8 +307,8 @@ bool ReplyAlgebra(CommandContext& ctx, const AlgebraRequest& request, std::strin
     }
     return true;
   }
-  ctx.server->stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
-  ctx.server->stats().command_slices.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
   ctx.slices->deferred = std::move(algebra);
   return false;
 }

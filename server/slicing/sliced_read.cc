@@ -4,7 +4,8 @@
 
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_stats.h"
+#include "server/settings.h"
 #include "storage/numbers.h"
 
 namespace rockcache::server {
@@ -119,7 +120,7 @@ bool ReplyRange(CommandContext& ctx, const storage::RangeQuery& query, ItemForma
     return false;
   }
   auto read = std::make_unique<SlicedRangeRead>(std::move(*opened), format);
-  const Settings& settings = ctx.server->settings();
+  const Settings& settings = ctx.settings();
   const size_t reply_start = out->size();
   uint64_t steps = 0;
   for (;;) {
@@ -134,14 +135,14 @@ bool ReplyRange(CommandContext& ctx, const storage::RangeQuery& query, ItemForma
     if (ReplyOverBudget(ctx, *out)) return false;
     if (complete) {
       if (steps > 1) {  // sliced in place (no sink): still counted
-        ctx.server->stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
-        ctx.server->stats().command_slices.fetch_add(steps, std::memory_order_relaxed);
+        ctx.stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
+        ctx.stats().command_slices.fetch_add(steps, std::memory_order_relaxed);
       }
       return true;
     }
     if (ctx.slices != nullptr) {
-      ctx.server->stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
-      ctx.server->stats().command_slices.fetch_add(1, std::memory_order_relaxed);
+      ctx.stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
+      ctx.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
       ctx.slices->deferred = std::move(read);
       return false;
     }

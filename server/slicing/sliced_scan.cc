@@ -10,7 +10,8 @@
 #include "config/current_db.h"
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_stats.h"
+#include "server/settings.h"
 #include "storage/numbers.h"
 
 namespace rockcache::server {
@@ -226,7 +227,7 @@ std::unique_ptr<SlicedRead> NewSlicedScan(storage::Store* store, int db, const S
 }
 
 bool ReplyScan(CommandContext& ctx, const ScanRequest& request, std::string* out) {
-  const Settings& settings = ctx.server->settings();
+  const Settings& settings = ctx.settings();
   const uint64_t step_items = settings.slice_items.load(std::memory_order_relaxed);
   if (request.count <= step_items || ctx.slices == nullptr) {
     // The one-call path: the whole COUNT in one store call, as before slicing.
@@ -253,8 +254,8 @@ bool ReplyScan(CommandContext& ctx, const ScanRequest& request, std::string* out
     return true;
   }
   if (complete) return true;  // cursor 0 within one step: an ordinary command
-  ctx.server->stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
-  ctx.server->stats().command_slices.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
   ctx.slices->deferred = std::move(scan);
   return false;
 }

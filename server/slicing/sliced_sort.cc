@@ -12,7 +12,8 @@
 
 #include "server/commands/reply_budget.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/server_stats.h"
+#include "server/settings.h"
 #include "server/slicing/sliced_read.h"
 
 namespace rockcache::server {
@@ -401,7 +402,7 @@ bool ReplySort(CommandContext& ctx, const SortRequest& request, std::string* out
   for (const SortPattern& get : request.gets) {
     if (!get.self && !get.constant) work += static_cast<uint64_t>(window);
   }
-  const Settings& settings = ctx.server->settings();
+  const Settings& settings = ctx.settings();
   if (request.dontsort && window == 0) {  // nothing to reply, and no weight to check
     AppendArrayHeader(out, 0);
     return true;
@@ -438,8 +439,8 @@ bool ReplySort(CommandContext& ctx, const SortRequest& request, std::string* out
   }
   if (ReplyOverBudget(ctx, *out)) return true;
   if (complete) return true;  // within one step after all: an ordinary command
-  ctx.server->stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
-  ctx.server->stats().command_slices.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats().sliced_commands.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats().command_slices.fetch_add(1, std::memory_order_relaxed);
   ctx.slices->deferred = std::move(sort);
   return true;
 }

@@ -10,7 +10,7 @@
 
 #include "config/current_db.h"
 #include "server/protocol/reply.h"
-#include "server/server.h"
+#include "server/settings.h"
 #include "tests/unit/storage/store_fixture.h"
 
 namespace rockcache::server {
