@@ -56,6 +56,10 @@ void AppendReplicationInfo(Server& server, std::string* out) {
              ",offset=" + std::to_string(r.ack_offset) +
              ",lag=" + std::to_string(r.last_ack_ms == 0 ? 0 : (now - r.last_ack_ms) / 1000));
   }
+  if (!replica && config.GetInt("min-replicas-to-write") > 0 &&
+      config.GetInt("min-replicas-max-lag") > 0) {
+    Line(out, "min_slaves_good_slaves", std::to_string(repl.GoodReplicas()));
+  }
   Line(out, "master_failover_state", "no-failover");
   Line(out, "master_replid", repl.replid());
   Line(out, "master_replid2", std::string(40, '0'));
