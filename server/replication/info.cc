@@ -36,7 +36,7 @@ void AppendReplicationInfo(Server& server, std::string* out) {
     Line(out, "master_last_io_seconds_ago",
          link.last_io_ms == 0 ? "-1" : std::to_string((now - link.last_io_ms) / 1000));
     Line(out, "master_sync_in_progress", link.sync_in_progress ? "1" : "0");
-    Line(out, "slave_read_offset", std::to_string(link.offset));
+    Line(out, "slave_read_repl_offset", std::to_string(link.offset));
     Line(out, "slave_repl_offset", std::to_string(link.offset));
     if (!link.link_up) {
       Line(out, "master_link_down_since_seconds",

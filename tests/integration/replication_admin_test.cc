@@ -100,3 +100,40 @@ TEST_CASE("a replica that stops reading is cut off by the replica class of the o
   CHECK(cut);
   CHECK(Contains(primary.Log(), "for overcoming of output buffer limits"));
 }
+
+TEST_CASE("INFO replication of a replica has Redis 7.0's fields, in its order", "[replication]") {
+  TestServer primary;
+  TestServer replica(ReplicaArgs(primary));
+  Client p(primary.port());
+  Client r(replica.port());
+  REQUIRE(WaitCaughtUp(p, r, primary, replica));
+  const std::string text = InfoText(r, "replication");
+  // The fields redis-server 7.0.15 prints for a connected replica, in its order.
+  const std::vector<std::string> fields = {"role",
+                                           "master_host",
+                                           "master_port",
+                                           "master_link_status",
+                                           "master_last_io_seconds_ago",
+                                           "master_sync_in_progress",
+                                           "slave_read_repl_offset",
+                                           "slave_repl_offset",
+                                           "slave_priority",
+                                           "slave_read_only",
+                                           "replica_announced",
+                                           "connected_slaves",
+                                           "master_failover_state",
+                                           "master_replid",
+                                           "master_replid2",
+                                           "master_repl_offset",
+                                           "second_repl_offset",
+                                           "repl_backlog_active",
+                                           "repl_backlog_size",
+                                           "repl_backlog_first_byte_offset",
+                                           "repl_backlog_histlen"};
+  size_t at = 0;
+  for (const auto& field : fields) {
+    const size_t found = text.find("\r\n" + field + ":", at);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found + 1;
+  }
+}
