@@ -779,7 +779,12 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
   if (ok) ok = command({"REPLCONF", "capa", "rockcache"}, &reply) && reply == "+OK";
   if (ok) {
     const uint32_t events = server_->pubsub().local_notify_flags();
-    ok = command({"REPLCONF", "rc-events", std::to_string(events)}, &reply) && reply == "+OK";
+    // A primary that does not know rc-events (an older rockcache) refuses it: go on without
+    // events rather than without replication.
+    ok = command({"REPLCONF", "rc-events", std::to_string(events)}, &reply);
+    if (ok && reply != "+OK") {
+      spdlog::warn("replication: {}:{} ships no keyspace events: {}", host, port, reply);
+    }
   }
   storage::Store* store = server_->store();
   storage::ReplicationState state;
