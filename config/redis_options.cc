@@ -220,9 +220,11 @@ const std::vector<OptionSpec> kRedisRows = {
   {"repl-diskless-load", T::kEnum, "disabled", 0, 0, "disabled|on-empty-db|swapdb", true,
    "Redis replication; stored only.", kNoEffect},
   {"min-replicas-to-write", T::kInt, "0", 0, INT_MAX, nullptr, true,
-   "Redis replication; stored only.", kNoEffect},
+   "A primary refuses writes (-NOREPLICAS) unless this many replicas acknowledged within "
+   "min-replicas-max-lag seconds; 0 = off."},
   {"min-replicas-max-lag", T::kInt, "10", 0, INT_MAX, nullptr, true,
-   "Redis replication; stored only.", kNoEffect},
+   "Seconds since a replica's last acknowledgement within which it counts for "
+   "min-replicas-to-write; 0 = off."},
   {"min-slaves-to-write", T::kInt, "", 0, INT_MAX, nullptr, true,
    "Old name of min-replicas-to-write.", kMapped, "min-replicas-to-write"},
   {"min-slaves-max-lag", T::kInt, "", 0, INT_MAX, nullptr, true,

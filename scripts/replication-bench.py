@@ -3,6 +3,7 @@
 replica vs none, and replication lag (offsets and milliseconds) under a SET load.
 
 usage: scripts/replication-bench.py [--keys N] [--value-size B] [--compression C]
+       [--replica-events KEA]
 Runs build/rockcache-server (two processes on loopback ports, data under a temporary directory)
 and redis-benchmark. Needs Debian's python3-redis (/usr/bin/python3).
 """
@@ -27,6 +28,9 @@ ap.add_argument("--compression", default="none")
 ap.add_argument("--set-requests", type=int, default=300000)
 ap.add_argument("--rounds", type=int, default=3,
                 help="SET runs without and with the replica, alternated by REPLICAOF NO ONE")
+ap.add_argument("--replica-events", default="",
+                help="the replica's notify-keyspace-events (e.g. KEA): the primary then ships "
+                     "those events in its WAL records")
 args = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="rockcache-repl-bench-")
 procs = []
@@ -95,7 +99,8 @@ try:
 
     # Full sync, with a SET load on the primary meanwhile.
     t0 = time.time()
-    rproc, r = start("replica", rport, ["--replicaof", "127.0.0.1 %d" % pport])
+    rproc, r = start("replica", rport, ["--replicaof", "127.0.0.1 %d" % pport,
+                                        "--notify-keyspace-events", args.replica_events])
     during = [0.0]
     loader = threading.Thread(target=lambda: during.__setitem__(0, set_bench(pport)))
     loader.start()

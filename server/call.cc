@@ -6,6 +6,7 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "server/blocking/serve.h"
+#include "server/commands/command_docs.h"
 #include "server/protocol/reply.h"
 #include "server/pubsub/notify.h"
 #include "server/replication/replication.h"
@@ -163,8 +164,15 @@ class Discipline {
 void Call(Server& server, const CallRequest& request) {
   const CommandSpec& spec = *request.spec;
   // A read-only replica: its data changes only through the replication link, never by a command.
-  if ((spec.flags & kWrite) && server.replication().RefusesWrites()) {
-    AppendError(request.out, "READONLY You can't write against a read only replica.");
+  // A primary with min-replicas-to-write: not enough replicas acknowledged lately. (Container
+  // subcommands that write, FUNCTION LOAD..., are looked up only then.)
+  const replication::Replication& repl = server.replication();
+  if ((repl.RefusesWrites() || repl.LacksGoodReplicas()) &&
+      ((spec.flags & kWrite) || (spec.subcommands != nullptr && request.argv->size() >= 2 &&
+                                 SubcommandWrites(spec, (*request.argv)[1])))) {
+    AppendError(request.out, repl.RefusesWrites()
+                                 ? "READONLY You can't write against a read only replica."
+                                 : "NOREPLICAS Not enough good replicas to write.");
     return;
   }
   if ((spec.flags & kReadOnly) && server.replication().RefusesStaleReads()) {
@@ -209,7 +217,8 @@ void CallWithLocks(Server& server, const CallRequest& request) {
 bool WriteRunsAllowed(Server& server) {
   return server.settings().write_coalescing.load(std::memory_order_relaxed) &&
          !server.blocking().any() && server.pubsub().notify_flags() == 0 &&
-         !server.replication().RefusesWrites();  // a replica's writes go through Call's check
+         // a replica's writes, and a primary's without enough replicas, go through Call's checks
+         !server.replication().RefusesWrites() && !server.replication().LacksGoodReplicas();
 }
 
 void CallRun(Server& server, const CommandSpec& spec, const WriteRun& run, int64_t now_ms, int db) {

@@ -90,6 +90,8 @@ enum class MetaType : uint8_t {
 
 inline constexpr uint64_t kListInitialIndex = 1ull << 63;
 inline constexpr char kPropsDbMapKey[] = "db-map";
+// Server records (Store::PutServerRecord) are props keys "record:<name>".
+inline constexpr std::string_view kServerRecordPrefix = "record:";
 inline constexpr size_t kMetaHeaderSize = 1 + 8 + 8 + 8;
 // The bytes a stream meta has after its three ids (absent in records written before groups).
 inline constexpr size_t kStreamMetaTail = 8 + 16 + 8 + 8;

@@ -46,6 +46,10 @@ struct ReplicatedKeys {
   bool all_keys = false;
   // Records the batch holds (puts, deletes, range deletions).
   uint64_t records = 0;
+  // Server records (Store::PutServerRecord: FUNCTION libraries...) put or deleted: their names.
+  std::vector<std::string> server_records;
+  // The notes the primary's writer attached (Store::NoteForReplicas), in the order it added them.
+  std::vector<std::string> notes;
 };
 
 // Where a replica stands: the replication id of the history it follows (40 hex characters) and

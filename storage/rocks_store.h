@@ -314,6 +314,7 @@ class RocksStore final : public Store, public DbView {
 
   // ---- replication (store_replication.cc) ----
   uint64_t LatestSequence() override;
+  uint64_t WalBytesWritten() const override { return wal_bytes_.load(std::memory_order_relaxed); }
   StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) override;
   StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) override;
   Status DescribeBatch(std::string_view rep, ReplicatedKeys* keys) override;
@@ -324,6 +325,7 @@ class RocksStore final : public Store, public DbView {
   Status ResumeWrites() override;
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;
   Status FlushThreadWriteGroup() override;
+  void NoteForReplicas(std::string note) override;
   // When this thread's group reads through an indexed overlay (WriteGroup::BeginIndexed) that
   // holds writes, writes them now, so that a snapshot taken next holds them: a sliced read's
   // later steps run on other threads, where the overlay is not seen.
@@ -643,6 +645,7 @@ class RocksStore final : public Store, public DbView {
   bool closed_ GUARDED_BY(lifecycle_) = false;
 
   std::unique_ptr<DbCounters[]> counters_;      // by physical database
+  std::atomic<uint64_t> wal_bytes_{0};          // WalBytesWritten
   int physical_dbs_ = 1;                        // meta column families
   std::unique_ptr<std::atomic<int>[]> db_map_;  // logical -> physical
   Mutex map_mu_;                                // serializes SwapDb

@@ -3,16 +3,15 @@
 // (next-version, db-map).
 #include <memory>
 
+#include "storage/encoding.h"
 #include "storage/rocks_store.h"
 #include "storage/rocks_support.h"
 
 namespace rockcache::storage {
 namespace {
 
-constexpr std::string_view kRecordPrefix = "record:";
-
 std::string RecordKey(std::string_view name) {
-  std::string key(kRecordPrefix);
+  std::string key(kServerRecordPrefix);
   key.append(name);
   return key;
 }
@@ -38,7 +37,8 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::ServerRec
   std::vector<std::pair<std::string, std::string>> records;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), props_cf_));
   for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
-    records.emplace_back(it->key().ToString().substr(kRecordPrefix.size()), it->value().ToString());
+    records.emplace_back(it->key().ToString().substr(kServerRecordPrefix.size()),
+                         it->value().ToString());
   }
   if (Status s = FromRocks(it->status()); !s.ok()) return s;
   return records;

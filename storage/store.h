@@ -612,6 +612,9 @@ class Store {
   // ---- replication (storage/store_replication.cc; storage/replication_types.h) ----
   // The sequence number of the last committed write: the primary's replication offset.
   virtual uint64_t LatestSequence() = 0;
+  // Bytes of the write batches this store wrote since it opened (their WAL records' data): the
+  // replication senders' measure of how far behind a replica is in bytes. Any thread; one load.
+  virtual uint64_t WalBytesWritten() const = 0;
   // CreateCheckpoint(dir, &sequence) below, with the list of the files it holds (what a full
   // synchronization sends).
   virtual StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) = 0;
@@ -671,6 +674,12 @@ class Store {
   // no-op without one). BLOCKS on the WAL. A failure is also reported by the group's next
   // Commit(), so every write the group holds fails with it.
   [[nodiscard]] virtual Status FlushThreadWriteGroup() = 0;
+  // Adds `note` (opaque bytes: the server's keyspace events for replicas) to the calling
+  // thread's open WriteGroup: the group's next write of records carries it in the same WAL record,
+  // as a RocksDB LogData record (not applied to the database), so the batches ReadWalFrom returns
+  // hold it and DescribeBatch hands it back (ReplicatedKeys::notes). Dropped when the thread has
+  // no open group, and with a transaction that rolls back or a group that writes nothing more.
+  virtual void NoteForReplicas(std::string note) = 0;
 
  protected:
   Store() = default;

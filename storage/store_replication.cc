@@ -137,7 +137,11 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
     ops.push_back(Make(cf, key, true, false));
     return rocksdb::Status::OK();
   }
-  void LogData(const rocksdb::Slice& /*blob*/) override {}
+  void LogData(const rocksdb::Slice& blob) override {
+    notes.emplace_back(blob.data(), blob.size());
+  }
+
+  std::vector<std::string> notes;
 
  private:
   BatchOp Make(uint32_t cf, const rocksdb::Slice& key, bool put, bool range) {
@@ -226,6 +230,9 @@ Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
         break;
       case CfKind::kProps:
         if (op.key == kPropsDbMapKey) keys->all_keys = true;
+        if (std::string_view(op.key).substr(0, kServerRecordPrefix.size()) == kServerRecordPrefix) {
+          keys->server_records.push_back(op.key.substr(kServerRecordPrefix.size()));
+        }
         break;
       case CfKind::kEntry:
       case CfKind::kFilteredEntry:
@@ -244,6 +251,7 @@ Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
       }
     }
   }
+  keys->notes = std::move(decoder.notes);
   std::sort(keys->entry_keys.begin(), keys->entry_keys.end());
   keys->entry_keys.erase(std::unique(keys->entry_keys.begin(), keys->entry_keys.end()),
                          keys->entry_keys.end());
@@ -329,6 +337,7 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   std::string record = EncodeState(state);
   if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
   if (Status s = FromRocks(db_->Write(write_options_, &batch)); !s.ok()) return s;
+  wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
 
   std::vector<CounterDelta> deltas;
   for (const auto& [id, ks] : metas) {

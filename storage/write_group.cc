@@ -75,6 +75,7 @@ class RocksWriteGroup final : public WriteGroup {
   void Rollback() override {
     if (overlay_ == nullptr || indexing_) return;
     overlay_.reset();
+    notes_.clear();
     tls_tx_overlay = previous_overlay_;
     previous_overlay_ = nullptr;
     failed_ = Status::OK();
@@ -109,6 +110,9 @@ class RocksWriteGroup final : public WriteGroup {
 
   // Between BeginIndexed() and Commit().
   bool indexed() const { return indexing_; }
+
+  // Store::NoteForReplicas: written with the next batch of records.
+  void AddNote(std::string note) { notes_.push_back(std::move(note)); }
 
   size_t pending() const override { return overlay_ != nullptr ? overlay_->count() : count_; }
 
@@ -279,6 +283,7 @@ class RocksWriteGroup final : public WriteGroup {
     if (s.ok() && overlay->count() > 0) {
       rocksdb::WriteBatch batch;
       if (!overlay->LastWritesInKeyOrder(&batch)) batch = rocksdb::WriteBatch(overlay->TakeRep());
+      AttachNotes(&batch);
       s = store_->WriteGroupBatch(&batch);
     }
     if (s.ok()) {
@@ -296,6 +301,7 @@ class RocksWriteGroup final : public WriteGroup {
     // In key order, each memtable insert starts from the one before it (SortedByKey).
     if (count_ > 1 && batch_records::SortedByKey(rep_, &sorted_)) rep_.swap(sorted_);
     rocksdb::WriteBatch batch(std::move(rep_));
+    AttachNotes(&batch);
     Status s = store_->WriteGroupBatch(&batch);
     if (s.ok()) {
       ApplyPendingDeltas();
@@ -306,6 +312,13 @@ class RocksWriteGroup final : public WriteGroup {
     rep_ = batch_records::EmptyRep();
     count_ = 0;
     return s;
+  }
+  // The pending notes, as LogData records of `batch` (which holds records: LogData alone would
+  // make no WAL record a replica reads).
+  void AttachNotes(rocksdb::WriteBatch* batch) {
+    if (notes_.empty()) return;
+    for (const auto& note : notes_) (void)batch->PutLogData(note);
+    notes_.clear();
   }
   // The counter changes of the records written since the last call.
   void ApplyPendingDeltas() {
@@ -332,6 +345,7 @@ class RocksWriteGroup final : public WriteGroup {
   RocksStore::CounterDelta deltas_[kInlineDeltas];
   int ndeltas_ = 0;
   std::vector<RocksStore::CounterDelta> more_deltas_;
+  std::vector<std::string> notes_;  // Store::NoteForReplicas, for the next batch written
 };
 
 thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;
@@ -349,6 +363,10 @@ Status RocksStore::FlushIndexedGroup() {
 Status RocksStore::FlushThreadWriteGroup() {
   RocksWriteGroup* group = RocksWriteGroup::Current(this);
   return group == nullptr ? Status::OK() : group->FlushEarly();
+}
+
+void RocksStore::NoteForReplicas(std::string note) {
+  if (RocksWriteGroup* group = RocksWriteGroup::Current(this)) group->AddNote(std::move(note));
 }
 
 bool RocksStore::WriteStringToThreadGroup(std::string_view key, const MetaLookup& old, Meta* meta,
@@ -445,7 +463,9 @@ Status RocksStore::Write(Records* batch) {
 }
 
 Status RocksStore::WriteNow(rocksdb::WriteBatch* batch) {
-  return FromRocks(db_->Write(write_options_, batch));
+  Status s = FromRocks(db_->Write(write_options_, batch));
+  if (s.ok()) wal_bytes_.fetch_add(batch->GetDataSize(), std::memory_order_relaxed);
+  return s;
 }
 
 Status RocksStore::WriteGroupBatch(rocksdb::WriteBatch* batch) {

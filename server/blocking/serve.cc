@@ -269,6 +269,11 @@ void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
   Serving(server, held, in_write_window).Run(std::move(ready));
 }
 
+void ScheduleServeBlocked(Server& server, std::string key, int db) {
+  if (!server.blocking().HasWaiters(db, key)) return;
+  server.worker_pool()->Submit(std::make_unique<ServeTask>(&server, std::move(key), db));
+}
+
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window) {
   if (spec.flags & kAllKeys) {

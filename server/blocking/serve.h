@@ -47,6 +47,11 @@ void ServeBlockedOn(Server& server, const std::vector<std::string_view>& keys,
 void ServeBlockedAfterCommand(Server& server, const CommandSpec& spec, const Args& argv,
                               bool in_write_window);
 
+// Any thread, holding no key lock: serves the waiters on `key` of physical database `db` from
+// a pool task (taking the key's stripe as a command would), for a write that did not run as a
+// command (a replica's applied batch). Nothing when nobody waits there.
+void ScheduleServeBlocked(Server& server, std::string key, int db);
+
 // Runs `op` on `key` with ctx.store and appends the reply: [key, element] (BLPOP), [key, member,
 // score] (BZPOPMIN), [key, [elements]] (BLMPOP/BZMPOP) or the moved element (BLMOVE); publishes
 // Redis's keyspace events in ctx.db (lpop/rpop or zpopmin/zpopmax on key, "del" when it emptied;

@@ -79,6 +79,25 @@ std::vector<std::pair<int, std::string>> WaitRegistry::GroupReadKeys() const {
   return out;
 }
 
+std::vector<std::pair<int, std::string>> WaitRegistry::WaitedKeys() const {
+  std::vector<std::pair<int, std::string>> out;
+  MutexLock lock(&mu_);
+  for (const auto& [client, waiter] : by_client_) {
+    for (const auto& key : waiter->keys) out.emplace_back(waiter->db, key);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::shared_ptr<Waiter>> WaitRegistry::All() const {
+  std::vector<std::shared_ptr<Waiter>> out;
+  MutexLock lock(&mu_);
+  out.reserve(by_client_.size());
+  for (const auto& [client, waiter] : by_client_) out.push_back(waiter);
+  return out;
+}
+
 std::vector<std::shared_ptr<Waiter>> WaitRegistry::WaitersOn(int db, std::string_view key) const {
   MutexLock lock(&mu_);
   auto it = by_key_.find(MapKey(db, key));

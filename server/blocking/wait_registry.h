@@ -138,6 +138,11 @@ class WaitRegistry {
   // The (database, key) pairs XREADGROUP waiters are queued on (a snapshot): what FLUSHDB /
   // FLUSHALL must wake with Redis's error.
   std::vector<std::pair<int, std::string>> GroupReadKeys() const;
+  // Every (database, key) pair somebody waits on (a snapshot): what a change of every key
+  // (a replicated FLUSHALL or SWAPDB) must look at.
+  std::vector<std::pair<int, std::string>> WaitedKeys() const;
+  // Every waiting client's waiter (a snapshot).
+  std::vector<std::shared_ptr<Waiter>> All() const;
   // The waiters queued on `key` of `db`, oldest first (a snapshot).
   std::vector<std::shared_ptr<Waiter>> WaitersOn(int db, std::string_view key) const;
 

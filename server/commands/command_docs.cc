@@ -2,7 +2,10 @@
 // reply shapes. What rockcache runs (name, arity, key positions) comes from the command table;
 // Redis's descriptive fields (flags, ACL categories, tips, docs) from command_meta.inc, generated
 // from redis-server 7.0 by scripts/gen-command-meta.py.
+#include "server/commands/command_docs.h"
+
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -56,6 +59,23 @@ std::vector<std::string_view> Words(const char* text) {
   }
   return words;
 }
+
+}  // namespace
+
+bool SubcommandWrites(const CommandSpec& spec, std::string_view sub) {
+  if (spec.subcommands == nullptr) return false;
+  std::string name = spec.name;
+  name.push_back('|');
+  for (char c : sub) name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  const CommandMeta* meta = FindMeta(name);
+  if (meta == nullptr) return false;
+  for (auto word : Words(meta->flags)) {
+    if (word == "write") return true;
+  }
+  return false;
+}
+
+namespace {
 
 // Flags and categories: statuses in a set (an array under RESP2), as Redis 7.0.
 void AppendSimpleArray(std::string* out, const std::vector<std::string_view>& items) {

@@ -333,10 +333,14 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
       }
     } else if (argv.size() == 4 && Is(argv[2], "TYPE")) {
       if (!Is(argv[3], "normal") && !Is(argv[3], "master") && !Is(argv[3], "replica") &&
-          !Is(argv[3], "pubsub")) {
+          !Is(argv[3], "slave") && !Is(argv[3], "pubsub")) {
         return AppendError(out, "ERR Unknown client type '" + argv[3] + "'");
       }
-      if (!Is(argv[3], "normal") && !Is(argv[3], "pubsub")) return AppendBulk(out, "");
+      if (!Is(argv[3], "normal") && !Is(argv[3], "pubsub")) {
+        // The replication links (server/replication/): kept by the replication module.
+        return AppendVerbatim(out, ctx.replication().ClientListLines(
+                                       !Is(argv[3], "master"), Is(argv[3], "master"), {}));
+      }
       type = Is(argv[3], "pubsub") ? 1 : 0;
     } else if (argv.size() != 2) {
       return out->append(kReplySyntaxError), void();
@@ -348,6 +352,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
       if (type >= 0 && IsPubSubClient(*info) != (type == 1)) continue;
       text += ClientLine(*info, now);
     }
+    if (type < 0) text += ctx.replication().ClientListLines(true, true, ids);
     return AppendVerbatim(out, text);
   }
   if (Is(sub, "NO-EVICT") && argv.size() == 3) {

@@ -65,6 +65,54 @@ uint32_t ParseNotifyFlags(std::string_view letters) {
 void PublishKeyspaceEvent(PubSub& pubsub, uint32_t flags, uint32_t type, std::string_view event,
                           std::string_view key, int db) {
   if (!(flags & type)) return;
+  if (const uint32_t local = pubsub.local_notify_flags(); local & type) {
+    PublishKeyspaceEventLocally(pubsub, local, type, event, key, db);
+  }
+  if (pubsub.shipped_flags() & type) pubsub.ShipEvent(EncodeShippedEvent(type, event, key, db));
+}
+
+namespace {
+constexpr std::string_view kShippedMagic = "rcev1";
+
+void PutU32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+}  // namespace
+
+std::string EncodeShippedEvent(uint32_t type, std::string_view event, std::string_view key,
+                               int db) {
+  std::string out;
+  out.reserve(kShippedMagic.size() + 12 + event.size() + key.size());
+  out.append(kShippedMagic);
+  PutU32(&out, type);
+  PutU32(&out, static_cast<uint32_t>(db));
+  PutU32(&out, static_cast<uint32_t>(event.size()));
+  out.append(event);
+  out.append(key);
+  return out;
+}
+
+bool DecodeShippedEvent(std::string_view note, ShippedEvent* out) {
+  const size_t head = kShippedMagic.size() + 12;
+  if (note.size() < head || note.substr(0, kShippedMagic.size()) != kShippedMagic) return false;
+  const char* p = note.data() + kShippedMagic.size();
+  out->type = GetU32(p);
+  out->db = static_cast<int>(GetU32(p + 4));
+  const uint32_t event_len = GetU32(p + 8);
+  if (event_len > note.size() - head) return false;
+  out->event = note.substr(head, event_len);
+  out->key = note.substr(head + event_len);
+  return true;
+}
+
+void PublishKeyspaceEventLocally(PubSub& pubsub, uint32_t flags, uint32_t type,
+                                 std::string_view event, std::string_view key, int db) {
+  if (!(flags & type)) return;
   const std::string prefix = "@" + std::to_string(db) + "__:";
   if (flags & kNotifyKeyspace) {
     std::string channel = "__keyspace" + prefix;

@@ -65,9 +65,33 @@ uint32_t ParseNotifyFlags(std::string_view letters);
 // The database a handler's keys live in: the one the connection SELECTed.
 inline int NotifyDb(const CommandContext& ctx) { return ctx.db; }
 
-// Publishes the keyspace and/or keyevent message of one event. Any thread.
+// One event (of class `type`, in logical database `db`): published to this server's
+// subscribers as its notify-keyspace-events says, and, when replicas asked for its class
+// (PubSub::shipped_flags), noted into the calling thread's write group so that it reaches them
+// with the write (see "Replicas" below). `flags`: the notify_flags() the caller loaded. Any
+// thread.
 void PublishKeyspaceEvent(PubSub& pubsub, uint32_t flags, uint32_t type, std::string_view event,
                           std::string_view key, int db);
+// Publishes the keyspace and/or keyevent message of one event to this server's subscribers
+// only, as `local_flags` (a local_notify_flags()) says. Any thread.
+void PublishKeyspaceEventLocally(PubSub& pubsub, uint32_t local_flags, uint32_t type,
+                                 std::string_view event, std::string_view key, int db);
+
+// Replicas. A rockcache replica applies its primary's WriteBatches, not its commands, so it
+// cannot tell an LPUSH from an RPUSH. A replica declares the event classes it publishes
+// (REPLCONF rc-events, whenever its notify-keyspace-events changes); from then on the primary
+// writes every event of those classes into the WAL record of the write that caused it
+// (storage::Store::NoteForReplicas, one note per event), and the replica publishes the events of
+// each batch it applied, after applying it, as a Redis replica does when it runs the commands.
+struct ShippedEvent {
+  uint32_t type = 0;
+  int db = 0;
+  std::string_view event;
+  std::string_view key;
+};
+std::string EncodeShippedEvent(uint32_t type, std::string_view event, std::string_view key, int db);
+// False when `note` is not an encoded event (the views point into `note`).
+bool DecodeShippedEvent(std::string_view note, ShippedEvent* out);
 
 // True when events of class `type` are on (one relaxed load).
 inline bool NotifyEnabled(const PubSub& pubsub, uint32_t type) {

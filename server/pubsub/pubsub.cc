@@ -31,10 +31,25 @@ void EraseConn(List* list, uint64_t conn_id) {
 }  // namespace
 
 PubSub::PubSub(Server* server, config::Config* config) : server_(server) {
-  notify_flags_.store(ParseNotifyFlags(config->Get("notify-keyspace-events")));
+  UpdateFlags(ParseNotifyFlags(config->Get("notify-keyspace-events")), 0);
   config->OnChange([this](const std::string& name, const std::string& value) {
-    if (name == "notify-keyspace-events") notify_flags_.store(ParseNotifyFlags(value));
+    if (name == "notify-keyspace-events") UpdateFlags(ParseNotifyFlags(value), 0);
   });
+}
+
+void PubSub::UpdateFlags(uint32_t local, uint32_t shipped) {
+  MutexLock lock(&flags_mu_);
+  local_flags_.store(local, std::memory_order_relaxed);
+  const uint32_t all = shipped_flags_.fetch_or(shipped, std::memory_order_relaxed) | shipped;
+  notify_flags_.store(local | all, std::memory_order_relaxed);
+}
+
+void PubSub::AddShippedFlags(uint32_t classes) {
+  // Only event classes: K/E say how this server publishes; keymiss and evicted are never
+  // shipped (a read's miss is the replica's own; nothing is evicted).
+  classes &= ~(kNotifyKeyspace | kNotifyKeyevent | kNotifyKeyMiss | kNotifyEvicted);
+  if ((shipped_flags() & classes) == classes) return;
+  UpdateFlags(local_notify_flags(), classes);
 }
 
 PubSub::Shard& PubSub::ShardOf(std::string_view channel) const { return ShardIn(Plain(), channel); }
@@ -228,6 +243,8 @@ int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
   }
   return removed;
 }
+
+void PubSub::ShipEvent(std::string note) { server_->store()->NoteForReplicas(std::move(note)); }
 
 void PubSub::NotifyExpired(std::string_view key) {
   const uint32_t flags = notify_flags();

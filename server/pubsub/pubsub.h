@@ -95,8 +95,21 @@ class PubSub {
   // PUBSUB NUMSUB: subscribers of one channel.
   int64_t NumSub(std::string_view channel) const;
 
-  // The notify-keyspace-events classes (server/pubsub/notify.h); one relaxed load per write.
+  // The keyspace-event classes somebody wants (server/pubsub/notify.h): this server's
+  // notify-keyspace-events and, on a primary, the classes its replicas asked for
+  // (AddShippedFlags). The gate of every event; one relaxed load per write.
   uint32_t notify_flags() const { return notify_flags_.load(std::memory_order_relaxed); }
+  // This server's own notify-keyspace-events: what it publishes to its subscribers.
+  uint32_t local_notify_flags() const { return local_flags_.load(std::memory_order_relaxed); }
+  // The event classes written into the WAL for replicas (NoteForReplicas): what replicas
+  // declared with REPLCONF rc-events since start (it only grows, so a replica that reconnects
+  // after a cut still finds the events of what it missed).
+  uint32_t shipped_flags() const { return shipped_flags_.load(std::memory_order_relaxed); }
+  // A replica wants the events of `classes` (its notify-keyspace-events). Any thread.
+  void AddShippedFlags(uint32_t classes);
+  // Notes an encoded event (EncodeShippedEvent) into the calling thread's write group, if one is
+  // open: it reaches replicas with the write that caused it. Any thread.
+  void ShipEvent(std::string note);
 
   // ---- `expired` events (Redis emits one when a key is found expired on access, or removed by
   // the expiry cycle, and deletes the key then) ----
@@ -160,7 +173,11 @@ class PubSub {
   mutable std::atomic<int64_t> channel_count_{0};
   mutable std::atomic<int64_t> shard_channel_count_{0};
   std::atomic<int64_t> pattern_count_{0};
-  std::atomic<uint32_t> notify_flags_{0};
+  std::atomic<uint32_t> notify_flags_{0};  // local_flags_ | shipped_flags_
+  std::atomic<uint32_t> local_flags_{0};
+  std::atomic<uint32_t> shipped_flags_{0};
+  Mutex flags_mu_;  // serializes the updates of the three
+  void UpdateFlags(uint32_t local, uint32_t shipped) EXCLUDES(flags_mu_);
   static constexpr size_t kMaxExpiredSeen = 1024;
   Mutex expired_mu_;
   // (physical database, key) pairs.

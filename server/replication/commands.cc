@@ -22,6 +22,7 @@ namespace {
 struct PendingReplica {
   int port = 0;
   std::string ip;
+  uint32_t event_classes = 0;  // rc-events
 };
 constexpr size_t kMaxPending = 1024;
 std::mutex pending_mu;
@@ -112,6 +113,14 @@ void ReplConf(CommandContext& ctx, Args& argv, std::string* out) {
       std::lock_guard<std::mutex> lock(pending_mu);
       if (pending_replicas.size() > kMaxPending) pending_replicas.clear();
       pending_replicas[ctx.conn->id].ip = argv[i + 1];
+    } else if (Is(argv[i], "rc-events")) {
+      int64_t classes = 0;
+      if (!ParseInteger(argv[i + 1], &classes) || classes < 0 || classes > UINT32_MAX) {
+        return AppendError(out, "ERR Invalid rc-events");
+      }
+      std::lock_guard<std::mutex> lock(pending_mu);
+      if (pending_replicas.size() > kMaxPending) pending_replicas.clear();
+      pending_replicas[ctx.conn->id].event_classes = static_cast<uint32_t>(classes);
     } else if (Is(argv[i], "ack") || Is(argv[i], "getack")) {
       return;  // only meaningful on an established link, which the sender reads itself
     } else if (!Is(argv[i], "capa") && !Is(argv[i], "rdb-only") &&
@@ -143,11 +152,15 @@ void PSync(CommandContext& ctx, Args& argv, std::string* out) {
       pending_replicas.erase(it);
     }
   }
-  std::string peer_ip = conn->info->addr;
-  if (size_t colon = peer_ip.rfind(':'); colon != std::string::npos) peer_ip.resize(colon);
+  replication::ReplicaPeer peer;
+  peer.client_id = conn->id;
+  peer.addr = conn->info->addr;
+  peer.laddr = conn->info->laddr;
+  peer.listening_port = pending.port;
+  peer.announced_ip = pending.ip;
+  peer.event_classes = pending.event_classes;
   std::string error;
-  if (!ctx.replication().StartSender(conn->fd, peer_ip, pending.port, pending.ip, replid, from,
-                                     &error)) {
+  if (!ctx.replication().StartSender(conn->fd, peer, replid, from, &error)) {
     return AppendError(out, error);
   }
   // The sender owns a dup of the socket now; this connection ends without another byte.

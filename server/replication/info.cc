@@ -36,7 +36,7 @@ void AppendReplicationInfo(Server& server, std::string* out) {
     Line(out, "master_last_io_seconds_ago",
          link.last_io_ms == 0 ? "-1" : std::to_string((now - link.last_io_ms) / 1000));
     Line(out, "master_sync_in_progress", link.sync_in_progress ? "1" : "0");
-    Line(out, "slave_read_offset", std::to_string(link.offset));
+    Line(out, "slave_read_repl_offset", std::to_string(link.offset));
     Line(out, "slave_repl_offset", std::to_string(link.offset));
     if (!link.link_up) {
       Line(out, "master_link_down_since_seconds",
@@ -55,6 +55,10 @@ void AppendReplicationInfo(Server& server, std::string* out) {
          "ip=" + r.ip + ",port=" + std::to_string(r.port) + ",state=" + r.state +
              ",offset=" + std::to_string(r.ack_offset) +
              ",lag=" + std::to_string(r.last_ack_ms == 0 ? 0 : (now - r.last_ack_ms) / 1000));
+  }
+  if (!replica && config.GetInt("min-replicas-to-write") > 0 &&
+      config.GetInt("min-replicas-max-lag") > 0) {
+    Line(out, "min_slaves_good_slaves", std::to_string(repl.GoodReplicas()));
   }
   Line(out, "master_failover_state", "no-failover");
   Line(out, "master_replid", repl.replid());

@@ -22,7 +22,6 @@ int64_t SteadyMs() {
 }
 
 constexpr int kStopCheckMs = 100;
-constexpr int64_t kWriteStallMs = 60000;
 
 }  // namespace
 
@@ -74,7 +73,7 @@ void LinkIo::Close() {
   if (fd >= 0) close(fd);
 }
 
-bool LinkIo::WriteAll(std::string_view data, const Stop& stop) {
+bool LinkIo::WriteAll(std::string_view data, const Stop& stop, int64_t stall_ms) {
   int64_t last_progress = SteadyMs();
   while (!data.empty()) {
     const int fd = fd_.load();
@@ -90,7 +89,7 @@ bool LinkIo::WriteAll(std::string_view data, const Stop& stop) {
       bad_ = true;
       return false;
     }
-    if (stop() || SteadyMs() - last_progress > kWriteStallMs) return false;
+    if (stop() || (stall_ms > 0 && SteadyMs() - last_progress > stall_ms)) return false;
     pollfd p{fd, POLLOUT, 0};
     poll(&p, 1, kStopCheckMs);
   }

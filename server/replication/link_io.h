@@ -26,9 +26,10 @@ class LinkIo {
   LinkIo(const LinkIo&) = delete;
   LinkIo& operator=(const LinkIo&) = delete;
 
-  // Writes all of `data`; false on error, when stop() turns true, or after 60 s without
-  // progress.
-  bool WriteAll(std::string_view data, const Stop& stop);
+  // Writes all of `data`; false on error, when stop() turns true, or after `stall_ms` without
+  // progress (0: no such limit; stop() decides).
+  bool WriteAll(std::string_view data, const Stop& stop, int64_t stall_ms = kWriteStallMs);
+  static constexpr int64_t kWriteStallMs = 60000;
   // Reads a "\r\n"-terminated line (without it); false on error, EOF, stop or timeout.
   bool ReadLine(std::string* line, int timeout_ms, const Stop& stop);
   // Reads exactly n bytes into out.

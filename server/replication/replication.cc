@@ -10,20 +10,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <random>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "config/buffer_limits.h"
 #include "config/config.h"
 #include "config/current_db.h"
 #include "server/client_registry.h"
 #include "server/net_loop.h"
+#include "server/pubsub/pubsub.h"
+#include "server/replication/applied_effects.h"
 #include "server/replication/link_io.h"
 #include "server/server.h"
-#include "server/tracking/tracking.h"
-#include "server/tx/watch.h"
 #include "storage/store.h"
 
 namespace rockcache::server::replication {
@@ -65,6 +67,27 @@ bool BatchRange(const std::string& rep, uint64_t* first, uint64_t* count) {
   *first = seq;
   *count = n;
   return n > 0;
+}
+
+// "ip:port" of a socket's local end ("" when unknown).
+std::string LocalAddress(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
+  char host[INET6_ADDRSTRLEN] = {0};
+  int port = 0;
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  } else {
+    return "";
+  }
+  return std::string(host) + ":" + std::to_string(port);
 }
 
 }  // namespace
@@ -178,6 +201,12 @@ class Sender {
     }
     spdlog::info("replication: replica {}:{} streaming from sequence {}", info_.ip, info_.port,
                  from_);
+    // The replica's backlog in bytes (what Redis keeps in a replica's output buffer): the bytes
+    // committed since the stream started, less those of the batches sent since. Read the
+    // sequence first, so a batch committed in between is counted on both sides.
+    start_sequence_ = store->LatestSequence();
+    start_bytes_ = store->WalBytesWritten();
+    auto over_limit = [this, stop] { return stop() || OverLimits(); };
     int64_t last_send = NowUnixMs();
     int64_t last_data = 0;
     std::string rep;
@@ -192,22 +221,72 @@ class Sender {
       const int64_t now = NowUnixMs();
       if (*got) {
         std::string header = "B" + std::to_string(rep.size()) + "\r\n";
-        if (!io_.WriteAll(header, stop) || !io_.WriteAll(rep, stop)) return;
+        if (!io_.WriteAll(header, over_limit, 0) || !io_.WriteAll(rep, over_limit, 0)) return;
+        if (first > start_sequence_) sent_bytes_ += rep.size();
         last_send = now;
         last_data = now;
         if (!ReadAcks(0)) return;
         continue;
       }
+      if (OverLimits()) return;
       if (getack_.exchange(false)) {
-        if (!io_.WriteAll("G\r\n", stop)) return;
+        if (!io_.WriteAll("G\r\n", over_limit, 0)) return;
         last_send = now;
       } else if (now - last_send >= kPingIntervalMs) {
-        if (!io_.WriteAll("P\r\n", stop)) return;
+        if (!io_.WriteAll("P\r\n", over_limit, 0)) return;
         last_send = now;
       }
       // Idle: poll for acknowledgements meanwhile; 1 ms while writes flow, 10 ms after.
       if (!ReadAcks(now - last_data < 100 ? 1 : 10)) return;
     }
+  }
+
+  // The `replica` class of client-output-buffer-limit over the replica's backlog (its hard
+  // limit at once, its soft one for its seconds), and repl-timeout over its acknowledgements, as
+  // Redis cuts a replica. True (logged) when the link must end; the replica then reconnects and
+  // continues from where it stopped if the WAL still holds it.
+  bool OverLimits() {
+    const int64_t now = NowUnixMs();
+    if (now - limits_read_ms_ >= 1000) {  // the config at most once a second
+      limits_read_ms_ = now;
+      config::ClientBufferLimits limits;
+      config::Config& config = repl_->server_->config();
+      if (config::ParseClientBufferLimits(config.GetString("client-output-buffer-limit"), limits,
+                                          &limits)
+              .ok()) {
+        limit_ = limits.replica;
+      }
+      timeout_ms_ = config.GetInt("repl-timeout") * 1000;
+    }
+    const uint64_t written = repl_->server_->store()->WalBytesWritten() - start_bytes_;
+    const int64_t backlog = written > sent_bytes_ ? static_cast<int64_t>(written - sent_bytes_) : 0;
+    const char* why = nullptr;
+    if (limit_.hard > 0 && backlog >= limit_.hard) {
+      why = "hard";
+    } else if (limit_.soft > 0 && backlog >= limit_.soft) {
+      if (soft_since_ms_ == 0) soft_since_ms_ = now;
+      if (now - soft_since_ms_ >= limit_.soft_seconds * 1000) why = "soft";
+    } else {
+      soft_since_ms_ = 0;
+    }
+    int64_t last_ack = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_ack = info_.last_ack_ms;
+    }
+    if (why != nullptr) {
+      spdlog::warn(
+          "Client replica {}:{} scheduled to be closed ASAP for overcoming of output buffer "
+          "limits ({} limit, {} bytes behind).",
+          info_.ip, info_.port, why, backlog);
+      return true;
+    }
+    if (timeout_ms_ > 0 && now - last_ack > timeout_ms_) {
+      spdlog::warn("Disconnecting timedout replica {}:{} (no acknowledgement for {} s)", info_.ip,
+                   info_.port, timeout_ms_ / 1000);
+      return true;
+    }
+    return false;
   }
 
   // Reads what the replica sent (REPLCONF ACK n), waiting up to timeout_ms. False when the
@@ -226,6 +305,10 @@ class Sender {
           info_.last_ack_ms = NowUnixMs();
         }
         repl_->NoteAck();
+      } else if (args.size() >= 3 && strcasecmp(args[0].c_str(), "REPLCONF") == 0 &&
+                 strcasecmp(args[1].c_str(), "rc-events") == 0) {
+        repl_->server_->pubsub().AddShippedFlags(
+            static_cast<uint32_t>(std::strtoul(args[2].c_str(), nullptr, 10)));
       }
     }
     return !io_.bad();
@@ -241,6 +324,14 @@ class Sender {
   std::atomic<bool> done_{false};
   std::atomic<bool> getack_{false};
   std::thread thread_;
+  // OverLimits (the sender's thread only).
+  uint64_t start_sequence_ = 0;
+  uint64_t start_bytes_ = 0;
+  uint64_t sent_bytes_ = 0;
+  config::BufferLimit limit_;
+  int64_t timeout_ms_ = 60000;
+  int64_t limits_read_ms_ = 0;
+  int64_t soft_since_ms_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -288,6 +379,7 @@ void Replication::Stop() {
 }
 
 void Replication::ApplySettings() {
+  RefreshGoodReplicas();
   refuse_writes_.store(is_replica() && server_->config().GetBool("replica-read-only"),
                        std::memory_order_relaxed);
   bool link_up = false;
@@ -303,9 +395,11 @@ void Replication::ApplySettings() {
 Status Replication::BecomeReplicaOf(const std::string& host, int port) {
   if (port <= 0 || port > 65535) return Status::InvalidArgument("Invalid master port");
   std::vector<std::unique_ptr<Sender>> senders;
+  bool was_primary = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (replica_.load() && master_host_ == host && master_port_ == port) return Status::OK();
+    was_primary = !replica_.load();
     ++generation_;
     master_host_ = host;
     master_port_ = port;
@@ -322,6 +416,7 @@ Status Replication::BecomeReplicaOf(const std::string& host, int port) {
     link_cv_.notify_all();
   }
   ApplySettings();
+  if (was_primary) UnblockClientsForRoleChange(*server_);
   for (auto& s : senders) s->Stop();
   senders.clear();
   (void)server_->config().Set("replicaof", host + " " + std::to_string(port));
@@ -381,8 +476,7 @@ bool Replication::Stale(uint64_t generation) const {
 
 // ---- primary side ----
 
-bool Replication::StartSender(int fd, const std::string& peer_ip, int listening_port,
-                              const std::string& announced_ip, const std::string& replid,
+bool Replication::StartSender(int fd, const ReplicaPeer& peer, const std::string& replid,
                               int64_t from, std::string* error) {
   if (stopping_.load()) {
     *error = "ERR shutting down";
@@ -392,6 +486,8 @@ bool Replication::StartSender(int fd, const std::string& peer_ip, int listening_
     *error = "ERR a rockcache replica does not serve replicas of its own (no chained replication)";
     return false;
   }
+  // Before the sender reads the first batch: the events of every batch it sends are noted.
+  server_->pubsub().AddShippedFlags(peer.event_classes);
   bool full = true;
   if (replid == this->replid() && from > 0) {
     full = !server_->store()->ReadWalFrom(static_cast<uint64_t>(from)).ok();
@@ -401,9 +497,16 @@ bool Replication::StartSender(int fd, const std::string& peer_ip, int listening_
     *error = "ERR dup failed";
     return false;
   }
+  std::string peer_ip = peer.addr;
+  if (size_t colon = peer_ip.rfind(':'); colon != std::string::npos) peer_ip.resize(colon);
   ReplicaInfo info;
-  info.ip = announced_ip.empty() ? peer_ip : announced_ip;
-  info.port = listening_port;
+  info.ip = peer.announced_ip.empty() ? peer_ip : peer.announced_ip;
+  info.port = peer.listening_port;
+  info.client_id = peer.client_id;
+  info.addr = peer.addr;
+  info.laddr = peer.laddr;
+  info.fd = dup_fd;
+  info.created_ms = NowUnixMs();
   info.state = full ? "wait_bgsave" : "online";
   info.last_ack_ms = NowUnixMs();
   info.ack_offset = full ? 0 : static_cast<uint64_t>(from - 1);
@@ -443,9 +546,27 @@ std::vector<ReplicaInfo> Replication::Replicas() const {
 }
 
 void Replication::NoteAck() {
+  RefreshGoodReplicas();
   std::lock_guard<std::mutex> lock(ack_mu_);
   ++acks_seen_;
   ack_cv_.notify_all();
+}
+
+void Replication::RefreshGoodReplicas() {
+  const int64_t min_replicas = server_->config().GetInt("min-replicas-to-write");
+  const int64_t max_lag_ms = server_->config().GetInt("min-replicas-max-lag") * 1000;
+  int64_t good = 0;
+  if (!is_replica()) {
+    const int64_t now = NowUnixMs();
+    for (const auto& r : Replicas()) {
+      // As Redis: lag counts whole seconds since the last acknowledgement.
+      good += r.state == "online" && (now - r.last_ack_ms) / 1000 * 1000 <= max_lag_ms;
+    }
+  }
+  good_replicas_.store(good, std::memory_order_relaxed);
+  lacks_good_replicas_.store(
+      !is_replica() && min_replicas > 0 && max_lag_ms > 0 && good < min_replicas,
+      std::memory_order_relaxed);
 }
 
 int64_t Replication::CountAcked(uint64_t offset) const {
@@ -466,6 +587,7 @@ void Replication::AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client
 }
 
 void Replication::AckWaitThread() {
+  int64_t last_refresh = 0;
   std::unique_lock<std::mutex> lock(ack_mu_);
   while (true) {
     const bool stopping = stopping_.load();
@@ -501,10 +623,55 @@ void Replication::AckWaitThread() {
       }
     }
     if (stopping) return;
+    if (NowUnixMs() - last_refresh >= 1000) {  // replicas age even when none acknowledges
+      lock.unlock();
+      RefreshGoodReplicas();
+      last_refresh = NowUnixMs();
+      lock.lock();
+    }
     const uint64_t seen = acks_seen_;
     ack_cv_.wait_for(lock, std::chrono::milliseconds(ack_waiters_.empty() ? 1000 : 10),
                      [&] { return stopping_.load() || acks_seen_ != seen; });
   }
+}
+
+std::string Replication::ClientListLines(bool replicas, bool master,
+                                         const std::vector<uint64_t>& ids) const {
+  auto wanted = [&](uint64_t id) {
+    return id != 0 && (ids.empty() || std::find(ids.begin(), ids.end(), id) != ids.end());
+  };
+  const int64_t now = NowUnixMs();
+  auto line = [&](uint64_t id, const std::string& addr, const std::string& laddr, int fd,
+                  int64_t created_ms, int64_t last_ms, char flag, const char* cmd) {
+    return "id=" + std::to_string(id) + " addr=" + addr + " laddr=" + laddr +
+           " fd=" + std::to_string(fd) + " name= age=" + std::to_string((now - created_ms) / 1000) +
+           " idle=" + std::to_string(last_ms == 0 ? 0 : (now - last_ms) / 1000) + " flags=" + flag +
+           " db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 "
+           "rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" +
+           cmd + " user=default redir=-1 resp=2 lib-name= lib-ver=\n";
+  };
+  std::string out;
+  if (master && is_replica()) {
+    const ReplicaLinkInfo link = LinkInfo();
+    if (link.link_up && wanted(link.client_id)) {
+      int fd = -1;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        fd = link_fd_;
+      }
+      out += line(link.client_id, link.host + ":" + std::to_string(link.port), link.laddr, fd,
+                  link.connected_ms, link.last_io_ms, 'M', "NULL");
+    }
+  }
+  if (replicas) {
+    for (const auto& r : Replicas()) {
+      if (wanted(r.client_id)) {
+        out +=
+            line(r.client_id, r.addr, r.laddr, r.fd, r.created_ms, r.last_ack_ms, 'S', "replconf");
+      }
+    }
+  }
+  return out;
 }
 
 int64_t Replication::KillByType(const std::string& type) {
@@ -545,6 +712,7 @@ void Replication::LinkThread() {
       std::lock_guard<std::mutex> lock(mu_);
       if (link_.link_up || link_.link_down_since_ms == 0) link_.link_down_since_ms = NowUnixMs();
       link_.link_up = false;
+      link_.client_id = 0;
       link_.sync_in_progress = false;
     }
     ApplySettings();
@@ -574,6 +742,9 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
       return;
     }
     link_fd_ = fd;
+    link_.client_id = server_->NextClientId();
+    link_.connected_ms = NowUnixMs();
+    link_.laddr = LocalAddress(fd);
   }
   LinkIo io(fd);
   auto end_link = [&] {
@@ -606,6 +777,15 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     ok = command({"REPLCONF", "ip-address", announce_ip}, &reply) && reply == "+OK";
   }
   if (ok) ok = command({"REPLCONF", "capa", "rockcache"}, &reply) && reply == "+OK";
+  if (ok) {
+    const uint32_t events = server_->pubsub().local_notify_flags();
+    // A primary that does not know rc-events (an older rockcache) refuses it: go on without
+    // events rather than without replication.
+    ok = command({"REPLCONF", "rc-events", std::to_string(events)}, &reply);
+    if (ok && reply != "+OK") {
+      spdlog::warn("replication: {}:{} ships no keyspace events: {}", host, port, reply);
+    }
+  }
   storage::Store* store = server_->store();
   storage::ReplicationState state;
   if (ok) {
@@ -738,8 +918,7 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     }
     if (cache::Cache* cache = server_->cache()) cache->Clear();
   }
-  server_->watches().TouchAll();
-  if (server_->tracking().active()) server_->tracking().InvalidateAll();
+  FireReplacedEffects(*server_);
   const uint64_t offset = store->LatestSequence();
   Status s = store->SetReplicationState({replid, offset});
   if (!s.ok()) spdlog::error("replication: saving the replication state: {}", s.ToString());
@@ -760,9 +939,15 @@ void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
   const int64_t timeout_ms = server_->config().GetInt("repl-timeout") * 1000;
   int64_t last_ack = 0;
   int64_t last_io = NowUnixMs();
+  uint32_t events_sent = server_->pubsub().local_notify_flags();  // told in the handshake
   std::string line, rep;
   while (!stale()) {
     const int64_t now = NowUnixMs();
+    if (const uint32_t events = server_->pubsub().local_notify_flags(); events != events_sent) {
+      // CONFIG SET notify-keyspace-events: the primary notes those classes from now on.
+      if (!io->WriteAll(Resp({"REPLCONF", "rc-events", std::to_string(events)}), stale)) return;
+      events_sent = events;
+    }
     if (now - last_ack >= kAckIntervalMs) {
       if (!io->WriteAll(Resp({"REPLCONF", "ACK", std::to_string(state.offset)}), stale)) return;
       last_ack = now;
@@ -865,13 +1050,7 @@ bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationS
                   s.ToString());
     return false;
   }
-  if (all) {
-    server_->watches().TouchAll();
-    if (server_->tracking().active()) server_->tracking().InvalidateAll();
-  } else {
-    if (server_->watches().active()) server_->watches().Touch(user_keys);
-    if (server_->tracking().active()) server_->tracking().Invalidate(user_keys);
-  }
+  FireAppliedEffects(*server_, keys);
   return true;
 }
 

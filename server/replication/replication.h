@@ -7,7 +7,8 @@
 //
 // The link (one TCP connection to the primary's ordinary port, opened by the replica):
 //   replica -> primary  [AUTH [user] pass] PING, REPLCONF listening-port <p>,
-//                       [REPLCONF ip-address <ip>], REPLCONF capa rockcache, then
+//                       [REPLCONF ip-address <ip>], REPLCONF capa rockcache,
+//                       REPLCONF rc-events <classes> (its notify-keyspace-events bits), then
 //                       PSYNC <replid|?> <next sequence|-1>
 //   primary -> replica  +CONTINUE <replid>: the batches from <next sequence> on follow, or
 //                       +FULLRESYNC <replid> <sequence>: a checkpoint follows, then the primary
@@ -19,7 +20,11 @@
 //     "G\r\n"                                 asks for an acknowledgement now (WAIT)
 //     "F<name> <size>\r\n" + the file's bytes one checkpoint file (full sync only)
 //     "E\r\n"                                 end of the checkpoint
-//   replica -> primary: REPLCONF ACK <offset> (RESP), every second and after each "G".
+//   replica -> primary: REPLCONF ACK <offset> (RESP), every second and after each "G";
+//                       REPLCONF rc-events <classes> when its notify-keyspace-events changes.
+//   A batch carries, as RocksDB LogData records, the keyspace events of the writes it holds
+//   whose classes a replica asked for (server/pubsub/notify.h, "Replicas"); the replica
+//   publishes them after applying it (applied_effects.h).
 //
 // Threads
 // - The primary: PSYNC runs on the network thread of the replica's connection, which hands
@@ -65,6 +70,11 @@ struct ReplicaLinkInfo {
   int64_t last_io_ms = 0;          // last byte from the primary (0: never)
   int64_t link_down_since_ms = 0;  // 0 while up
   uint64_t offset = 0;             // last sequence applied
+  // The link as CLIENT LIST shows it (flags=M): its client id (new for each connection), local
+  // address and when it connected. id 0 while not connected.
+  uint64_t client_id = 0;
+  std::string laddr;
+  int64_t connected_ms = 0;
 };
 
 // One connected replica, as the primary sees it.
@@ -74,6 +84,24 @@ struct ReplicaInfo {
   std::string state;  // "wait_bgsave" (full sync), "online"
   uint64_t ack_offset = 0;
   int64_t last_ack_ms = 0;
+  // As CLIENT LIST shows it (flags=S): the id of the connection that sent PSYNC, its peer and
+  // local addresses, socket and when the link started.
+  uint64_t client_id = 0;
+  std::string addr;
+  std::string laddr;
+  int fd = -1;
+  int64_t created_ms = 0;
+};
+
+// Where a PSYNC came from (server/replication/commands.cc): what REPLCONF told and the
+// connection's own facts.
+struct ReplicaPeer {
+  uint64_t client_id = 0;
+  std::string addr;            // peer "ip:port"
+  std::string laddr;           // local "ip:port"
+  int listening_port = 0;      // REPLCONF listening-port
+  std::string announced_ip;    // REPLCONF ip-address
+  uint32_t event_classes = 0;  // REPLCONF rc-events
 };
 
 class Replication {
@@ -96,6 +124,12 @@ class Replication {
   // A replica whose link is down with replica-serve-stale-data no: reads get -MASTERDOWN.
   // One relaxed load.
   bool RefusesStaleReads() const { return refuse_stale_reads_.load(std::memory_order_relaxed); }
+  // A primary with min-replicas-to-write and min-replicas-max-lag set, and fewer replicas that
+  // acknowledged within the lag: writes get -NOREPLICAS. One relaxed load.
+  bool LacksGoodReplicas() const { return lacks_good_replicas_.load(std::memory_order_relaxed); }
+  // The replicas online that acknowledged within min-replicas-max-lag (INFO
+  // min_slaves_good_slaves), as last counted (every acknowledgement, every second).
+  int64_t GoodReplicas() const { return good_replicas_.load(std::memory_order_relaxed); }
   // REPLICAOF host port: follows that primary (reconnecting; a full sync unless it can resume).
   // Returns at once. Error text for REPLICAOF when refused.
   [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port);
@@ -116,8 +150,7 @@ class Replication {
   // ---- primary side ----
   // PSYNC from a connection (loop thread, with the connection's socket, which this takes a dup
   // of). Returns false with *error set when refused (the connection stays as it is).
-  bool StartSender(int fd, const std::string& peer_ip, int listening_port,
-                   const std::string& announced_ip, const std::string& replid, int64_t from,
+  bool StartSender(int fd, const ReplicaPeer& peer, const std::string& replid, int64_t from,
                    std::string* error);
   // Replicas online that acknowledged `offset`.
   int64_t CountAcked(uint64_t offset) const;
@@ -128,6 +161,10 @@ class Replication {
   void AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client, uint64_t offset,
                     int64_t replicas, int64_t deadline_ms);
   std::vector<ReplicaInfo> Replicas() const;
+  // CLIENT LIST lines, in Redis's format, of the replication links: this primary's replicas
+  // (flags=S, with `replicas`) and this replica's link to its primary (flags=M, with `master`);
+  // with `ids` non-empty only those clients.
+  std::string ClientListLines(bool replicas, bool master, const std::vector<uint64_t>& ids) const;
   // CLIENT KILL TYPE replica|slave|master: closes those links; returns how many.
   int64_t KillByType(const std::string& type);
 
@@ -149,6 +186,8 @@ class Replication {
                   uint64_t generation);
   // A sender saw an acknowledgement (wakes WAIT).
   void NoteAck();
+  // Counts the good replicas again and sets LacksGoodReplicas.
+  void RefreshGoodReplicas();
   void ReapSenders();
   // Answers the AddAckWaiter clients whose wait is over (acknowledged, timed out, shut down).
   void AckWaitThread();
@@ -159,6 +198,8 @@ class Replication {
   std::atomic<bool> refuse_writes_{false};
   std::atomic<bool> refuse_stale_reads_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> lacks_good_replicas_{false};
+  std::atomic<int64_t> good_replicas_{0};
 
   mutable std::mutex mu_;  // the fields below
   std::condition_variable link_cv_;

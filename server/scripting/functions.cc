@@ -120,6 +120,26 @@ Status FunctionRegistry::Add(LibraryInfo library, bool replace) {
   return Status::OK();
 }
 
+std::vector<std::string> FunctionRegistry::ReplaceAll(std::vector<LibraryInfo> libraries) {
+  std::vector<std::string> skipped;
+  MutexLock lock(&mu_);
+  libraries_.clear();
+  function_lib_.clear();
+  for (LibraryInfo& library : libraries) {
+    bool clash = libraries_.count(library.name) != 0;
+    for (const FunctionInfo& fn : library.functions) clash = clash || function_lib_.count(fn.name);
+    if (clash) {
+      skipped.push_back(library.name);
+      continue;
+    }
+    for (const FunctionInfo& fn : library.functions) function_lib_[fn.name] = library.name;
+    std::string name = library.name;
+    libraries_[name] = std::move(library);
+  }
+  generation_.fetch_add(1, std::memory_order_release);
+  return skipped;
+}
+
 Status FunctionRegistry::Delete(std::string_view name) {
   MutexLock lock(&mu_);
   auto it = libraries_.find(std::string(name));

@@ -54,6 +54,10 @@ class FunctionRegistry {
   Status Add(LibraryInfo library, bool replace);
   Status Delete(std::string_view name);  // "Library not found"
   void Flush();
+  // Replaces every library by `libraries` at once (a replica that follows its primary's): a
+  // reader sees the old set or the new one. A library whose function another one of the set
+  // already defines is skipped; returns the names of the skipped ones.
+  std::vector<std::string> ReplaceAll(std::vector<LibraryInfo> libraries);
   // The library and row of function `name`, or nullopt.
   std::optional<FunctionInfo> Find(std::string_view name) const;
   std::vector<LibraryInfo> List() const;

@@ -979,6 +979,24 @@ Status LoadStoredLibraries(storage::Store& store, FunctionRegistry* registry) {
   return Status::OK();
 }
 
+Status ReloadStoredLibraries(storage::Store& store, FunctionRegistry* registry) {
+  auto records = store.ServerRecords(kLibraryRecordPrefix);
+  if (!records.ok()) return records.status();
+  std::vector<LibraryInfo> libraries;
+  for (const auto& [name, code] : *records) {
+    LibraryInfo info;
+    if (Status s = CheckLibrary(code, &info); !s.ok()) {
+      spdlog::warn("function library record {} not loaded: {}", name, s.message());
+      continue;
+    }
+    libraries.push_back(std::move(info));
+  }
+  for (const auto& name : registry->ReplaceAll(std::move(libraries))) {
+    spdlog::warn("function library {} not loaded: a function of it exists already", name);
+  }
+  return Status::OK();
+}
+
 std::string CompileError(std::string_view body) {
   Vm& vm = ThreadVm();
   lua_State* L = vm.state();

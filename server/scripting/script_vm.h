@@ -55,6 +55,12 @@ Status CheckLibrary(std::string_view code, LibraryInfo* info);
 // logged and skipped.
 Status LoadStoredLibraries(storage::Store& store, FunctionRegistry* registry);
 
+// A replica, after its storage changed under it (a full sync, a replicated FUNCTION LOAD /
+// DELETE / FLUSH / RESTORE): replaces the libraries of `registry` by those kept in `store`
+// (ReplaceAll), checking each on this thread's state. A library that no longer loads is logged
+// and skipped.
+Status ReloadStoredLibraries(storage::Store& store, FunctionRegistry* registry);
+
 // Compiles `body` on this thread's state without running it (SCRIPT LOAD). Empty when it
 // compiles, else Redis's error text ("ERR Error compiling script (new function): ...").
 std::string CompileError(std::string_view body);
