@@ -25,7 +25,8 @@ struct AdmissionState {
   // No command that waits writes this command's keys: every one only reads, or writes only
   // keys known up front that are not this command's (a read may then be answered before them).
   bool batch_spares_keys = true;
-  bool rtc_reads = true;  // the rtc-reads setting: cache answers in the network thread
+  bool rtc_reads = true;         // the rtc-reads setting: cache answers in the network thread
+  bool loop_subcommand = false;  // a subcommand the row runs in the loop (InLoopSubcommand)
 };
 
 enum class Route {
@@ -46,6 +47,9 @@ enum class Route {
 inline bool ForTransaction(const CommandSpec* spec, bool in_multi) {
   return in_multi || (spec != nullptr && (spec->flags & kTransaction));
 }
+
+// Whether argv names one of spec's loop_subcommands (case-insensitive). Pure.
+bool InLoopSubcommand(const CommandSpec* spec, const Args& argv);
 
 // Where the command runs. `spec` is its row (null: unknown), `argc` its argument count with the
 // name. Pure.

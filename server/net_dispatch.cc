@@ -224,6 +224,7 @@ void NetLoop::ProcessInput(Connection* conn) {
     state.batch_empty = batch.empty();
     state.batch_spares_keys = state.batch_empty || batch_spares_keys(spec, argv);
     state.rtc_reads = rtc_reads;
+    state.loop_subcommand = InLoopSubcommand(spec, argv);
     const Route route = Admit(spec, argv.size(), state);
     // Answered in the loop: the reply was appended to *out from reply_start.
     auto answered_here = [&](const std::string& out, size_t reply_start, bool from_cache) {

@@ -211,6 +211,10 @@ struct CommandSpec {
   KeysFinder find_keys = nullptr;
   // Set when consecutive commands of this row on one key may run as one (WriteRun above).
   const WriteRunSpec* write_run = nullptr;
+  // Subcommands ("stats|kill") that run in the network thread as kConnection commands do, while
+  // the rest of the row goes to the pool: what must answer while every worker is busy (FUNCTION
+  // KILL and STATS during a long script, as Redis's allow-busy). nullptr for most rows.
+  const char* loop_subcommands = nullptr;
 };
 
 // The keys of a command, by the table's key positions (views into argv).

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "config/glob.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/commands/numkeys.h"
 #include "server/commands/subcommand.h"
@@ -287,7 +288,19 @@ void Function(CommandContext& ctx, Args& argv, std::string* out) {
   if (Is(sub, "STATS") && argv.size() == 2) {
     AppendMapHeader(out, 2);
     AppendBulk(out, "running_script");
-    AppendNull(out);
+    scripting::Scripting::RunningScript running;
+    if (scripting.OldestRunning(NowUnixMs(), &running)) {
+      AppendMapHeader(out, 3);
+      AppendBulk(out, "name");
+      AppendBulk(out, running.name);
+      AppendBulk(out, "command");
+      AppendArrayHeader(out, static_cast<int64_t>(running.command.size()));
+      for (const std::string& arg : running.command) AppendBulk(out, arg);
+      AppendBulk(out, "duration_ms");
+      AppendInteger(out, running.duration_ms);
+    } else {
+      AppendNull(out);
+    }
     AppendBulk(out, "engines");
     AppendMapHeader(out, 1);
     AppendBulk(out, "LUA");
@@ -412,7 +425,7 @@ const std::vector<CommandSpec> kScriptingCommands = {
     {"fcall", -3, kScript, 0, 0, 0, Fcall, nullptr, nullptr, ScriptKeys},
     {"fcall_ro", -3, kScript | kReadOnly, 0, 0, 0, FcallRo, nullptr, nullptr, ScriptKeys},
     {"function", -2, 0, 0, 0, 0, Function, nullptr,
-     "load|delete|flush|list|stats|kill|dump|restore|help"},
+     "load|delete|flush|list|stats|kill|dump|restore|help", nullptr, nullptr, "stats|kill"},
 };
 
 }  // namespace rockcache::server

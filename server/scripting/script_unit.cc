@@ -111,7 +111,8 @@ void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* 
       Scripting& scripting;
       uint64_t handle;
       ~Registration() { scripting.UnregisterUnit(handle); }
-    } registration{scripting, scripting.RegisterUnit(guard.stripes(), all, NowUnixMs())};
+    } registration{scripting,
+                   scripting.RegisterUnit(guard.stripes(), all, NowUnixMs(), &command->argv)};
     command->reply.clear();
     cache::KeyLocks::WriteWindow window;
     if (server.cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "config/mutex.h"
@@ -36,7 +37,10 @@ class Scripting {
   // The stripes each running script unit holds, and since when: commands that need them get
   // -BUSY once the script has run past busy-reply-threshold (BusyFor), instead of tying up a
   // worker waiting for the lock. Register returns a handle for Unregister.
-  uint64_t RegisterUnit(const std::vector<uint32_t>& stripes, bool all, int64_t start_ms);
+  // `command`: the running command's arguments (EVAL... / FCALL...), read by FUNCTION STATS
+  // until UnregisterUnit.
+  uint64_t RegisterUnit(const std::vector<uint32_t>& stripes, bool all, int64_t start_ms,
+                        const std::vector<std::string>* command);
   void UnregisterUnit(uint64_t handle);
   // Network thread, per command bound for the pool: one relaxed load while no unit runs. True
   // when a unit running since before now_ms - threshold_ms holds one of `stripes`.
@@ -48,6 +52,16 @@ class Scripting {
   // Whether any unit runs (one relaxed load), and whether one has run since before `since_ms`.
   bool units_running() const { return units_.load(std::memory_order_relaxed) != 0; }
   bool AnyRunningSince(int64_t since_ms) const;
+
+  // FUNCTION STATS' running_script: the longest-running script's name (the function's, or
+  // "f_<sha1>" for EVAL and EVALSHA, as Redis), its command and how long it has run.
+  struct RunningScript {
+    std::string name;
+    std::vector<std::string> command;
+    int64_t duration_ms = 0;
+  };
+  // False when no script runs. Any thread; copies under the unit mutex.
+  bool OldestRunning(int64_t now_ms, RunningScript* out) const;
 
   // Bytes the workers' Lua states hold (each state reports its change after a run).
   void AddVmBytes(int64_t delta) { vm_bytes_.fetch_add(delta, std::memory_order_relaxed); }
@@ -73,6 +87,7 @@ class Scripting {
     int64_t start_ms;
     bool all;
     std::vector<uint32_t> stripes;  // ascending
+    const std::vector<std::string>* command;
   };
   bool BusyForSlow(const std::vector<uint32_t>& stripes, int64_t now_ms,
                    int64_t threshold_ms) const;

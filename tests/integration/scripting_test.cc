@@ -146,6 +146,44 @@ TEST_CASE("Scripts: clients on other keys are served while a script spins", "[sc
   CHECK(Run(client, {"RPUSH", "l", "y"}) == "int:1");
 }
 
+TEST_CASE("Functions: FUNCTION STATS and KILL answer while the only worker runs a function",
+          "[scripting][kill]") {
+  // As Redis's allow-busy: they run in the network thread, not behind the script on the pool.
+  TestServer server({"--pool-threads", "1"});
+  Client client(server.port());
+  REQUIRE(Run(client, {"FUNCTION", "LOAD",
+                       "#!lua name=spinlib\nredis.register_function('spin', function() "
+                       "local i = 0 while true do i = i + 1 end end)"}) == "bulk:spinlib");
+  CHECK(Run(client, {"FUNCTION", "STATS"}) ==
+        "[bulk:running_script, nil, bulk:engines, [bulk:LUA, [bulk:libraries_count, int:1, "
+        "bulk:functions_count, int:1]]]");
+  Reply script_reply;
+  ClientThread runner(server, [&] {
+    Client runner_client(server.port(), 30000);
+    script_reply = runner_client.Command({"FCALL", "spin", "0"});
+  });
+  Reply running;
+  for (int i = 0; i < 500; ++i) {
+    running = client.Command({"FUNCTION", "STATS"});
+    if (running.elements.size() == 4 && !running.elements[1].is_nil()) break;
+    SleepMs(10);
+  }
+  REQUIRE(running.elements.size() == 4);
+  const Reply& script = running.elements[1];
+  REQUIRE(script.elements.size() == 6);
+  CHECK(Describe(script.elements[0]) == "bulk:name");
+  CHECK(Describe(script.elements[1]) == "bulk:spin");
+  CHECK(Describe(script.elements[2]) == "bulk:command");
+  CHECK(Describe(script.elements[3]) == "[bulk:FCALL, bulk:spin, bulk:0]");
+  CHECK(Describe(script.elements[4]) == "bulk:duration_ms");
+  CHECK(script.elements[5].integer >= 0);
+  CHECK(Run(client, {"FUNCTION", "KILL"}) == "status:OK");
+  runner.Join();
+  CHECK(script_reply.is_error());
+  CHECK(Run(client, {"FUNCTION", "KILL"}) == "err:NOTBUSY No scripts in execution right now.");
+  CHECK(client.Command({"FUNCTION", "STATS"}).elements[1].is_nil());
+}
+
 TEST_CASE("Scripts: kill -9 during a writing script keeps none of its writes",
           "[scripting][durability]") {
   TestServer server;

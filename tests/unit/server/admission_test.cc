@@ -79,6 +79,24 @@ TEST_CASE("Admission routes every kind of command", "[server][admission]") {
   }
 }
 
+TEST_CASE("Subcommands a row runs in the loop: FUNCTION KILL and STATS", "[server][admission]") {
+  const CommandSpec* function = FindCommand("function");
+  REQUIRE(function != nullptr);
+  CHECK(InLoopSubcommand(function, {"FUNCTION", "STATS"}));
+  CHECK(InLoopSubcommand(function, {"function", "kill"}));
+  CHECK_FALSE(InLoopSubcommand(function, {"FUNCTION", "LOAD", "code"}));
+  CHECK_FALSE(InLoopSubcommand(function, {"FUNCTION", "STAT"}));
+  CHECK_FALSE(InLoopSubcommand(function, {"FUNCTION"}));
+  CHECK_FALSE(InLoopSubcommand(FindCommand("get"), {"GET", "stats"}));
+  CHECK_FALSE(InLoopSubcommand(nullptr, {"x", "stats"}));
+  AdmissionState loop = kFresh;
+  loop.loop_subcommand = true;
+  CHECK(Admit(function, 2, loop) == Route::kLoop);
+  loop.batch_empty = false;
+  CHECK(Admit(function, 2, loop) == Route::kAfterBatch);
+  CHECK(Admit(function, 3, kFresh) == Route::kPool);  // FUNCTION LOAD
+}
+
 TEST_CASE("The transaction layer sees MULTI's commands and EXEC/WATCH", "[server][admission]") {
   CHECK(ForTransaction(FindCommand("get"), /*in_multi=*/true));
   CHECK(ForTransaction(nullptr, /*in_multi=*/true));
