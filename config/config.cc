@@ -69,6 +69,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"checkpoint-keep", T::kInt, "1", 0, 1000, nullptr, true,
    "BGSAVE/SAVE checkpoints kept under dir (checkpoint-<unix ms>); a new one removes the oldest "
    "beyond this; 0 = keep all (each pins the SST files it links, compacted away or not)."},
+  {"rdb-key-save-delay", T::kInt, "0", 0, INT_MAX, nullptr, true,
+   "Test aid, as Redis's: a BGSAVE lasts at least this many microseconds per key of database 0 "
+   "(0 = no delay)."},
   {"loglevel", T::kEnum, "notice", 0, 0, "debug|verbose|notice|warning", true,
    "Log verbosity; debug logs every connection."},
   {"logfile", T::kString, "", 0, 0, nullptr, false,

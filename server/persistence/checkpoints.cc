@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -90,6 +91,10 @@ Status Checkpoints::Save(bool background, uint64_t changes, int64_t started_ms) 
   spdlog::info("{} started: {}", background ? "Background saving" : "DB saving", path);
   uint64_t sequence = 0;
   Status s = store_->CreateCheckpoint(path, &sequence);
+  if (const int64_t delay_us = config_->GetInt("rdb-key-save-delay"); background && delay_us > 0) {
+    const StatusOr<int64_t> keys = store_->DbSize();
+    if (keys.ok()) std::this_thread::sleep_for(std::chrono::microseconds(delay_us * *keys));
+  }
   const int64_t done_ms = UnixMs();
   if (s.ok()) {
     spdlog::info("Checkpoint {} written in {} ms (RocksDB sequence {})", path, done_ms - started_ms,
