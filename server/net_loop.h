@@ -14,6 +14,8 @@
 //                    commands, batches (group commit, submit / park)
 //   net_completions.cc  replies back from the pool, blocking-pop waits
 //   net_record.cc    metrics and slow-log entries of commands and batches
+//   net_pause.cc     CLIENT PAUSE: holding connections at a paused command, resuming them
+//   net_memory.cc    what each client holds (CLIENT LIST, INFO), maxmemory-clients
 #pragma once
 
 #include <atomic>
@@ -48,7 +50,8 @@ class Server;
 struct Completion {
   // kClose: close the connection now, with nothing more sent (a sliced reply that cannot be
   // finished: storage error, pool shutdown).
-  enum class Kind { kReplies, kKill, kClose };
+  // kResumePaused (conn_id unused): the pause ended (CLIENT UNPAUSE); resume held connections.
+  enum class Kind { kReplies, kKill, kClose, kResumePaused };
   Kind kind = Kind::kReplies;
   uint64_t conn_id = 0;
   std::string replies;        // kReplies: the batch's reply bytes, in order
@@ -106,6 +109,8 @@ class NetLoop {
   // An input buffer keeps up to this much capacity across reads; a bigger one is freed once
   // empty (net_io.cc reads, net_dispatch.cc consumes).
   static constexpr size_t kKeepInput = 64 * 1024;
+  // The same for the output buffer once every reply in it is written (net_io.cc).
+  static constexpr size_t kKeepOutput = 64 * 1024;
 
   // ---- net_loop.cc: lifecycle (loop thread) ----
   static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen, void* arg);
@@ -125,6 +130,17 @@ class NetLoop {
   // client-output-buffer-limit (normal class): true when `pending` reply bytes are over the hard
   // limit, or over the soft limit for longer than its seconds (Redis's rule); logs why.
   bool OverOutputLimit(Connection* conn, size_t pending);
+
+  // ---- net_memory.cc: per-client memory, maxmemory-clients (loop thread) ----
+  // Stores what conn holds in its ClientInfo and the registry's sum; past maxmemory-clients,
+  // evicts the biggest clients (EvictClients).
+  void NoteClientMemory(Connection* conn);
+  // Disconnects the clients with the most memory (not NO-EVICT) until the sum is back under
+  // `limit`, as Redis 7's client eviction. At most once per kEvictionInterval per loop:
+  // O(clients log clients) each time.
+  void EvictClients(uint64_t limit);
+  // Gives conn's memory back to the registry's sum (its close).
+  void ForgetClientMemory(Connection* conn);
 
   // ---- net_dispatch.cc: parse and route, batches (loop thread) ----
   static void OnRetryParked(int fd, short events, void* arg);
@@ -147,6 +163,15 @@ class NetLoop {
   // running, so it runs after every event already active in this pass (reads, the completion
   // wake-up) and within the same pass.
   void QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times);
+  // CLIENT PAUSE (server/client_pause.h): whether the pause in effect holds this command of
+  // conn (for EXEC: whether its queued commands hold a write).
+  bool PauseHolds(const Connection* conn, const CommandSpec* spec) const;
+  // Holds conn at its next command until the pause ends: reading stops, the pause timer is armed.
+  void HoldForPause(Connection* conn);
+  // The pause ended (its timer, or CLIENT UNPAUSE): resumes the held connections in the order
+  // they were held; re-arms the timer when the pause was extended meanwhile.
+  void ResumeHeld();
+  static void OnPauseTimer(int fd, short events, void* arg);
 
   // ---- net_completions.cc: replies back, blocking-pop waits (loop thread) ----
   static void OnWaitTimeout(int fd, short events, void* arg);
@@ -179,7 +204,10 @@ class NetLoop {
   // Loop thread only: whether misses try RocksDB's caches, and resident file pages.
   MemoryReadGate memory_gate_;
   MemoryReadGate mapped_gate_;
-  event* retry_event_ = nullptr;  // one-shot: retries parked batches
+  event* retry_event_ = nullptr;         // one-shot: retries parked batches
+  event* pause_timer_ = nullptr;         // one-shot: the pause's end, while connections are held
+  std::deque<uint64_t> pause_held_;      // connections held by CLIENT PAUSE, in order; loop thread
+  int64_t last_client_eviction_ms_ = 0;  // loop thread: EvictClients' last scan
   std::thread thread_;
   std::atomic<bool> stop_listening_{false};
   std::atomic<bool> stopping_{false};

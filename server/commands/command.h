@@ -39,6 +39,7 @@ struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
 struct SliceSink;    // server/slicing/sliced_read.h
 struct NewKeyWatch;  // server/pubsub/notify.h
+class ClientPause;   // server/client_pause.h
 
 enum CommandFlags : uint32_t {
   kWrite = 1u << 0,       // may modify the dataset
@@ -115,6 +116,8 @@ struct CommandContext {
   // with, so a fill that read storage before a FLUSHDB/FLUSHALL is never installed as live after
   // it ("Fill fencing" in cache/cache.h). The cache helpers (cache_access.h) pass it.
   uint32_t cache_generation = 0;
+  // Set with `conn` (kConnection commands in the loop): the server's CLIENT PAUSE state.
+  ClientPause* client_pause = nullptr;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx, Args& argv, std::string* out);
