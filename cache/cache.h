@@ -224,6 +224,13 @@ class Cache {
   Lookup Visit(std::string_view key, int64_t now_ms, Visitor&& visit) {
     return Find(key, now_ms, /*count=*/true, /*touch=*/true, visit);
   }
+  // Visit that does not record the access (it counts the hit or miss): the reads Redis makes
+  // with LOOKUP_NOTOUCH (TTL, TYPE, EXISTS), which leave OBJECT IDLETIME and the eviction order
+  // as they were.
+  template <typename Visitor>
+  Lookup VisitNoTouch(std::string_view key, int64_t now_ms, Visitor&& visit) {
+    return Find(key, now_ms, /*count=*/true, /*touch=*/false, visit);
+  }
   // Visit without counting the hit or miss (it still records the access and removes an expired
   // or stale entry): the worker's re-check under the key's stripe, and tests.
   template <typename Visitor>

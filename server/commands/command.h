@@ -130,7 +130,8 @@ struct RtcContext {
   Server* server = nullptr;
   int db = 0;  // as CommandContext::db; `cache` already looks in it
   // false: the lookup answers the request whose miss just filled the entry, which is not a
-  // second access (cache::Cache::Inspect: no promotion out of the probation segment)
+  // second access (cache::Cache::Inspect: no promotion out of the probation segment), or is a
+  // read Redis makes without touching (TTL, TYPE, EXISTS: cache_access.h NoTouch)
   bool touch = true;
 };
 
