@@ -26,6 +26,11 @@ void ClientPause::Unpause() {
   if (resume_hook_) resume_hook_();
 }
 
+void ClientPause::ClearIfEnded(int64_t now_ms) {
+  MutexLock lock(&mu_);
+  if (end_ms_.load(std::memory_order_relaxed) <= now_ms) mode_.store(0, std::memory_order_relaxed);
+}
+
 bool MayWriteDuringPause(const CommandSpec& spec) {
   if (spec.flags & kWrite) return true;
   if ((spec.flags & kScript) && !(spec.flags & kReadOnly)) return true;

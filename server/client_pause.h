@@ -48,6 +48,8 @@ class ClientPause {
   bool maybe_active() const { return mode_.load(std::memory_order_relaxed) != 0; }
   // When the pause in effect ends (unix ms); 0 with none.
   int64_t end_ms() const { return end_ms_.load(std::memory_order_relaxed); }
+  // A pause whose end has passed goes back to none (maybe_active() false again).
+  void ClearIfEnded(int64_t now_ms);
   // Whether keys may be deleted by expiry now (no pause in effect).
   bool ExpiryPaused(int64_t now_ms) const { return Mode(now_ms) != PauseMode::kNone; }
 

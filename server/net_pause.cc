@@ -15,8 +15,13 @@
 namespace rockcache::server {
 
 bool NetLoop::PauseHolds(const Connection* conn, const CommandSpec* spec) const {
-  const PauseMode mode = server_->clients().pause().Mode(NowUnixMs());
-  if (mode == PauseMode::kNone) return false;
+  ClientPause& pause = server_->clients().pause();
+  const int64_t now = NowUnixMs();
+  const PauseMode mode = pause.Mode(now);
+  if (mode == PauseMode::kNone) {
+    pause.ClearIfEnded(now);  // the next commands skip the clock read again
+    return false;
+  }
   // EXEC of a transaction that queued a write is held as the write itself would be (the write
   // was queued before the pause: one queued during it is held before it is queued).
   bool exec_with_writes = false;
