@@ -172,6 +172,7 @@ class NetLoop {
   // they were held; re-arms the timer when the pause was extended meanwhile.
   void ResumeHeld();
   static void OnPauseTimer(int fd, short events, void* arg);
+  void ArmPauseTimer(int64_t now_ms);  // for the pause's end (or a day, whichever is sooner)
 
   // ---- net_completions.cc: replies back, blocking-pop waits (loop thread) ----
   static void OnWaitTimeout(int fd, short events, void* arg);

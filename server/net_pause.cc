@@ -44,12 +44,19 @@ void NetLoop::HoldForPause(Connection* conn) {
     conn->reading_paused = true;
   }
   pause_held_.push_back(conn->id);
-  if (!evtimer_pending(pause_timer_, nullptr)) {
-    const int64_t wait_ms = std::max<int64_t>(1, server_->clients().pause().end_ms() - NowUnixMs());
-    timeval after{static_cast<time_t>(wait_ms / 1000),
-                  static_cast<suseconds_t>((wait_ms % 1000) * 1000)};
-    evtimer_add(pause_timer_, &after);
-  }
+  if (!evtimer_pending(pause_timer_, nullptr)) ArmPauseTimer(NowUnixMs());
+}
+
+void NetLoop::ArmPauseTimer(int64_t now_ms) {
+  // At most a day at a time (a timeout near INT64_MAX would overflow libevent's clock); a
+  // pause still in effect when it fires re-arms it.
+  constexpr int64_t kMaxWaitMs = 24LL * 3600 * 1000;
+  const int64_t end = server_->clients().pause().end_ms();
+  const int64_t wait_ms =
+      end - now_ms > kMaxWaitMs ? kMaxWaitMs : std::max<int64_t>(1, end - now_ms);
+  timeval after{static_cast<time_t>(wait_ms / 1000),
+                static_cast<suseconds_t>((wait_ms % 1000) * 1000)};
+  evtimer_add(pause_timer_, &after);
 }
 
 void NetLoop::OnPauseTimer(int, short, void* arg) { static_cast<NetLoop*>(arg)->ResumeHeld(); }
@@ -59,11 +66,7 @@ void NetLoop::ResumeHeld() {
   const ClientPause& pause = server_->clients().pause();
   const int64_t now = NowUnixMs();
   if (pause.Mode(now) != PauseMode::kNone) {  // extended meanwhile (or a new pause)
-    if (pause_held_.empty()) return;
-    const int64_t wait_ms = std::max<int64_t>(1, pause.end_ms() - now);
-    timeval after{static_cast<time_t>(wait_ms / 1000),
-                  static_cast<suseconds_t>((wait_ms % 1000) * 1000)};
-    evtimer_add(pause_timer_, &after);
+    if (!pause_held_.empty()) ArmPauseTimer(now);
     return;
   }
   std::deque<uint64_t> held;

@@ -274,6 +274,13 @@ TEST_CASE("CLIENT PAUSE: nothing expires while paused; errors as redis-server's"
     expired = expired_keys();
   }
   CHECK(expired == 1);
+  // The largest timeout: held until UNPAUSE (the loop's timer re-arms at most daily).
+  CHECK(admin.Call({"CLIENT", "PAUSE", "9223372036854775807", "WRITE"}) == "+OK\r\n");
+  RawConnection writer(server.port());
+  writer.Send(Resp({"SET", "z", "1"}));
+  CHECK(writer.ReadExactly(1, 300).empty());
+  CHECK(admin.Call({"CLIENT", "UNPAUSE"}) == "+OK\r\n");
+  CHECK(writer.ReadExactly(5, 5000) == "+OK\r\n");
 
   const Commands errors = {{"CLIENT", "PAUSE", "abc"},
                            {"CLIENT", "PAUSE", "-1"},
