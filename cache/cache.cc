@@ -203,6 +203,18 @@ std::optional<int> Cache::LfuFrequency(std::string_view key, int64_t now_ms) con
   return shard.LfuFrequency(e);
 }
 
+std::optional<int64_t> Cache::IdleSeconds(std::string_view key, int64_t now_ms) const {
+  if (policy() != Policy::kAllKeysLru) return std::nullopt;
+  const int db = CurrentDb();
+  const uint64_t hash = HashKey(key, db);
+  internal::Shard& shard = ShardFor(hash);
+  MutexLock lock(&shard.mu());
+  shard.Observe(now_ms);
+  const internal::Entry* e = shard.Lookup(key, hash, db);
+  if (e == nullptr || e->ExpiredAt(now_ms) || shard.IsStale(e)) return std::nullopt;
+  return shard.IdleSeconds(e);
+}
+
 size_t Cache::RemoveExpired(int64_t now_ms, size_t samples_per_shard) {
   size_t removed = 0;
   for (size_t i = 0; i < shard_count_; ++i) {

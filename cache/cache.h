@@ -224,6 +224,13 @@ class Cache {
   Lookup Visit(std::string_view key, int64_t now_ms, Visitor&& visit) {
     return Find(key, now_ms, /*count=*/true, /*touch=*/true, visit);
   }
+  // Visit that does not record the access (it counts the hit or miss): the reads Redis makes
+  // with LOOKUP_NOTOUCH (TTL, TYPE, EXISTS), which leave OBJECT IDLETIME and the eviction order
+  // as they were.
+  template <typename Visitor>
+  Lookup VisitNoTouch(std::string_view key, int64_t now_ms, Visitor&& visit) {
+    return Find(key, now_ms, /*count=*/true, /*touch=*/false, visit);
+  }
   // Visit without counting the hit or miss (it still records the access and removes an expired
   // or stale entry): the worker's re-check under the key's stripe, and tests.
   template <typename Visitor>
@@ -324,6 +331,10 @@ class Cache {
   // OBJECT FREQ: the key's LFU counter aged to now_ms; nullopt when not cached (or stale) or the
   // policy is not LFU. Does not count as an access.
   std::optional<int> LfuFrequency(std::string_view key, int64_t now_ms) const;
+  // OBJECT IDLETIME: seconds since the key's last access (a read that touched it, a fill, a
+  // write through the cache) by the shard's clock; nullopt when not cached (or stale) or the
+  // policy is not LRU. Does not count as an access.
+  std::optional<int64_t> IdleSeconds(std::string_view key, int64_t now_ms) const;
 
   // Active expiry for a periodic housekeeping task: in each shard, probes up to
   // `samples_per_shard` random entries and removes the expired and the stale ones. Returns how

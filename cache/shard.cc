@@ -158,6 +158,10 @@ Entry* Shard::Find(std::string_view key, uint64_t hash, int db, int64_t now_ms, 
 
 void Shard::Touch(Entry* e) {
   if (policy_ == Policy::kAllKeysLru) {
+    // Written only when the second changes: a hot key's header stays read-mostly.
+    if (const uint32_t now = SecondClock(); e->access_seconds() != now) {
+      e->set_access_seconds(now);
+    }
     if (!e->in_protected()) return Promote(e);
     if (lru_clock_ - e->lru_stamp < protected_entries_ / 4) return;  // among protected's newest
     ListRemove(e);
@@ -191,7 +195,11 @@ bool Shard::Install(Entry* e, Entry** garbage) {
     *garbage = e;
     return false;
   }
-  e->lfu_minutes = MinuteClock();
+  if (policy_ == Policy::kAllKeysLfu) {
+    e->lfu_minutes = MinuteClock();
+  } else {
+    e->set_access_seconds(SecondClock());
+  }
   EvictFor(e->charge, nullptr, garbage);
   Link(e, to_protected && e->charge <= protected_capacity_);
   if (to_protected) TrimProtected();
@@ -244,6 +252,9 @@ bool Shard::FinishUpdate(Entry* e, bool keep, int64_t expire_at_ms, uint64_t new
   usage_ = usage_ - e->charge + new_charge;
   if (e->in_protected()) protected_bytes_ = protected_bytes_ - e->charge + new_charge;
   e->charge = static_cast<uint32_t>(new_charge);  // <= capacity_ and <= kMaxCharge (Cache)
+  if (policy_ == Policy::kAllKeysLru) {
+    e->set_access_seconds(SecondClock());  // a write is an access (OBJECT IDLETIME 0 after it)
+  }
   if (policy_ == Policy::kAllKeysLfu) {
     Touch(e);  // an access
   } else if (!e->in_protected()) {
@@ -310,6 +321,11 @@ size_t Shard::RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage) {
 
 uint8_t Shard::LfuFrequency(const Entry* e) const {
   return policy_ == Policy::kAllKeysLfu ? DecayedCounter(e) : 0;
+}
+
+int64_t Shard::IdleSeconds(const Entry* e) const {
+  if (policy_ != Policy::kAllKeysLru) return 0;
+  return (SecondClock() - e->access_seconds()) & kSecondClockMask;
 }
 
 Stats Shard::GetStats() {

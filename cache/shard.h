@@ -79,10 +79,13 @@ struct Entry : LruLink {
   uint32_t charge = 0;         // Cache::Charge(key, value) (<= kMaxCharge), as in Shard::usage_
   uint32_t generation = 0;     // its database's generation when filled (stale when different)
   uint32_t key_size = 0;
-  uint32_t slot = 0;         // index in Shard::entries_
-  uint16_t lfu_minutes = 0;  // kAllKeysLfu: minute clock (mod 2^16) of the last access
-  uint8_t lfu_counter = 0;   // kAllKeysLfu: logarithmic access counter
-  uint8_t db = 0;            // the physical database of the key (config/current_db.h)
+  uint32_t slot = 0;  // index in Shard::entries_
+  // kAllKeysLfu: the minute clock (mod 2^16) of the last access and the logarithmic access
+  // counter. kAllKeysLru: the two hold instead the second clock (mod 2^24) of the last access,
+  // Redis's 24-bit LRU clock (OBJECT IDLETIME): access_seconds().
+  uint16_t lfu_minutes = 0;
+  uint8_t lfu_counter = 0;
+  uint8_t db = 0;  // the physical database of the key (config/current_db.h)
   // Which LRU segment e is in, and its recency there: kInProbation (0) while in probation; in
   // protected, Shard::lru_clock_ when e last moved to protected's newest end (the clock skips 0).
   // Reusing the stamp keeps the header at 64 bytes: a probation entry needs no stamp (its first
@@ -90,6 +93,11 @@ struct Entry : LruLink {
   uint32_t lru_stamp = 0;
   static constexpr uint32_t kInProbation = 0;
   bool in_protected() const { return lru_stamp != kInProbation; }
+  uint32_t access_seconds() const { return lfu_minutes | (uint32_t{lfu_counter} << 16); }
+  void set_access_seconds(uint32_t seconds) {
+    lfu_minutes = static_cast<uint16_t>(seconds & 0xffff);
+    lfu_counter = static_cast<uint8_t>((seconds >> 16) & 0xff);
+  }
 
   static size_t ValueOffset(size_t key_size) {
     return sizeof(Entry) + ((key_size + 7) & ~size_t{7});
@@ -261,6 +269,10 @@ class alignas(64) Shard {
   size_t RemoveExpired(int64_t now_ms, size_t samples, Entry** garbage) REQUIRES(mu_);
   // kAllKeysLfu: e's counter aged to the shard clock (as Redis OBJECT FREQ); 0 under LRU.
   uint8_t LfuFrequency(const Entry* e) const REQUIRES(mu_);
+  // kAllKeysLru: seconds since e's last access (Touch, Install, FinishUpdate) by the shard
+  // clock, as Redis OBJECT IDLETIME (its 24-bit clock wraps after 194 days, as Redis's); 0 under
+  // LFU.
+  int64_t IdleSeconds(const Entry* e) const REQUIRES(mu_);
 
   // Every entry, expired or stale or not, in no particular order.
   const std::vector<Entry*>& entries() const REQUIRES(mu_) { return entries_; }
@@ -350,6 +362,10 @@ class alignas(64) Shard {
   uint64_t NextRandom() REQUIRES(mu_);
   size_t RandomIndex(size_t n) REQUIRES(mu_) {
     return static_cast<size_t>((static_cast<unsigned __int128>(NextRandom()) * n) >> 64);
+  }
+  static constexpr uint32_t kSecondClockMask = (1u << 24) - 1;
+  uint32_t SecondClock() const REQUIRES(mu_) {
+    return static_cast<uint32_t>((clock_ms_ / 1000) & kSecondClockMask);
   }
   uint16_t MinuteClock() const REQUIRES(mu_) {
     return static_cast<uint16_t>((clock_ms_ / kLfuDecayMs) & 0xffff);

@@ -88,7 +88,9 @@ const std::vector<OptionSpec> kRedisRows = {
   {"maxmemory-eviction-tenacity", T::kInt, "10", 0, 100, nullptr, true,
    "Redis's eviction effort per command; the cache evicts on insert.", kNoEffect},
   {"maxmemory-clients", T::kString, "0", 0, 0, nullptr, true,
-   "Redis's client memory limit; stored only.", kNoEffect},
+   "Past this sum of every client's memory (CLIENT LIST tot-mem; a size, or a percentage of "
+   "maxmemory), the clients holding the most are disconnected, unless CLIENT NO-EVICT (0 = no "
+   "limit; per-client limits still apply)."},
   {"lfu-log-factor", T::kInt, "10", 0, INT_MAX, nullptr, true,
    "Redis's LFU counter growth; the cache uses Redis's default, 10.", kNoEffect},
   {"lfu-decay-time", T::kInt, "1", 0, INT_MAX, nullptr, true,

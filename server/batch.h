@@ -31,7 +31,11 @@ struct PreparedCommand {
   const CommandSpec* spec = nullptr;  // nullptr: `reply` holds the answer
   Args argv;
   std::string reply;
-  bool rtc_missed = false;         // the network thread looked it up in the cache and missed
+  bool rtc_missed = false;  // the network thread looked it up in the cache and missed
+  // CLIENT REPLY OFF/SKIP: the command runs and is counted, its reply bytes are not sent.
+  bool reply_dropped = false;
+  // A script of a tracking client: the keys its read-only commands read are recorded for it.
+  bool track_script_reads = false;
   std::shared_ptr<Waiter> waiter;  // kMayBlock commands: stands for the client while it waits
   int command_id = -1;             // index in AllCommands()
   int db = 0;                      // the database the connection had SELECTed (CommandContext::db)
@@ -73,7 +77,8 @@ struct ConnBatch {
 struct Completion {
   // kClose: close the connection now, with nothing more sent (a sliced reply that cannot be
   // finished: storage error, pool shutdown).
-  enum class Kind { kReplies, kKill, kClose };
+  // kResumePaused (conn_id unused): the pause ended (CLIENT UNPAUSE); resume held connections.
+  enum class Kind { kReplies, kKill, kClose, kResumePaused };
   Kind kind = Kind::kReplies;
   uint64_t conn_id = 0;
   std::string replies;        // kReplies: the batch's reply bytes, in order

@@ -193,6 +193,13 @@ void Call(Server& server, const CallRequest& request) {
   ctx.in_script = request.in_script;
   ctx.slices = request.slices;
   ctx.held_stripes = request.held_stripes;
+  // A read of a script whose caller tracks its reads (Tracking::ReaderScope): recorded before
+  // it reads, under the script's locks of its keys (the coherence order of tracking.h).
+  if (request.in_script && (spec.flags & kReadOnly) && Tracking::ReaderScope::current() != 0 &&
+      server.tracking().active()) {
+    const std::vector<std::string_view> keys = CommandKeys(spec, *request.argv);
+    if (!keys.empty()) server.tracking().Record(Tracking::ReaderScope::current(), keys);
+  }
   Discipline discipline(server, request, &ctx);
   if (!discipline.Before()) return;
   spec.handler(ctx, *request.argv, request.out);

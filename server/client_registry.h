@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/mutex.h"
+#include "server/client_pause.h"
 
 namespace rockcache::server {
 
@@ -27,8 +28,19 @@ struct ClientInfo {
   std::string laddr;  // local "ip:port"
   int64_t created_ms = 0;
   std::atomic<int64_t> last_interaction_ms{0};
-  std::atomic<uint64_t> pending_reply_bytes{0};  // omem
-  std::atomic<uint64_t> query_buffer_bytes{0};   // qbuf
+  std::atomic<uint64_t> pending_reply_bytes{0};  // reply bytes not written yet (output limits)
+  std::atomic<uint64_t> query_buffer_bytes{0};   // unparsed input + a partly parsed command
+  // What the connection holds, for CLIENT LIST / INFO and maxmemory-clients, stored by its loop
+  // (NetLoop::NoteClientMemory): the input buffer's unused room (qbuf-free), a partly parsed
+  // command's arguments (argv-mem), the queued MULTI commands (multi-mem), the output buffers
+  // (omem) and their sum with the connection itself (tot-mem).
+  std::atomic<uint64_t> query_buffer_free{0};
+  std::atomic<uint64_t> argv_memory{0};
+  std::atomic<uint64_t> multi_memory{0};
+  std::atomic<uint64_t> output_memory{0};
+  std::atomic<uint64_t> total_memory{0};
+  // CLIENT NO-EVICT ON: never disconnected by maxmemory-clients (the `e` flag).
+  std::atomic<bool> no_evict{false};
   std::atomic<int64_t> multi{-1};  // commands queued in MULTI; -1 when not in MULTI (server/tx/)
   std::atomic<uint32_t> subscriptions{0};          // sub: channels (SUBSCRIBE)
   std::atomic<uint32_t> pattern_subscriptions{0};  // psub: patterns (PSUBSCRIBE)
@@ -40,6 +52,8 @@ struct ClientInfo {
   std::atomic<bool> killed{false};
   // Blocked in a BLPOP-like command (the `b` flag of CLIENT LIST); server/blocking/.
   std::atomic<bool> blocked{false};
+  // Its next command is held by CLIENT PAUSE (also the `b` flag, as Redis).
+  std::atomic<bool> paused{false};
   // Sliced reads (server/slicing/): set (release) by the loop when it closes the connection, so
   // a pending continuation drops its read; and the reply bytes continuations posted that the loop
   // has not appended to the output yet (for the output-buffer limit).
@@ -73,8 +87,24 @@ class ClientRegistry {
   // Every client, ordered by id.
   std::vector<std::shared_ptr<ClientInfo>> Snapshot() const;
   size_t size() const;
+  // The sum of every client's ClientInfo::total_memory: each loop adds its connections' changes
+  // (NetLoop::NoteClientMemory) and takes a closed one's away. INFO mem_clients_normal.
+  void AddMemory(int64_t delta) { memory_.fetch_add(delta, std::memory_order_relaxed); }
+  uint64_t memory() const {
+    const int64_t bytes = memory_.load(std::memory_order_relaxed);
+    return bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
+  }
+  // maxmemory-clients: clients disconnected for it (INFO evicted_clients).
+  void CountEvicted() { evicted_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
+  // CLIENT PAUSE / UNPAUSE (server/client_pause.h).
+  ClientPause& pause() { return pause_; }
+  const ClientPause& pause() const { return pause_; }
 
  private:
+  ClientPause pause_;
+  std::atomic<int64_t> memory_{0};
+  std::atomic<uint64_t> evicted_{0};
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<ClientInfo>> clients_ GUARDED_BY(mu_);
 };

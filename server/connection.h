@@ -120,8 +120,25 @@ struct Connection {
     int caching = -1;  // CLIENT CACHING for the next command: 1 yes, 0 no, -1 not said
   } tracking;
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
-  bool reading_paused = false;     // input backlog too large while in flight, or parked
-  bool write_pending = false;      // EV_WRITE armed
+  // CLIENT REPLY (server/commands/client_control.cc), Redis's flags: `off` drops every reply;
+  // `skip_next` (set by CLIENT REPLY SKIP) becomes `skip` when that command ends, and `skip`
+  // drops the reply of the one command after it. Push messages (pub/sub, invalidations) are
+  // never dropped. ProcessInput applies them per command (ReplyGate in net_dispatch.cc).
+  struct ReplyState {
+    bool off = false;
+    bool skip_next = false;
+    bool skip = false;
+    bool any() const { return off || skip_next || skip; }
+  } reply;
+  // Held by CLIENT PAUSE (server/client_pause.h): input stops at the held command, reading is
+  // off, and the loop's held list has the id until the pause ends.
+  bool pause_held = false;
+  // The memory last stored in info->total_memory (and added to ClientRegistry::memory()).
+  uint64_t noted_memory = 0;
+  // The blocked command's reply is dropped (CLIENT REPLY OFF/SKIP when it was sent).
+  bool blocked_reply_dropped = false;
+  bool reading_paused = false;  // input backlog too large while in flight, or parked
+  bool write_pending = false;   // EV_WRITE armed
   int64_t last_interaction_ms = 0;
   int64_t obuf_soft_since_ms = 0;  // pending replies over the soft output limit since (0 = not)
   std::vector<PreparedCommand> parked_batch;  // while parked

@@ -16,6 +16,7 @@
 #include "server/scripting/script_unit.h"
 #include "server/server.h"
 #include "server/slicing/slice_task.h"
+#include "server/tracking/tracking.h"
 #include "server/tx/transaction.h"
 #include "storage/store.h"
 
@@ -119,6 +120,7 @@ class GroupTask : public pool::Task {
         for (size_t k = i; k < j;) {
           ChargeFrom(k);
           const size_t run = WriteRunLength(k, j);
+          Tracking::WriterScope writer(RunWriter(k, run));  // NOLOOP (server/tracking/)
           if (run > 1) {
             RunWrites(k, run);
           } else {
@@ -136,12 +138,15 @@ class GroupTask : public pool::Task {
       if (j < order_.size()) {
         ChargeFrom(j);
         PreparedCommand* barrier = order_[j];
+        Tracking::WriterScope writer(budget_of_[j]->owner->conn_id);
         Budgeted(barrier, budget_of_[j], [&](ReplyBudget* budget) {
           if (barrier->tx != nullptr) {  // EXEC: takes its own locks, commits as one batch
             RunTxCommand(*server_, write_group_.get(), barrier, budget);
             return;
           }
           if (barrier->spec->flags & kScript) {  // the same, for a script
+            Tracking::ReaderScope reader(barrier->track_script_reads ? budget_of_[j]->owner->conn_id
+                                                                     : 0);
             scripting::RunScriptUnit(*server_, write_group_.get(), barrier, budget);
             return;
           }
@@ -321,6 +326,15 @@ class GroupTask : public pool::Task {
     return n;
   }
 
+  // The client that sent order_[k, k + n): one connection's, or 0 when they mix clients.
+  uint64_t RunWriter(size_t k, size_t n) const {
+    const uint64_t client = budget_of_[k]->owner->conn_id;
+    for (size_t m = k + 1; m < k + n; ++m) {
+      if (budget_of_[m]->owner->conn_id != client) return 0;
+    }
+    return client;
+  }
+
   // Runs order_[k, k + n) as one write run (CallRun) under the segment's locks; each
   // command then stands as if it had run alone: timed, its reply counted against its batch,
   // pending until the commit.
@@ -464,7 +478,7 @@ class GroupTask : public pool::Task {
       for (size_t c = 0; c < replied; ++c) {
         PreparedCommand& command = batch.commands[c];
         if (c == sliced_at) {  // its first chunk; its metrics come with its last
-          completion.replies += command.reply;
+          if (!command.reply_dropped) completion.replies += command.reply;
           command.reply = std::string();
           break;
         }
@@ -475,7 +489,7 @@ class GroupTask : public pool::Task {
           command.failed = true;
           command.error_code = ErrorCode(reply, length);
         }
-        completion.replies += command.reply;
+        if (!command.reply_dropped) completion.replies += command.reply;  // CLIENT REPLY
         command.reply = std::string();
       }
       completion.times = batch.times;

@@ -53,6 +53,10 @@ void NetLoop::DrainCompletions() {
   }
   if (!parked_.empty()) SubmitParked();  // the pool just drained some
   for (auto& completion : batch) {
+    if (completion.kind == Completion::Kind::kResumePaused) {
+      ResumeHeld();
+      continue;
+    }
     auto it = connections_.find(completion.conn_id);
     if (it == connections_.end()) continue;  // closed while its batch was in flight
     Connection* conn = it->second.get();
@@ -84,6 +88,10 @@ void NetLoop::DrainCompletions() {
     if (!completion.more && completion.rest.empty() && conn->tx != nullptr &&
         conn->tx->deferred_exec != nullptr) {
       FinishExecInLoop(*server_, conn, &completion.replies);
+    }
+    // A blocked command sent under CLIENT REPLY OFF/SKIP: whoever ended its wait replied.
+    if (completion.unblock != Completion::Unblock::kNone && conn->blocked_reply_dropped) {
+      completion.replies.clear();
     }
     conn->output += completion.replies;
     conn->reply_partial = completion.more;
@@ -155,6 +163,7 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
 
 void NetLoop::EndWait(Connection* conn) {
   if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
+  conn->blocked_reply_dropped = false;
   conn->waiter.reset();
   conn->blocked_argv.clear();
 }

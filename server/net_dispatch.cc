@@ -43,6 +43,50 @@ PreparedCommand Prepare(const CommandSpec* spec, int id, Args* argv, bool rtc_mi
   return command;
 }
 
+// CLIENT REPLY OFF/SKIP for one command of ProcessInput: when the command has been handled,
+// drops what it appended to the connection's output and marks what it added to the batch (the
+// worker leaves those replies out), then moves SKIP's flag along as Redis's resetClient does.
+// A command that is not run in this pass (parsed again later) is disarmed.
+class ReplyGate {
+ public:
+  ReplyGate(Connection* conn, std::vector<PreparedCommand>* batch)
+      : conn_(conn), batch_(batch), output_mark_(conn->output.size()), batch_mark_(batch->size()) {}
+  ReplyGate(const ReplyGate&) = delete;
+  ReplyGate& operator=(const ReplyGate&) = delete;
+  ~ReplyGate() {
+    if (conn_ == nullptr || !conn_->reply.any()) return;
+    Connection::ReplyState& reply = conn_->reply;
+    if (reply.off || reply.skip) Drop();
+    reply.skip = reply.skip_next;
+    reply.skip_next = false;
+  }
+  // The command was not run (it waits for the batch) or the connection is gone.
+  void Disarm() { conn_ = nullptr; }
+
+ private:
+  void Drop() {
+    if (conn_->output.size() > output_mark_) conn_->output.resize(output_mark_);
+    std::vector<PreparedCommand>& batch = *batch_;
+    for (size_t i = batch_mark_; i < batch.size(); ++i) {
+      PreparedCommand& command = batch[i];
+      if (command.spec == nullptr) {  // answered here already (an error, a cache read)
+        command.reply.clear();
+      } else if (command.tx != nullptr && conn_->tx != nullptr &&
+                 conn_->tx->deferred_exec == command.tx) {
+        command.tx->drop_reply = true;  // FinishExecInLoop drops it after its queued commands
+      } else {
+        command.reply_dropped = true;
+        if (command.waiter != nullptr) conn_->blocked_reply_dropped = true;
+      }
+    }
+  }
+
+  Connection* conn_;
+  std::vector<PreparedCommand>* const batch_;
+  const size_t output_mark_;
+  const size_t batch_mark_;
+};
+
 }  // namespace
 
 void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, BatchTimes times) {
@@ -140,6 +184,7 @@ void NetLoop::ProcessInput(Connection* conn) {
   const bool rtc_reads = server.settings().rtc_reads.load(std::memory_order_relaxed) &&
                          !server.replication().RefusesStaleReads();
   const scripting::Scripting& scripting = server.scripting();
+  const ClientPause& client_pause = server.clients().pause();
   const uint64_t storage_read_max =
       server.settings().rtc_storage_read_max_bytes.load(std::memory_order_relaxed);
   uint64_t storage_fills = 0;
@@ -194,13 +239,24 @@ void NetLoop::ProcessInput(Connection* conn) {
       break;
     }
     ++commands;
+    ReplyGate reply_gate(conn, &batch);
     // Replies written here (the loop, the cache) take the connection's protocol as of this
     // command: a HELLO earlier in the pass has changed it.
     ReplyProtocolScope protocol(conn->protocol);
     int id = -1;
     const CommandSpec* spec = FindCommand(argv[0], &id);
     conn->info->last_command.store(CommandRefOf(spec, id, argv), std::memory_order_relaxed);
-    if (conn->tracking.on && spec != nullptr) NoteTrackedRead(server.tracking(), conn, *spec, argv);
+    // CLIENT PAUSE: a held command is parsed again when the pause ends; one relaxed load
+    // while no pause is in effect. Behind a batch of this pass, it waits for the batch first.
+    if (client_pause.maybe_active() && PauseHolds(conn, spec)) {
+      pos = command_start;
+      --commands;
+      reply_gate.Disarm();
+      if (batch.empty()) HoldForPause(conn);
+      break;
+    }
+    const bool script_reads_tracked = conn->tracking.on && spec != nullptr &&
+                                      NoteTrackedRead(server.tracking(), conn, *spec, argv);
     if (ForTransaction(spec, conn->tx_multi())) {
       const size_t batched = batch.size();
       TxInLoop handled = TransactionInLoop(server, conn, spec, id, argv, &batch);
@@ -209,6 +265,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         batch_writes_unknown = true;
       }
       if (handled == TxInLoop::kClose) {
+        reply_gate.Disarm();
         spdlog::warn(
             "closing client id={} addr={}: queued transaction over client-query-buffer-limit",
             conn->id, conn->info->addr);
@@ -255,6 +312,7 @@ void NetLoop::ProcessInput(Connection* conn) {
       }
       add(pos, input_size,
           Prepare(spec, id, &argv, rtc_missed, conn->db, conn->protocol, &spare_args_));
+      batch.back().track_script_reads = script_reads_tracked;
       return true;
     };
     switch (route) {
@@ -281,6 +339,7 @@ void NetLoop::ProcessInput(Connection* conn) {
       case Route::kAfterBatch:
         pos = command_start;  // parsed again once the batch's replies are back
         --commands;
+        reply_gate.Disarm();
         break;
       case Route::kLoop: {
         const size_t reply_start = conn->output.size();

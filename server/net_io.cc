@@ -46,6 +46,7 @@ void NetLoop::ReadFrom(Connection* conn) {
   conn->info->last_interaction_ms.store(conn->last_interaction_ms, std::memory_order_relaxed);
   if (conn->in_flight) {
     if (CloseIfOverQueryLimit(conn)) return;
+    NoteClientMemory(conn);
     if (conn->input.size() > kPausedInputLimit && !conn->reading_paused) {
       event_del(conn->read_event);
       conn->reading_paused = true;
@@ -87,6 +88,9 @@ void NetLoop::Flush(Connection* conn) {
   if (pending == 0) {
     conn->output.clear();
     conn->output_pos = 0;
+    // A big reply's buffer is not kept for the connection's lifetime.
+    if (conn->output.capacity() > kKeepOutput) std::string().swap(conn->output);
+    NoteClientMemory(conn);
     if (conn->write_pending) {
       event_del(conn->write_event);
       conn->write_pending = false;
@@ -98,6 +102,7 @@ void NetLoop::Flush(Connection* conn) {
     CloseConnection(conn);
     return;
   }
+  NoteClientMemory(conn);
   if (conn->output_pos > 1024 * 1024 && conn->output_pos * 2 > conn->output.size()) {
     conn->output.erase(0, conn->output_pos);
     conn->output_pos = 0;

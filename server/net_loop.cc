@@ -111,6 +111,7 @@ NetLoop::~NetLoop() {
   if (timer_event_) event_free(timer_event_);
   if (submit_event_) event_free(submit_event_);
   if (retry_event_) event_free(retry_event_);
+  if (pause_timer_) event_free(pause_timer_);
   pubsub_inbox_.reset();  // its event belongs to base_
   if (wake_fd_ >= 0) close(wake_fd_);
   if (base_) event_base_free(base_);
@@ -128,6 +129,7 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
   event_add(timer_event_, &one_second);
   submit_event_ = event_new(base_, -1, 0, &NetLoop::OnSubmitGroup, this);
   retry_event_ = evtimer_new(base_, &NetLoop::OnRetryParked, this);
+  pause_timer_ = evtimer_new(base_, &NetLoop::OnPauseTimer, this);
   pubsub_inbox_ = std::make_unique<PubSubInbox>(this);
   if (Status s = pubsub_inbox_->Open(base_); !s.ok()) return s;
 
@@ -278,6 +280,7 @@ void NetLoop::CloseConnection(Connection* conn) {
   if (conn->write_event) event_free(conn->write_event);
   close(conn->fd);
   server_->clients().Remove(conn->id);
+  ForgetClientMemory(conn);
   server_->worker_pool()->ForgetClient(conn->id);
   connections_.erase(conn->id);  // destroys conn
 }
@@ -300,7 +303,8 @@ void NetLoop::CheckIdleTimeouts() {
   std::vector<Connection*> idle;
   for (auto& [id, conn] : connections_) {
     // As Redis, a subscribed client is never idle: it waits for messages.
-    if (!conn->in_flight && conn->pubsub == nullptr &&
+    // Nor is a client held by CLIENT PAUSE (blocked, for Redis).
+    if (!conn->in_flight && conn->pubsub == nullptr && !conn->pause_held &&
         now - conn->last_interaction_ms > timeout * 1000) {
       idle.push_back(conn.get());
     }

@@ -14,6 +14,8 @@
 //                    commands, batches (group commit, submit / park)
 //   net_completions.cc  replies back from the pool, blocking-pop waits
 //   net_record.cc    metrics and slow-log entries of commands and batches
+//   net_pause.cc     CLIENT PAUSE: holding connections at a paused command, resuming them
+//   net_memory.cc    what each client holds (CLIENT LIST, INFO), maxmemory-clients
 #pragma once
 
 #include <atomic>
@@ -86,6 +88,8 @@ class NetLoop {
   // An input buffer keeps up to this much capacity across reads; a bigger one is freed once
   // empty (net_io.cc reads, net_dispatch.cc consumes).
   static constexpr size_t kKeepInput = 64 * 1024;
+  // The same for the output buffer once every reply in it is written (net_io.cc).
+  static constexpr size_t kKeepOutput = 64 * 1024;
 
   // ---- net_loop.cc: lifecycle (loop thread) ----
   static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr, int socklen, void* arg);
@@ -105,6 +109,17 @@ class NetLoop {
   // client-output-buffer-limit (normal class): true when `pending` reply bytes are over the hard
   // limit, or over the soft limit for longer than its seconds (Redis's rule); logs why.
   bool OverOutputLimit(Connection* conn, size_t pending);
+
+  // ---- net_memory.cc: per-client memory, maxmemory-clients (loop thread) ----
+  // Stores what conn holds in its ClientInfo and the registry's sum; past maxmemory-clients,
+  // evicts the biggest clients (EvictClients).
+  void NoteClientMemory(Connection* conn);
+  // Disconnects the clients with the most memory (not NO-EVICT) until the sum is back under
+  // `limit`, as Redis 7's client eviction. At most once per kEvictionInterval per loop:
+  // O(clients log clients) each time.
+  void EvictClients(uint64_t limit);
+  // Gives conn's memory back to the registry's sum (its close).
+  void ForgetClientMemory(Connection* conn);
 
   // ---- net_dispatch.cc: parse and route, batches (loop thread) ----
   static void OnRetryParked(int fd, short events, void* arg);
@@ -132,6 +147,16 @@ class NetLoop {
   // Whether the pool still runs (or has queued) a group this loop sent: then a miss read here
   // costs the worker nothing and the client no wait behind that group. One relaxed load.
   bool PoolBehind() const { return groups_done_.load(std::memory_order_relaxed) != groups_sent_; }
+  // CLIENT PAUSE (server/client_pause.h): whether the pause in effect holds this command of
+  // conn (for EXEC: whether its queued commands hold a write).
+  bool PauseHolds(const Connection* conn, const CommandSpec* spec) const;
+  // Holds conn at its next command until the pause ends: reading stops, the pause timer is armed.
+  void HoldForPause(Connection* conn);
+  // The pause ended (its timer, or CLIENT UNPAUSE): resumes the held connections in the order
+  // they were held; re-arms the timer when the pause was extended meanwhile.
+  void ResumeHeld();
+  static void OnPauseTimer(int fd, short events, void* arg);
+  void ArmPauseTimer(int64_t now_ms);  // for the pause's end (or a day, whichever is sooner)
 
   // ---- net_completions.cc: replies back, blocking-pop waits (loop thread) ----
   static void OnWaitTimeout(int fd, short events, void* arg);
@@ -170,6 +195,9 @@ class NetLoop {
   uint64_t groups_sent_ = 0;              // loop thread only: groups handed to the pool (SendGroup)
   std::atomic<uint64_t> groups_done_{0};  // of those, the ones a worker has finished
   event* retry_event_ = nullptr;          // one-shot: retries parked batches
+  event* pause_timer_ = nullptr;          // one-shot: the pause's end, while connections are held
+  std::deque<uint64_t> pause_held_;       // connections held by CLIENT PAUSE, in order; loop thread
+  int64_t last_client_eviction_ms_ = 0;   // loop thread: EvictClients' last scan
   std::thread thread_;
   std::atomic<bool> stop_listening_{false};
   std::atomic<bool> stopping_{false};

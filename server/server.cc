@@ -18,8 +18,10 @@
 #include "cache/cache.h"
 #include "cache/key_locks.h"
 #include "config/buffer_limits.h"
+#include "config/current_db.h"
 #include "pool/auto_tune.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/serve.h"
 #include "server/blocking/wait_registry.h"
 #include "server/clock.h"
 #include "server/commands/reply_budget.h"
@@ -68,11 +70,19 @@ class ExpirySweepTask : public pool::Task {
     cache::KeyLocks& locks = server_->key_locks();
     // A replica deletes nothing itself: its primary's deletions arrive with the data, and
     // expired keys stay hidden until then (as Redis replicas).
-    if (server_->replication().is_replica()) {
+    // Nor while CLIENT PAUSE is in effect (as Redis): expired keys stay hidden, not deleted.
+    if (server_->replication().is_replica() ||
+        server_->clients().pause().ExpiryPaused(NowUnixMs())) {
       SweepCache(*server_);
       return Reschedule();
     }
-    const int64_t reaped = server_->pubsub().ReapExpired(server_->store(), locks);
+    // Clients blocked on a key that expired are told (XREADGROUP: the stream no longer exists),
+    // as after a DEL: served once the sweep is done, each under its key lock.
+    std::vector<std::pair<int, std::string>> gone;
+    auto note_gone = [this, &gone](std::string_view key) {
+      if (server_->blocking().any()) gone.emplace_back(CurrentDb(), std::string(key));
+    };
+    const int64_t reaped = server_->pubsub().ReapExpired(server_->store(), locks, note_gone);
     PubSub::SweepScope sweeping;
     if (reaped > 0) server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(reaped));
     auto removed = server_->store()->SweepExpired(
@@ -81,7 +91,16 @@ class ExpirySweepTask : public pool::Task {
           auto guard = locks.Lock(key);
           critical();
         },
-        [this](std::string_view key) { server_->pubsub().NotifyExpired(key); });
+        [this, &note_gone](std::string_view key) {
+          server_->pubsub().NotifyExpired(key);
+          note_gone(key);
+        });
+    for (const auto& [db, key] : gone) {
+      auto guard = locks.Lock(key);
+      DbScope scope(db);
+      ServeBlockedOn(*server_, {key}, {static_cast<uint32_t>(locks.StripeOf(key))},
+                     /*in_write_window=*/false);
+    }
     if (removed.ok() && *removed > 0) {
       server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(*removed),
                                               std::memory_order_relaxed);
@@ -244,6 +263,22 @@ bool StoreBound(const SettingBinding<T> (&bindings)[N], Settings& settings, cons
   return false;
 }
 
+// maxmemory-clients in bytes: a size, or a percentage of maxmemory (cache-maxmemory), as Redis;
+// 0 (and anything unreadable) = no limit.
+uint64_t ClientsMemoryLimit(const std::string& value, int64_t maxmemory) {
+  if (value.empty()) return 0;
+  if (value.back() == '%') {
+    int64_t percent = 0;
+    if (!config::ParseMemory(std::string_view(value).substr(0, value.size() - 1), &percent) ||
+        percent < 0) {
+      return 0;
+    }
+    return static_cast<uint64_t>(maxmemory / 100 * percent + maxmemory % 100 * percent / 100);
+  }
+  int64_t bytes = 0;
+  return config::ParseMemory(value, &bytes) && bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
+}
+
 }  // namespace
 
 void Server::ApplySetting(const std::string& name, const std::string& value) {
@@ -259,6 +294,11 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
       name == "min-replicas-to-write" || name == "min-replicas-max-lag") {
     if (replication_) replication_->ApplySettings();
     return;
+  }
+  if (name == "maxmemory-clients" || name == "cache-maxmemory") {
+    settings_.maxmemory_clients =
+        ClientsMemoryLimit(config_->Get("maxmemory-clients"), config_->GetInt("cache-maxmemory"));
+    if (name == "maxmemory-clients") return;
   }
   if (name == "client-output-buffer-limit") {
     config::ClientBufferLimits limits;
@@ -422,6 +462,14 @@ Status Server::Start() {
     if (!s.ok()) return s;
     loops_.push_back(std::move(loop));
   }
+  // CLIENT UNPAUSE: every loop resumes the connections it holds (server/net_pause.cc).
+  clients_.pause().set_resume_hook([this] {
+    for (auto& loop : loops_) {
+      Completion completion;
+      completion.kind = Completion::Kind::kResumePaused;
+      loop->PostCompletion(std::move(completion));
+    }
+  });
   for (auto& loop : loops_) loop->Start();
   int metrics_port = static_cast<int>(config_->GetInt("metrics-port"));
   if (metrics_port > 0) {

@@ -49,6 +49,8 @@ struct Settings {
   std::atomic<uint64_t> lua_script_cache_bytes{64ull << 20};
   std::atomic<int64_t> busy_reply_threshold_ms{5000};
   std::atomic<uint64_t> tracking_table_max_keys{1000000};
+  // maxmemory-clients resolved to bytes (a percentage is of maxmemory); 0 = no limit.
+  std::atomic<uint64_t> maxmemory_clients{0};
   std::atomic<bool> latency_tracking{true};
   std::atomic<int64_t> slowlog_log_slower_than{10000};
   std::atomic<int64_t> slowlog_max_len{128};

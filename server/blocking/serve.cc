@@ -191,7 +191,8 @@ class Serving {
       new_keys.announced.assign(new_keys.absent.size(), false);
       ctx.new_keys = &new_keys;
     }
-    ReplyProtocolScope protocol(waiter.protocol);  // the blocked client's, not the pusher's
+    ReplyProtocolScope protocol(waiter.protocol);    // the blocked client's, not the pusher's
+    Tracking::WriterScope writer(waiter.client_id);  // its pop is its own write (NOLOOP)
     return PopFor(ctx, waiter.op, key, reply);
   }
 

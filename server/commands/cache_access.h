@@ -11,13 +11,25 @@
 
 namespace rockcache::server {
 
-// The lookup an RtcContext asks for: counted (Visit), a worker's re-check (Peek), or the answer
-// to the request that just filled the entry (Inspect: not a second access).
+// The lookup an RtcContext asks for: counted (Visit; VisitNoTouch for a command that does not
+// touch, see NoTouch), a worker's re-check (Peek), or the answer to the request that just filled
+// the entry (Inspect: not a second access).
 template <typename Visitor>
 cache::Lookup Lookup(RtcContext& ctx, std::string_view key, Visitor&& visit) {
-  if (ctx.count_stats) return ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit));
+  if (ctx.count_stats) {
+    if (!ctx.touch) return ctx.cache->VisitNoTouch(key, ctx.now_ms, std::forward<Visitor>(visit));
+    return ctx.cache->Visit(key, ctx.now_ms, std::forward<Visitor>(visit));
+  }
   if (ctx.touch) return ctx.cache->Peek(key, ctx.now_ms, std::forward<Visitor>(visit));
   return ctx.cache->Inspect(key, ctx.now_ms, std::forward<Visitor>(visit));
+}
+
+// The context of a read that is no access of its key (TTL, TYPE, EXISTS: Redis's
+// LOOKUP_NOTOUCH): counted as a hit or miss, recency left as it was.
+inline RtcContext NoTouch(const RtcContext& ctx) {
+  RtcContext copy = ctx;
+  copy.touch = false;
+  return copy;
 }
 
 // RTC lookup of one key: runs `visit(const cache::Value&, int64_t expire_at_ms)` under the shard

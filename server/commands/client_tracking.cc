@@ -170,22 +170,25 @@ void DisableTracking(Tracking& tracking, Connection* conn) {
   tracking.Disable(conn->id);
 }
 
-void NoteTrackedRead(Tracking& registry, Connection* conn, const CommandSpec& spec,
+bool NoteTrackedRead(Tracking& registry, Connection* conn, const CommandSpec& spec,
                      const Args& argv) {
   Connection::TrackingState& tracking = conn->tracking;
   // CLIENT CACHING sets the answer; CLIENT TRACKINGINFO shows it and uses it up itself (Redis
   // clears it after the command that follows CACHING has run).
   if (argv.size() >= 2 && std::string_view(spec.name) == "client" &&
       (Is(argv[1], "CACHING") || Is(argv[1], "TRACKINGINFO"))) {
-    return;
+    return false;
   }
   const int caching = tracking.caching;
   tracking.caching = -1;  // CLIENT CACHING applies to the next command only
-  if (tracking.bcast || !(spec.flags & kReadOnly)) return;
-  if (tracking.optin && caching != 1) return;
-  if (tracking.optout && caching == 0) return;
+  if (tracking.bcast) return false;
+  if (tracking.optin && caching != 1) return false;
+  if (tracking.optout && caching == 0) return false;
+  if (spec.flags & kScript) return true;  // its reads record as they run
+  if (!(spec.flags & kReadOnly)) return false;
   const std::vector<std::string_view> keys = CommandKeys(spec, argv);
   if (!keys.empty()) registry.Record(conn->id, keys);
+  return false;
 }
 
 }  // namespace rockcache::server

@@ -20,8 +20,10 @@ void DisableTracking(Tracking& tracking, Connection* conn);
 
 // Before a command of a tracking connection runs: a read in default mode records its keys
 // (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless after CLIENT CACHING NO), and any command
-// but CLIENT CACHING uses up the CACHING answer.
-void NoteTrackedRead(Tracking& tracking, Connection* conn, const CommandSpec& spec,
+// but CLIENT CACHING uses up the CACHING answer. True for a script (EVAL, FCALL...) whose reads
+// are to be recorded the same way: the keys its read-only redis.call commands read, as Redis
+// (the worker records them, Tracking::ReaderScope).
+bool NoteTrackedRead(Tracking& tracking, Connection* conn, const CommandSpec& spec,
                      const Args& argv);
 
 }  // namespace rockcache::server

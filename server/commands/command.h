@@ -40,6 +40,7 @@ struct ReplyBudget;  // server/commands/reply_budget.h
 struct Waiter;       // server/blocking/wait_registry.h
 struct SliceSink;    // server/slicing/sliced_read.h
 struct NewKeyWatch;  // server/pubsub/notify.h
+class ClientPause;   // server/client_pause.h
 
 enum CommandFlags : uint32_t {
   kWrite = 1u << 0,       // may modify the dataset
@@ -160,7 +161,8 @@ struct RtcContext {
   const Services* services = nullptr;  // as CommandContext's; through the accessors below
   int db = 0;                          // as CommandContext::db; `cache` already looks in it
   // false: the lookup answers the request whose miss just filled the entry, which is not a
-  // second access (cache::Cache::Inspect: no promotion out of the probation segment)
+  // second access (cache::Cache::Inspect: no promotion out of the probation segment), or is a
+  // read Redis makes without touching (TTL, TYPE, EXISTS: cache_access.h NoTouch)
   bool touch = true;
 
   // As CommandContext's (a multi-key answer fences on the key stripes' write sequences).

@@ -21,7 +21,8 @@
 //   For a collection the element sizes are averaged over the first SAMPLES elements (default 5,
 //   0 = all) and multiplied by the element count, as Redis samples nested values.
 // OBJECT FREQ / IDLETIME come from the cache: FREQ is the cached entry's LFU counter (0 when the
-// key is not cached); IDLETIME is 0 (the cache keeps access order, not access times).
+// key is not cached); IDLETIME the seconds since the cached entry's last access under LRU (0 when
+// the key is not cached: access times are kept for cached keys only).
 #include <climits>
 #include <optional>
 
@@ -280,6 +281,8 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
                   ParseInteger(sample->value, &n) && n >= 0 && n < 10000;
     return AppendInteger(out, shared ? INT_MAX : 1);
   }
+  // FREQ and IDLETIME come from the cache's entry for the key, read without touching it.
+  const cache::Cache* cache = ctx.admin().cache();
   if (freq) {
     if (!LfuPolicy(ctx)) {
       return AppendError(out,
@@ -287,7 +290,7 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
                          "tracked. Please note that when switching between policies at runtime "
                          "LRU and LFU data will take some time to adjust.");
     }
-    auto counter = ctx.admin().cache()->LfuFrequency(key, ctx.now_ms);
+    auto counter = cache->LfuFrequency(key, ctx.now_ms);
     return AppendInteger(out, counter.value_or(0));
   }
   if (LfuPolicy(ctx)) {
@@ -296,7 +299,9 @@ void Object(CommandContext& ctx, Args& argv, std::string* out) {
                        "note that when switching between policies at runtime LRU and LFU data "
                        "will take some time to adjust.");
   }
-  AppendInteger(out, 0);
+  // A key the cache does not hold has no access time kept: 0, as if just accessed (never
+  // reported idler than it is).
+  AppendInteger(out, cache == nullptr ? 0 : cache->IdleSeconds(key, ctx.now_ms).value_or(0));
 }
 
 void MemoryUsage(CommandContext& ctx, Args& argv, std::string* out) {

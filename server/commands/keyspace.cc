@@ -50,7 +50,8 @@ void Exists(CommandContext& ctx, Args& argv, std::string* out) {
   if (argv.size() == 2 && *count == 0) CachePutAbsent(ctx, argv[1]);
 }
 
-bool RtcExists(RtcContext& ctx, const Args& argv, std::string* out) {
+bool RtcExists(RtcContext& rtc, const Args& argv, std::string* out) {
+  RtcContext ctx = NoTouch(rtc);
   CacheReadFence fence(ctx.key_locks());
   bool multi = argv.size() > 2;
   if (multi && !fence.Snapshot(argv, 1)) return false;
@@ -66,7 +67,8 @@ bool RtcExists(RtcContext& ctx, const Args& argv, std::string* out) {
   return true;
 }
 
-bool RtcTtl(RtcContext& ctx, const Args& argv, std::string* out) {
+bool RtcTtl(RtcContext& rtc, const Args& argv, std::string* out) {
+  RtcContext ctx = NoTouch(rtc);
   bool millis = Is(argv[0], "PTTL");
   int64_t now = ctx.now_ms;
   return CacheLookup(
@@ -78,7 +80,8 @@ bool RtcTtl(RtcContext& ctx, const Args& argv, std::string* out) {
       [out] { AppendInteger(out, -2); });
 }
 
-bool RtcType(RtcContext& ctx, const Args& argv, std::string* out) {
+bool RtcType(RtcContext& rtc, const Args& argv, std::string* out) {
+  RtcContext ctx = NoTouch(rtc);
   return CacheLookup(
       ctx, argv[1],
       [out](const cache::Value& value, int64_t) {

@@ -199,6 +199,10 @@ void Reset(CommandContext& ctx, Args&, std::string* out) {
     conn->info->multi.store(-1, std::memory_order_relaxed);
   }
   conn->info->set_name("");
+  // CLIENT REPLY ON, NO-EVICT OFF, as Redis (a SKIP given just before drops RESET's reply).
+  conn->reply.off = false;
+  conn->reply.skip_next = false;
+  conn->info->no_evict.store(false, std::memory_order_relaxed);
   DisableTracking(ctx.tracking(), conn);
   conn->protocol = Protocol::kResp2;  // as Redis: RESET goes back to RESP2
   conn->info->resp.store(2, std::memory_order_relaxed);

@@ -17,6 +17,7 @@
 #include "server/client_registry.h"
 #include "server/clock.h"
 #include "server/commands/args.h"
+#include "server/commands/client_control.h"
 #include "server/commands/client_tracking.h"
 #include "server/commands/command.h"
 #include "server/commands/subcommand.h"
@@ -154,12 +155,16 @@ bool IsPubSubClient(const ClientInfo& info) {
          0;
 }
 
-// CLIENT LIST's flags, in Redis's order: P (subscribed), x (in MULTI), b (blocked), or N.
+// CLIENT LIST's flags, in Redis's order: P (subscribed), x (in MULTI), b (blocked), e
+// (NO-EVICT), or N.
 std::string ClientFlags(const ClientInfo& info) {
   std::string flags;
   if (IsPubSubClient(info)) flags += 'P';
   if (info.multi.load(std::memory_order_relaxed) >= 0) flags += 'x';
-  if (info.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  if (info.blocked.load(std::memory_order_relaxed) || info.paused.load(std::memory_order_relaxed)) {
+    flags += 'b';  // a client held by CLIENT PAUSE is blocked too, for Redis
+  }
+  if (info.no_evict.load(std::memory_order_relaxed)) flags += 'e';
   return flags.empty() ? "N" : flags;
 }
 
@@ -176,9 +181,12 @@ std::string ClientLine(const ClientInfo& info, int64_t now_ms) {
       " ssub=" + std::to_string(info.shard_subscriptions.load()) +
       " multi=" + std::to_string(info.multi.load()) +
       " qbuf=" + std::to_string(info.query_buffer_bytes.load()) +
-      " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-      std::to_string(info.pending_reply_bytes.load()) + " tot-mem=0 events=r cmd=" +
-      CommandRefName(info.last_command.load(std::memory_order_relaxed)) +
+      " qbuf-free=" + std::to_string(info.query_buffer_free.load()) +
+      " argv-mem=" + std::to_string(info.argv_memory.load()) +
+      " multi-mem=" + std::to_string(info.multi_memory.load()) +
+      " rbs=0 rbp=0 obl=0 oll=0 omem=" + std::to_string(info.output_memory.load()) +
+      " tot-mem=" + std::to_string(info.total_memory.load()) +
+      " events=r cmd=" + CommandRefName(info.last_command.load(std::memory_order_relaxed)) +
       " user=default redir=-1 resp=" + std::to_string(info.resp.load(std::memory_order_relaxed)) +
       " lib-name= lib-ver=\n";
   return line;
@@ -298,6 +306,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   Connection& conn = *ctx.conn;
   if (Is(sub, "ID") && argv.size() == 2) return AppendInteger(out, static_cast<int64_t>(conn.id));
   if (ClientTrackingCommand(ctx, argv, out)) return;
+  if (ClientControlCommand(ctx, argv, out)) return;
   if (Is(sub, "GETNAME") && argv.size() == 2) {
     std::string name = conn.info->name();
     if (name.empty()) return out->append(NullBulkReply()), void();
@@ -355,9 +364,9 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
     if (type < 0) text += ctx.replication().ClientListLines(true, true, ids);
     return AppendVerbatim(out, text);
   }
-  if (Is(sub, "NO-EVICT") && argv.size() == 3) {
-    // Accepted for the clients that send it: rockcache never evicts clients by memory.
+  if (Is(sub, "NO-EVICT") && argv.size() == 3) {  // exempt from maxmemory-clients
     if (!Is(argv[2], "ON") && !Is(argv[2], "OFF")) return out->append(kReplySyntaxError), void();
+    conn.info->no_evict.store(Is(argv[2], "ON"), std::memory_order_relaxed);
     return out->append(kReplyOk), void();
   }
   if (Is(sub, "KILL") && argv.size() >= 3) return ClientKill(ctx, argv, out);
@@ -379,6 +388,12 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
         "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME, TYPE, USER.",
         "LIST [TYPE normal|master|replica|pubsub] [ID <id> [<id> ...]]",
         "    Return information about client connections.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
@@ -391,7 +406,7 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
   }
   AppendSubcommandError(out, argv,
                         {"ID", "GETNAME", "SETNAME", "SETINFO", "INFO", "LIST", "NO-EVICT", "KILL",
-                         "UNBLOCK", "HELP"});
+                         "UNBLOCK", "REPLY", "PAUSE", "UNPAUSE", "HELP"});
 }
 
 void Info(CommandContext& ctx, Args& argv, std::string* out) {

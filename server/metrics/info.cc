@@ -112,18 +112,19 @@ void ServerSection(Server& server, std::string* out) {
 }
 
 void ClientsSection(Server& server, std::string* out) {
-  uint64_t max_input = 0, max_output = 0;
+  uint64_t max_input = 0, max_output = 0, paused = 0;
   const auto clients = server.clients().Snapshot();
   for (const auto& info : clients) {
     max_input = std::max<uint64_t>(max_input, info->query_buffer_bytes.load());
     max_output = std::max<uint64_t>(max_output, info->pending_reply_bytes.load());
+    if (info->paused.load(std::memory_order_relaxed)) ++paused;  // held by CLIENT PAUSE
   }
   Field(out, "connected_clients", static_cast<uint64_t>(server.clients().size()));
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", static_cast<uint64_t>(server.settings().maxclients.load()));
   Field(out, "client_recent_max_input_buffer", max_input);
   Field(out, "client_recent_max_output_buffer", max_output);
-  Field(out, "blocked_clients", static_cast<uint64_t>(server.blocking().waiting()));
+  Field(out, "blocked_clients", static_cast<uint64_t>(server.blocking().waiting()) + paused);
   const Tracking::Counts tracking = server.tracking().counts();
   Field(out, "tracking_clients", tracking.clients);
   Field(out, "clients_in_timeout_table", 0);
@@ -198,7 +199,7 @@ void MemorySection(Server& server, std::string* out) {
   Field(out, "mem_replication_backlog", 0);
   Field(out, "mem_total_replication_buffers", 0);
   Field(out, "mem_clients_slaves", 0);
-  Field(out, "mem_clients_normal", 0);
+  Field(out, "mem_clients_normal", server.clients().memory());
   Field(out, "mem_cluster_links", 0);
   Field(out, "mem_aof_buffer", 0);
   Field(out, "mem_allocator", "libc");
@@ -330,7 +331,7 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "expire_cycle_cpu_milliseconds", 0);
   // Keys are never evicted (the cache drops only its copies: INFO cache, cache_evictions).
   Field(out, "evicted_keys", 0);
-  Field(out, "evicted_clients", 0);
+  Field(out, "evicted_clients", server.clients().evicted());
   Field(out, "total_eviction_exceeded_time", 0);
   Field(out, "current_eviction_exceeded_time", 0);
   Field(out, "keyspace_hits", snapshot.keyspace_hits);

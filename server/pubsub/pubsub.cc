@@ -225,7 +225,8 @@ void PubSub::WatchExpiries(storage::Store* store) {
   });
 }
 
-int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
+int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks,
+                            const std::function<void(std::string_view key)>& on_removed) {
   std::vector<std::pair<int, std::string>> keys;
   {
     MutexLock lock(&expired_mu_);
@@ -240,6 +241,7 @@ int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks) {
     if (!deleted.ok() || !*deleted) continue;
     ++removed;
     NotifyExpired(key);
+    if (on_removed) on_removed(key);
   }
   return removed;
 }

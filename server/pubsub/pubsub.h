@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -119,7 +120,10 @@ class PubSub {
   void WatchExpiries(storage::Store* store);
   // Worker (the expiry sweep): removes the queued keys that are still expired, each under its
   // key lock, announcing each with `expired`. Returns how many it removed.
-  int64_t ReapExpired(storage::Store* store, cache::KeyLocks& locks);
+  // `on_removed`, when set, is called with each key removed, under its key lock and inside its
+  // database's DbScope.
+  int64_t ReapExpired(storage::Store* store, cache::KeyLocks& locks,
+                      const std::function<void(std::string_view key)>& on_removed = nullptr);
   // Announces a key the sweep removed. Any thread.
   void NotifyExpired(std::string_view key);
   // Held by the expiry sweep on its thread: the expired keys its own reads find are not queued.

@@ -51,6 +51,7 @@ class SliceTask : public pool::Task {
                    s.ToString());
       return Close(/*over_limit=*/false);
     }
+    if (st.command.reply_dropped) completion.replies.clear();  // CLIENT REPLY OFF/SKIP
     if (!complete && completion.replies.empty()) {  // nothing to send yet (a scan's items)
       SubmitSliceStep(std::move(state_));
       return;

@@ -82,7 +82,7 @@ void Tracking::Invalidate(const std::vector<std::string_view>& keys) {
       }
     }
   }
-  if (!targets.empty()) Send(targets, /*all=*/false);
+  if (!targets.empty()) Send(targets, /*all=*/false, WriterScope::current());
 }
 
 void Tracking::InvalidateAll() {
@@ -101,15 +101,16 @@ void Tracking::InvalidateAll() {
   Send(targets, /*all=*/true);
 }
 
-void Tracking::Send(const std::unordered_map<uint64_t, std::vector<std::string>>& targets,
-                    bool all) {
+void Tracking::Send(const std::unordered_map<uint64_t, std::vector<std::string>>& targets, bool all,
+                    uint64_t writer) {
   // Per receiving loop, one delivery per receiver (its keys differ).
   std::unordered_map<uint32_t, std::vector<PubSubDelivery>> per_loop;
   {
     MutexLock lock(&clients_mu_);
     for (const auto& [id, keys] : targets) {
       auto it = clients_.find(id);
-      if (it == clients_.end()) continue;  // stopped tracking since it read
+      if (it == clients_.end()) continue;                       // stopped tracking since it read
+      if (id == writer && it->second.options.noloop) continue;  // its own write
       uint64_t receiver = id;
       uint32_t loop = it->second.loop;
       if (it->second.options.redirect != 0) {

@@ -42,7 +42,7 @@ struct TrackingOptions {
   bool bcast = false;     // every key under `prefixes` (all keys without one), no recording
   bool optin = false;     // default mode: only the command after CLIENT CACHING YES records
   bool optout = false;    // default mode: every read records but the one after CACHING NO
-  bool noloop = false;    // accepted; a client still hears of its own writes
+  bool noloop = false;    // no invalidations for keys this client itself modified
   std::vector<std::string> prefixes;
 };
 
@@ -67,11 +67,44 @@ class Tracking {
   void Record(uint64_t id, const std::vector<std::string_view>& keys);
 
   // `keys` were modified: every client that read one (and every BCAST client whose prefix it
-  // matches) gets an invalidation; the keys leave the table.
+  // matches) gets an invalidation; the keys leave the table. A NOLOOP client gets none for the
+  // keys of a write it sent itself (the calling thread's WriterScope).
   void Invalidate(const std::vector<std::string_view>& keys);
   // Every key changed (FLUSHALL, FLUSHDB, SWAPDB): every tracking client gets a null
   // invalidation and the table empties.
   void InvalidateAll();
+
+  // The client whose command the calling thread runs, for NOLOOP: set around each command a
+  // worker runs for a connection (group commit: the batch's client; a write run of several
+  // clients: 0) and around the pop that serves a blocked client. 0 = no client (expiry, a
+  // replica's apply): every tracking client hears of the write.
+  class WriterScope {
+   public:
+    explicit WriterScope(uint64_t client_id) : previous_(t_writer) { t_writer = client_id; }
+    ~WriterScope() { t_writer = previous_; }
+    WriterScope(const WriterScope&) = delete;
+    WriterScope& operator=(const WriterScope&) = delete;
+    static uint64_t current() { return t_writer; }
+
+   private:
+    static inline thread_local uint64_t t_writer = 0;
+    const uint64_t previous_;
+  };
+
+  // The client a script runs for when its reads are tracked (Call records the keys of each
+  // read-only redis.call for it, before the read, under the script's key locks); 0 = none.
+  class ReaderScope {
+   public:
+    explicit ReaderScope(uint64_t client_id) : previous_(t_reader) { t_reader = client_id; }
+    ~ReaderScope() { t_reader = previous_; }
+    ReaderScope(const ReaderScope&) = delete;
+    ReaderScope& operator=(const ReaderScope&) = delete;
+    static uint64_t current() { return t_reader; }
+
+   private:
+    static inline thread_local uint64_t t_reader = 0;
+    const uint64_t previous_;
+  };
 
   // CLIENT TRACKINGINFO / GETREDIR: false when `id` does not track.
   bool Options(uint64_t id, TrackingOptions* options) const;
@@ -97,8 +130,10 @@ class Tracking {
   Shard& ShardOf(std::string_view key) {
     return shards_[std::hash<std::string_view>{}(key) % kShards];
   }
-  // Sends `keys` (null when `all`) to each client of `targets` as one invalidation message.
-  void Send(const std::unordered_map<uint64_t, std::vector<std::string>>& targets, bool all);
+  // Sends `keys` (null when `all`) to each client of `targets` as one invalidation message,
+  // except to `writer` when it tracks with NOLOOP (0: nobody is skipped).
+  void Send(const std::unordered_map<uint64_t, std::vector<std::string>>& targets, bool all,
+            uint64_t writer = 0);
 
   Server* const server_;
   std::atomic<uint64_t> clients_count_{0};

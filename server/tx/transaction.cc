@@ -100,6 +100,14 @@ TxInLoop Exec(Server& server, Connection* conn, TxState& state, const CommandSpe
 
 }  // namespace
 
+uint64_t QueuedMemory(const PreparedCommand& command) {
+  uint64_t bytes = sizeof(PreparedCommand) + command.argv.capacity() * sizeof(std::string);
+  for (const std::string& arg : command.argv) {
+    if (arg.capacity() > kInlineStringBytes) bytes += arg.capacity() + 1;
+  }
+  return bytes;
+}
+
 TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* spec, int id,
                            Args& argv, std::vector<PreparedCommand>* batch) {
   const bool in_multi = conn->tx != nullptr && conn->tx->in_multi;
@@ -142,8 +150,8 @@ TxInLoop TransactionInLoop(Server& server, Connection* conn, const CommandSpec* 
     state.aborted = true;
     return TxInLoop::kHandled;
   }
-  for (const auto& arg : argv) state.queued_bytes += arg.size() + 16;
   state.queued.push_back(MakeQueuedCommand(conn, spec, id, &argv));
+  state.queued_bytes += QueuedMemory(state.queued.back());
   conn->info->multi.store(static_cast<int64_t>(state.queued.size()), std::memory_order_relaxed);
   conn->output += kQueued;
   const uint64_t limit =
@@ -191,6 +199,7 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
     watches.Remove(watcher);
     if (dirty) {
       AppendNullArray(out);  // a watched key changed
+      payload.reply_size = out->size();
       return;
     }
   }
@@ -279,8 +288,12 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
 
 void FinishExecInLoop(Server& server, Connection* conn, std::string* replies) {
   std::shared_ptr<TxPayload> payload = std::move(conn->tx->deferred_exec);
-  if (!payload->ran || payload->reply_size > replies->size()) return;  // aborted: none runs
+  if (payload->reply_size > replies->size()) return;
   const size_t begin = replies->size() - payload->reply_size;
+  if (!payload->ran) {  // aborted: none runs
+    if (payload->drop_reply) replies->resize(begin);
+    return;
+  }
   const std::string exec_reply = replies->substr(begin);
   replies->resize(begin);
   size_t from = 0, slot = 0;
@@ -301,6 +314,7 @@ void FinishExecInLoop(Server& server, Connection* conn, std::string* replies) {
     Call(server, request);
   }
   replies->append(exec_reply, from, std::string::npos);
+  if (payload->drop_reply) replies->resize(begin);  // CLIENT REPLY OFF/SKIP: run, not sent
 }
 
 void RunTxCommand(Server& server, storage::WriteGroup* group, PreparedCommand* command,

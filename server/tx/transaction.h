@@ -68,7 +68,9 @@ struct TxState {
   std::shared_ptr<TxPayload> deferred_exec;
   bool aborted = false;  // a command was refused while queuing: EXEC answers EXECABORT
   std::vector<PreparedCommand> queued;
-  uint64_t queued_bytes = 0;         // argument bytes queued (bounded by client-query-buffer-limit)
+  // The memory of the queued commands (QueuedMemory): CLIENT LIST multi-mem, bounded by
+  // client-query-buffer-limit.
+  uint64_t queued_bytes = 0;
   std::shared_ptr<Watcher> watcher;  // null until the first WATCH
   void Reset() {
     in_multi = false;
@@ -88,7 +90,16 @@ struct TxPayload {
   bool ran = false;
   size_t reply_size = 0;
   std::vector<size_t> connection_slots;
+  // Set by the network thread for a deferred EXEC sent under CLIENT REPLY OFF/SKIP: the worker
+  // keeps the reply (the queued kConnection commands are spliced into it) and FinishExecInLoop
+  // drops it after running them.
+  bool drop_reply = false;
 };
+
+// The heap a queued command holds: the command, its argument vector and the arguments' own
+// buffers (those past std::string's inline capacity).
+constexpr size_t kInlineStringBytes = 15;
+uint64_t QueuedMemory(const PreparedCommand& command);
 
 enum class TxInLoop {
   kNotHandled,   // run the command the normal way

@@ -126,6 +126,28 @@ TEST_CASE("LRU evicts the least recently used entries first", "[cache][lru]") {
   CHECK(s.bytes_used == 10 * kSmall);
 }
 
+TEST_CASE("LRU keeps each entry's last access second for OBJECT IDLETIME", "[cache][lru]") {
+  Cache cache(OneShard(1 << 20));
+  REQUIRE(cache.Put("a", Value::String("v"), 0, kNow));
+  CHECK(cache.IdleSeconds("a", kNow) == 0);
+  CHECK(cache.IdleSeconds("a", kNow + 5'500) == 5);
+  CHECK(cache.IdleSeconds("a", kNow + 5'500) == 5);  // reading the idle time is no access
+  (void)cache.Inspect("a", kNow + 6'000, [](const Value&) {});
+  CHECK(cache.IdleSeconds("a", kNow + 7'000) == 7);  // nor is an Inspect
+  cache.Visit("a", kNow + 7'000, [](const Value&) {});
+  CHECK(cache.IdleSeconds("a", kNow + 9'000) == 2);  // a read is
+  CHECK(cache.Update("a", kNow + 10'000, [](Value&, int64_t&) { return true; }));
+  CHECK(cache.IdleSeconds("a", kNow + 10'000) == 0);  // and a write through the cache
+  CHECK(cache.IdleSeconds("absent", kNow) == std::nullopt);
+  // The clock is Redis's 24 bits of seconds: it wraps after 194 days, as Redis's.
+  const int64_t wrap = int64_t{1} << 24;
+  CHECK(cache.IdleSeconds("a", kNow + 10'000 + (wrap + 3) * 1000) == 3);
+
+  Cache lfu(OneShard(1 << 20, Policy::kAllKeysLfu));
+  REQUIRE(lfu.Put("a", Value::String("v"), 0, kNow));
+  CHECK(lfu.IdleSeconds("a", kNow) == std::nullopt);
+}
+
 TEST_CASE("LFU keeps frequently read keys and ages counters by the minute", "[cache][lfu]") {
   Cache cache(OneShard(100 * kSmall, Policy::kAllKeysLfu));
   for (int i = 0; i < 100; ++i) REQUIRE(cache.Put(Key(i), Value::String("v"), 0, kNow));
