@@ -161,6 +161,10 @@ void NetLoop::ProcessInput(Connection* conn) {
     }
     command_keys_.clear();
     AppendCommandKeys(*added.spec, added.argv, &command_keys_);
+    if (command_keys_.empty()) {  // a write whose keys the table cannot name
+      batch_writes_unknown = true;
+      return;
+    }
     written_in_batch_.Insert(command_keys_.begin(), command_keys_.end());
   };
   // Whether a read of argv's keys may be answered before the batch (AdmissionState).
