@@ -347,8 +347,8 @@ void Client(CommandContext& ctx, Args& argv, std::string* out) {
       }
       if (!Is(argv[3], "normal") && !Is(argv[3], "pubsub")) {
         // The replication links (server/replication/): kept by the replication module.
-        return AppendVerbatim(out, ctx.replication().ClientListLines(
-                                       !Is(argv[3], "master"), Is(argv[3], "master"), {}));
+        return AppendVerbatim(out, ctx.replication().ClientListLines(!Is(argv[3], "master"),
+                                                                     Is(argv[3], "master"), {}));
       }
       type = Is(argv[3], "pubsub") ? 1 : 0;
     } else if (argv.size() != 2) {

@@ -64,7 +64,8 @@ void FireAppliedEffects(Server& server, const storage::ReplicatedKeys& keys) {
     ShippedEvent event;
     for (const auto& note : keys.notes) {
       if (DecodeShippedEvent(note, &event)) {
-        PublishKeyspaceEventLocally(server.pubsub(), local, event.type, event.event, event.key, event.db);
+        PublishKeyspaceEventLocally(server.pubsub(), local, event.type, event.event, event.key,
+                                    event.db);
       }
     }
   }
