@@ -53,8 +53,8 @@ class NoWaitFile final : public rocksdb::FSRandomAccessFileOwnerWrapper {
 
 class NoWaitFileSystem final : public rocksdb::FileSystemWrapper {
  public:
-  explicit NoWaitFileSystem(std::shared_ptr<rocksdb::FileSystem> base)
-      : FileSystemWrapper(std::move(base)) {}
+  explicit NoWaitFileSystem(const std::shared_ptr<rocksdb::FileSystem>& base)
+      : FileSystemWrapper(base) {}
 
   const char* Name() const override { return "RockcacheNoWaitFileSystem"; }
 
