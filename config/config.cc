@@ -165,6 +165,12 @@ const std::vector<OptionSpec> kOptionTable = {
    "Keys CLIENT TRACKING remembers for its readers; past it a key leaves the table and its "
    "readers get an invalidation, as Redis (0 = no limit)."},
   // ---- scripting ----
+  {"script-group-commit", T::kBool, "yes", 0, 0, nullptr, true,
+   "Scripts (EVAL, EVALSHA, FCALL...) that arrive together share one key-lock segment and one "
+   "RocksDB write, each still all-or-nothing; no = each script commits alone."},
+  {"script-group-max-usec", T::kInt, "1000", 10, 1000000, nullptr, true,
+   "A script sharing a commit with other clients' scripts that runs longer is rolled back and run "
+   "again alone, and the scripts behind it go on without it."},
   {"busy-reply-threshold", T::kInt, "5000", 0, LONG_MAX, nullptr, true,
    "Milliseconds a script runs before commands that need its keys (and that the cache cannot "
    "answer) get -BUSY instead of waiting for it; other keys are served all along."},

@@ -1,10 +1,14 @@
 #include "server/group_commit.h"
 
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
+#include "config/current_db.h"
 #include "pool/worker_pool.h"
+#include "server/blocking/serve.h"
 #include "server/blocking/wait_registry.h"
 #include "server/call.h"
 #include "server/clock.h"
@@ -57,11 +61,15 @@ cache::KeyLocks::WriteWindow SegmentWindow(Server& server,
 
 class GroupTask : public pool::Task {
  public:
-  GroupTask(Server* server, uint32_t loop_index, std::vector<ConnBatch> group, bool charge_clients)
+  // `handed_on`: batches another group task handed on (HandOn); the loop counted that task, not
+  // this one, among the groups it sent (NetLoop::NoteGroupDone).
+  GroupTask(Server* server, uint32_t loop_index, std::vector<ConnBatch> group, bool charge_clients,
+            bool handed_on = false)
       : server_(server),
         loop_index_(loop_index),
         group_(std::move(group)),
         charge_(charge_clients),
+        handed_on_(handed_on),
         charges_(group_.size()) {}
 
   void Run() override {
@@ -136,6 +144,18 @@ class GroupTask : public pool::Task {
         continue;
       }
       if (j < order_.size()) {
+        // Consecutive scripts share one segment and one commit (RunScripts); one that needs keys
+        // the segment does not hold runs alone, as a barrier, right after it.
+        const size_t scripts = ScriptSegmentLength(j);
+        if (scripts >= 2) {
+          const size_t ran = RunScripts(j, scripts);
+          if (ran == scripts) {
+            i = j + scripts;
+            continue;
+          }
+          j += ran;
+          if (HandOn(j)) break;
+        }
         ChargeFrom(j);
         PreparedCommand* barrier = order_[j];
         Tracking::WriterScope writer(budget_of_[j]->owner->conn_id);
@@ -407,10 +427,127 @@ class GroupTask : public pool::Task {
     }
   }
 
+  // Whether order_[k] may run in a shared script segment: a script (EVAL, EVALSHA, FCALL...)
+  // outside EXEC.
+  bool SharesScriptSegment(size_t k) const {
+    const PreparedCommand& command = *order_[k];
+    return command.spec != nullptr && (command.spec->flags & kScript) && command.tx == nullptr;
+  }
+
+  // How many commands from order_[j] on form one shared script segment: consecutive scripts
+  // (SharesScriptSegment) declaring at most kMaxSegmentKeys keys together (the first whatever
+  // it declares). 0 when order_[j] is not such a script.
+  size_t ScriptSegmentLength(size_t j) {
+    size_t n = 0;
+    size_t declared = 0;
+    for (size_t k = j; k < order_.size() && SharesScriptSegment(k); ++k, ++n) {
+      segment_keys_.clear();
+      AppendCommandKeys(*order_[k]->spec, order_[k]->argv, &segment_keys_);
+      if (n > 0 && declared + segment_keys_.size() > kMaxSegmentKeys) break;
+      declared += segment_keys_.size();
+    }
+    return n;
+  }
+
+  // Runs the scripts order_[j, j + n) as one segment: the stripes of every key they declare
+  // locked at once, one write window over them, one transaction (WriteGroup::BeginAtomic) in
+  // which each script is all-or-nothing (a savepoint: RunScriptInSegment), one commit for all
+  // of them. No other client observes a script's effect before that commit: its keys are
+  // erased from the cache before it writes and cannot be filled while the window is open, and
+  // storage readers need the stripes. Clients blocked on keys the scripts wrote are served after
+  // the commit, as after a script unit. Returns how many scripts ran (or were skipped: their
+  // batch was over): fewer than n when order_[j + returned] needs keys the segment does not hold
+  // (the caller runs it alone next; the segment's earlier scripts are committed by then).
+  size_t RunScripts(size_t j, size_t n) {
+    segment_keys_.clear();
+    for (size_t k = j; k < j + n; ++k) {
+      AppendCommandKeys(*order_[k]->spec, order_[k]->argv, &segment_keys_);
+    }
+    cache::KeyLocks& locks = server_->key_locks();
+    auto guard = locks.Lock(segment_keys_);
+    cache::KeyLocks::WriteWindow window;
+    if (server_->cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());
+    write_group_->BeginAtomic();
+    script_written_.clear();
+    const uint64_t max_script_ns =
+        server_->settings().script_group_max_usec.load(std::memory_order_relaxed) * 1000;
+    size_t ran = 0;
+    for (; ran < n; ++ran) {
+      const size_t k = j + ran;
+      PreparedCommand* command = order_[k];
+      BatchBudget* batch = budget_of_[k];
+      ChargeFrom(k);
+      Tracking::WriterScope writer(batch->owner->conn_id);
+      Tracking::ReaderScope reader(command->track_script_reads ? batch->owner->conn_id : 0);
+      bool started = false;
+      bool alone = false;
+      const uint64_t max_ns = CanHandOn(k) ? max_script_ns : 0;
+      Budgeted(command, batch, [&](ReplyBudget* budget) {
+        started = true;
+        alone = !scripting::RunScriptInSegment(*server_, write_group_.get(), command, budget,
+                                               guard.stripes(), max_ns, &script_written_);
+      });
+      if (alone) break;
+      if (started) {
+        pending_.push_back(command);
+        pending_batches_.push_back(static_cast<size_t>(batch - budgets_.data()));
+      }
+    }
+    bool committed = true;
+    if (pending_.empty()) {
+      (void)write_group_->Commit();  // nothing ran: ends the (empty) transaction
+    } else {
+      committed = CommitPending();
+    }
+    window.Close();
+    if (committed && !script_written_.empty() && server_->blocking().any()) {
+      for (const auto& [db, key] : script_written_) {
+        DbScope scope(db);
+        ServeBlockedOn(*server_, {key}, guard.stripes(), /*in_write_window=*/false);
+      }
+    }
+    return ran;
+  }
+
+  // Whether order_[k] could be handed on (HandOn): it is its batch's only command and other
+  // batches share the group. Only such a script has a time bound in a shared segment.
+  bool CanHandOn(size_t k) const {
+    const ConnBatch& batch = *budget_of_[k]->owner;
+    return group_.size() > 1 && batch.commands.size() == 1;
+  }
+
+  // After RunScripts stopped at order_[k] (a script that needs keys the segment did not hold, or
+  // ran past script-group-max-usec), which runs alone next. When it is its batch's only command,
+  // it is handed to a task of its own and the batches after it to another, so that neither
+  // waits behind the other nor delays the replies of this group's earlier batches (posted when
+  // this task ends, now). Returns whether it did (this task then runs nothing more).
+  bool HandOn(size_t k) {
+    if (!CanHandOn(k)) return false;
+    const auto b = static_cast<size_t>(budget_of_[k] - budgets_.data());
+    if (budgets_[b].over || budgets_[b].sliced_at != SIZE_MAX) return false;
+    std::vector<ConnBatch> alone;
+    alone.push_back(std::move(group_[b]));
+    std::vector<ConnBatch> rest;
+    for (size_t x = b + 1; x < group_.size(); ++x) rest.push_back(std::move(group_[x]));
+    group_.erase(group_.begin() + static_cast<std::ptrdiff_t>(b), group_.end());
+    budgets_.erase(budgets_.begin() + static_cast<std::ptrdiff_t>(b), budgets_.end());
+    order_.resize(k);
+    budget_of_.resize(k);
+    for (auto* part : {&alone, &rest}) {
+      if (part->empty()) continue;
+      pool::WorkerPool* pool = server_->worker_pool();
+      pool->Submit(std::make_unique<GroupTask>(server_, loop_index_, std::move(*part), charge_,
+                                               /*handed_on=*/true));
+    }
+    return true;
+  }
+
   // Makes the writes since the last commit durable (one RocksDB Write). REQUIRES: the locks of
   // their keys are still held. `reindex` (an indexed segment going on): the segment stays
   // indexed, in a new overlay (WriteGroup::CommitAndReindex).
-  void CommitPending(bool reindex = false) {
+  // Returns false when the commit failed (the pending commands were answered with its error).
+  bool CommitPending(bool reindex = false) {
+    bool ok = true;
     reindex = reindex && indexed_;
     // Also with nothing pending when commands wrote: an earlier early flush's error is reported
     // by this Commit.
@@ -418,7 +555,10 @@ class GroupTask : public pool::Task {
       if (charge_) charges_.Mark(ChargeClock());
       Status s = reindex ? write_group_->CommitAndReindex() : write_group_->Commit();
       if (charge_) ChargeCommit();
-      if (!s.ok()) FailPending(s);
+      if (!s.ok()) {
+        FailPending(s);
+        ok = false;
+      }
       if (group_timed()) {
         const uint64_t now = Clock::Now();
         for (PreparedCommand* command : pending_) command->exec_end = now;
@@ -428,6 +568,7 @@ class GroupTask : public pool::Task {
     pending_batches_.clear();
     written_.Clear();
     indexed_ = reindex;  // Commit ended the indexed overlay; CommitAndReindex opened another
+    return ok;
   }
 
   // The commit just made is shared by the commands it made durable (GroupCharges::Shared); a
@@ -514,7 +655,7 @@ class GroupTask : public pool::Task {
     }
     NetLoop* loop = server_->loop(loop_index_);
     loop->PostCompletions(std::move(completions));
-    loop->NoteGroupDone();
+    if (!handed_on_) loop->NoteGroupDone();
     // After the partial completions are queued, so every later chunk is queued behind them.
     for (auto& state : continuations) SubmitSliceStep(std::move(state));
   }
@@ -547,6 +688,7 @@ class GroupTask : public pool::Task {
   const uint32_t loop_index_;
   std::vector<ConnBatch> group_;
   const bool charge_;
+  const bool handed_on_;
   uint64_t started_ = 0;  // Clock ticks when Run began
   GroupCharges charges_;  // used when charge_
   std::vector<PreparedCommand*> order_;
@@ -565,6 +707,8 @@ class GroupTask : public pool::Task {
   std::vector<uint32_t> window_stripes_;                  // WriteWindow's, reused
   std::vector<storage::ReadAheadKey> read_ahead_keys_;    // ReadAheadMisses', reused
   FlatKeySet written_in_segment_;                         // ReadAheadMisses', reused
+  std::vector<std::string_view> segment_keys_;            // RunScripts', reused
+  std::vector<std::pair<int, std::string>> script_written_;  // RunScripts', reused
 };
 
 }  // namespace

@@ -103,16 +103,28 @@ void NetLoop::QueueBatch(Connection* conn, std::vector<PreparedCommand> batch, B
     }
   }
   // A script may run long (until SCRIPT KILL): its batch goes alone, so it never holds up the
-  // batches of other clients that would share its group's worker task.
+  // batches of other clients that would share its group's worker task. Batches of one script
+  // each (script-group-commit) go together, in a group of their own: they share a segment and
+  // a commit, and one that runs past script-group-max-usec hands the ones behind it to another
+  // task (group_commit.h).
   for (const PreparedCommand& command : batch) {
     if (command.spec != nullptr && (command.spec->flags & kScript)) {
+      if (batch.size() == 1 && command.tx == nullptr &&
+          server_->settings().script_group_commit.load(std::memory_order_relaxed)) {
+        if (pending_group_.empty() && pending_scripts_.empty()) {
+          event_active(submit_event_, 0, 0);
+        }
+        pending_scripts_.push_back(
+            ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
+        return;
+      }
       std::vector<ConnBatch> alone;
       alone.push_back(ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
       SendGroup(std::move(alone));
       return;
     }
   }
-  if (pending_group_.empty()) event_active(submit_event_, 0, 0);
+  if (pending_group_.empty() && pending_scripts_.empty()) event_active(submit_event_, 0, 0);
   pending_group_.push_back(
       ConnBatch{conn->id, std::move(batch), times, ReplyBudget(conn), conn->info});
 }
@@ -124,6 +136,9 @@ void NetLoop::OnSubmitGroup(int, short, void* arg) {
   // The next pass is likely as big: room for it at once rather than growing 1, 2, 4...
   loop->pending_group_.reserve(group.size());
   loop->SendGroup(std::move(group));
+  std::vector<ConnBatch> scripts;
+  scripts.swap(loop->pending_scripts_);
+  loop->SendGroup(std::move(scripts));
 }
 
 void NetLoop::SendGroup(std::vector<ConnBatch> group, int level) {
@@ -462,7 +477,9 @@ void NetLoop::SubmitOrPark(Connection* conn, std::vector<PreparedCommand> batch,
   // so its order does not depend on the list. A group holds at most pool-queue-max-size batches,
   // so backpressure still bounds the batches admitted (not only the tasks).
   pool::WorkerPool* pool = server_->worker_pool();
-  if (parked_.empty() && pending_group_.size() < static_cast<size_t>(pool->QueueMaxSize()) &&
+  if (parked_.empty() &&
+      pending_group_.size() + pending_scripts_.size() <
+          static_cast<size_t>(pool->QueueMaxSize()) &&
       pool->HasRoom(0)) {
     QueueBatch(conn, std::move(batch), times);
     return;
@@ -488,7 +505,9 @@ void NetLoop::SubmitParked() {
     }
     Connection* conn = it->second.get();
     pool::WorkerPool* pool = server_->worker_pool();
-    if (pending_group_.size() >= static_cast<size_t>(pool->QueueMaxSize()) || !pool->HasRoom(0)) {
+    if (pending_group_.size() + pending_scripts_.size() >=
+            static_cast<size_t>(pool->QueueMaxSize()) ||
+        !pool->HasRoom(0)) {
       break;
     }
     parked_.pop_front();

@@ -185,6 +185,8 @@ class NetLoop {
   event* timer_event_ = nullptr;
   event* submit_event_ = nullptr;
   std::vector<ConnBatch> pending_group_;  // loop thread only: batches queued in this pass
+  // Loop thread only: this pass's batches of one script each, sent as a group of their own.
+  std::vector<ConnBatch> pending_scripts_;
   ArgsPool spare_args_;  // loop thread only: finished commands' argument vectors, for reuse
   // Loop thread only: whether misses try RocksDB's caches, and resident file pages.
   MemoryReadGate memory_gate_;

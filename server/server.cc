@@ -220,6 +220,7 @@ const SettingBinding<bool> kBoolSettings[] = {
     {"rtc-reads", &Settings::rtc_reads},
     {"rtc-storage-read-balance", &Settings::rtc_storage_read_balance},
     {"write-coalescing", &Settings::write_coalescing},
+    {"script-group-commit", &Settings::script_group_commit},
 };
 const SettingBinding<int64_t> kInt64Settings[] = {
     {"timeout", &Settings::timeout_sec},
@@ -236,6 +237,7 @@ const SettingBinding<uint64_t> kUint64Settings[] = {
     {"slice-usec", &Settings::slice_usec},
     {"lua-maxmemory", &Settings::lua_maxmemory},
     {"lua-script-cache-bytes", &Settings::lua_script_cache_bytes},
+    {"script-group-max-usec", &Settings::script_group_max_usec},
     {"tracking-table-max-keys", &Settings::tracking_table_max_keys},
 };
 const SettingBinding<int> kIntSettings[] = {

@@ -95,6 +95,13 @@ class WriteGroup {
   // Ends a transaction (BeginAtomic) without writing anything of it: its writes and key-count
   // changes are dropped, as if it never ran (a killed script). No-op outside BeginAtomic.
   virtual void Rollback() = 0;
+  // Savepoints inside a transaction (BeginAtomic): several units (scripts) share one transaction
+  // and one Commit, each all-or-nothing. Savepoint() marks the transaction's state now (replacing
+  // any earlier mark); RollbackToSavepoint() drops every write, key-count change and replica note
+  // made since the mark, as if they never ran, and keeps what came before. No-ops outside
+  // BeginAtomic, and RollbackToSavepoint without a mark since the last BeginAtomic/Commit.
+  virtual void Savepoint() = 0;
+  virtual void RollbackToSavepoint() = 0;
   // Group commit of commands that touch the same key (a pipeline of LPUSHes to one list, 50
   // clients' SADDs to one set): from BeginIndexed() to the next Commit(), the group's writes go
   // to the same indexed overlay as a transaction's, so the thread's reads see them without a

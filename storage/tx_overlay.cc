@@ -359,6 +359,27 @@ bool TxOverlay::Append(std::string_view data) {
   return true;
 }
 
+void TxOverlay::RollbackToSavepoint() {
+  if (!savepoint_) return;
+  for (size_t i = undo_.size(); i-- > 0;) {
+    const Undo& u = undo_[i];
+    KeyIndex& index = indexes_[u.index].second;
+    auto it = index.find(u.key);
+    if (it == index.end()) continue;
+    if (u.existed) {
+      it->second = u.before;
+    } else {
+      index.erase(it);
+    }
+  }
+  undo_.clear();
+  rep_.resize(savepoint_size_);
+  count_ = savepoint_count_;
+  batch_records::SetCount(&rep_, count_);
+  cursors_.clear();
+  DropFront();
+}
+
 bool TxOverlay::LastWritesInKeyOrder(rocksdb::WriteBatch* out) const {
   if (count_ < 2) return false;
   size_t distinct = 0;

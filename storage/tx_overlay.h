@@ -110,6 +110,20 @@ class TxOverlay {
   // nothing appended, when it holds a record other than Put, Delete and SingleDelete (a range
   // deletion): the caller replays it record by record.
   bool Append(std::string_view rep);
+  // Savepoint: from here on, the index changes are logged so that RollbackToSavepoint() can
+  // return the overlay to this state (records, index, count). Replaces any earlier savepoint.
+  void SetSavepoint() {
+    savepoint_ = true;
+    savepoint_size_ = rep_.size();
+    savepoint_count_ = count_;
+    undo_.clear();
+  }
+  // Drops every record written since SetSavepoint() and restores each key's last write as it
+  // was then. The cursors go (a cursor may have stepped over a key on the strength of an index
+  // entry the rollback removes; see overlay_cursor.h) and so does the front window; what
+  // Remember() holds stays true (the database did not change). REQUIRES: a savepoint, no lease
+  // of a cursor out. The savepoint stays set at the same place.
+  void RollbackToSavepoint();
   // The value of a pending Put: valid until the next Put or Delete (the batch may grow).
   rocksdb::Slice value(const Write& w) const {
     return rocksdb::Slice(rep_.data() + w.value_offset, w.value_size);
@@ -253,13 +267,21 @@ class TxOverlay {
   void Counted() { batch_records::SetCount(&rep_, ++count_); }
   Write& Note(uint32_t cf_id, std::string_view key) {
     KeyIndex* index = nullptr;
+    size_t position = 0;
     for (auto& [id, keys] : indexes_) {
-      if (id == cf_id) index = &keys;
+      if (id == cf_id) {
+        index = &keys;
+        break;
+      }
+      ++position;
     }
     if (index == nullptr) index = &indexes_.emplace_back(cf_id, KeyIndex(&arena_)).second;
     auto it = index->lower_bound(key);
     if (it == index->end() || it->first != key) {
       it = index->emplace_hint(it, CopyToArena(key), Write());
+      if (savepoint_) undo_.push_back(Undo{position, it->first, false, Write()});
+    } else if (savepoint_) {
+      undo_.push_back(Undo{position, it->first, true, it->second});
     }
     return it->second;
   }
@@ -279,6 +301,18 @@ class TxOverlay {
   std::vector<std::pair<uint32_t, RememberedIndex>> reads_;  // per column family; see Recall
   size_t remembered_ = 0, remembered_bytes_ = 0;
   static constexpr uint32_t kNoStamp = UINT32_MAX;
+  // SetSavepoint's mark, and the index entries changed since (in order): an entry's state before
+  // the change (`existed` false: the key was not in the index). `index`: position in indexes_.
+  struct Undo {
+    size_t index;
+    std::string_view key;  // the index's own copy, in the arena
+    bool existed;
+    Write before;
+  };
+  bool savepoint_ = false;
+  size_t savepoint_size_ = 0;
+  uint32_t savepoint_count_ = 0;
+  std::vector<Undo> undo_;
   FrontWindow front_;
   uint32_t front_stamp_ = kNoStamp;  // count() when front_ was last true; see FrontOf
 };

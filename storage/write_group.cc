@@ -3,6 +3,7 @@
 // writes: tx_overlay.{h,cc}.
 #include "storage/write_group.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,27 @@ class RocksWriteGroup final : public WriteGroup {
     failed_ = Status::OK();
     ndeltas_ = 0;
     more_deltas_.clear();
+  }
+
+  void Savepoint() override {
+    if (overlay_ == nullptr || indexing_) return;
+    overlay_->SetSavepoint();
+    savepoint_ = true;
+    savepoint_failed_ = failed_;
+    savepoint_notes_ = notes_.size();
+    std::copy(deltas_, deltas_ + ndeltas_, savepoint_deltas_);
+    savepoint_ndeltas_ = ndeltas_;
+    savepoint_more_deltas_ = more_deltas_;
+  }
+
+  void RollbackToSavepoint() override {
+    if (overlay_ == nullptr || indexing_ || !savepoint_) return;
+    overlay_->RollbackToSavepoint();
+    failed_ = savepoint_failed_;
+    notes_.resize(savepoint_notes_);
+    std::copy(savepoint_deltas_, savepoint_deltas_ + savepoint_ndeltas_, deltas_);
+    ndeltas_ = savepoint_ndeltas_;
+    more_deltas_ = savepoint_more_deltas_;
   }
 
   // The overlay opens here, before any write: its reads of the database are remembered too
@@ -268,6 +290,7 @@ class RocksWriteGroup final : public WriteGroup {
   }
 
   void OpenOverlay() {
+    savepoint_ = false;
     overlay_ = std::make_unique<TxOverlay>(store_);
     previous_overlay_ = tls_tx_overlay;
     tls_tx_overlay = overlay_.get();
@@ -346,6 +369,14 @@ class RocksWriteGroup final : public WriteGroup {
   int ndeltas_ = 0;
   std::vector<RocksStore::CounterDelta> more_deltas_;
   std::vector<std::string> notes_;  // Store::NoteForReplicas, for the next batch written
+  // Savepoint(): the group's part of the mark (the overlay keeps its own). Valid while
+  // savepoint_ (reset when an overlay opens).
+  bool savepoint_ = false;
+  Status savepoint_failed_;
+  size_t savepoint_notes_ = 0;
+  RocksStore::CounterDelta savepoint_deltas_[kInlineDeltas];
+  int savepoint_ndeltas_ = 0;
+  std::vector<RocksStore::CounterDelta> savepoint_more_deltas_;
 };
 
 thread_local RocksWriteGroup* RocksWriteGroup::tls_group = nullptr;

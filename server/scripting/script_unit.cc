@@ -7,6 +7,7 @@
 #include "config/current_db.h"
 #include "server/blocking/serve.h"
 #include "server/call.h"
+#include "server/clock.h"
 #include "server/protocol/reply.h"
 #include "server/scripting/scripting.h"
 #include "server/server.h"
@@ -35,6 +36,13 @@ UnitKeys::~UnitKeys() {
 }
 
 UnitKeys* UnitKeys::Current() { return tls_unit; }
+
+void UnitKeys::set_time_bound(uint64_t max_ns) {
+  max_ns_ = max_ns;
+  started_ = max_ns != 0 ? Clock::Now() : 0;
+}
+
+bool UnitKeys::OverranSlow() const { return Clock::NanosBetween(started_, Clock::Now()) > max_ns_; }
 
 bool UnitKeys::Holds(uint32_t stripe) const {
   return std::binary_search(held_.begin(), held_.end(), stripe) ||
@@ -154,6 +162,45 @@ void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* 
     }
     return;
   }
+}
+
+bool RunScriptInSegment(Server& server, storage::WriteGroup* group, PreparedCommand* command,
+                        ReplyBudget* budget, const std::vector<uint32_t>& held, uint64_t max_ns,
+                        std::vector<std::pair<int, std::string>>* written) {
+  Scripting& scripting = server.scripting();
+  struct Registration {
+    Scripting& scripting;
+    uint64_t handle;
+    ~Registration() { scripting.UnregisterUnit(handle); }
+  } registration{scripting,
+                 scripting.RegisterUnit(held, /*all=*/false, NowUnixMs(), &command->argv)};
+  command->reply.clear();
+  UnitKeys unit(server, held, /*all=*/false, /*may_extend=*/false, group);
+  unit.set_time_bound(max_ns);
+  command->nested.clear();
+  unit.set_calls(&command->nested);
+  group->Savepoint();
+  CallRequest request;
+  request.spec = command->spec;
+  request.argv = &command->argv;
+  request.out = &command->reply;
+  request.mode = CallMode::kAtomic;
+  request.db = command->db;
+  request.now_ms = NowUnixMs();
+  request.budget = budget;
+  Call(server, request);
+  if (unit.needs_all()) {
+    group->RollbackToSavepoint();
+    command->reply.clear();
+    command->nested.clear();
+    return false;
+  }
+  if (unit.rolled_back()) {
+    group->RollbackToSavepoint();
+    return true;
+  }
+  written->insert(written->end(), unit.written().begin(), unit.written().end());
+  return true;
 }
 
 }  // namespace rockcache::server::scripting

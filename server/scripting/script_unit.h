@@ -56,6 +56,21 @@ class UnitKeys {
   // script must not go on; the unit runs it again holding everything.
   bool Admit(const std::vector<std::string_view>& keys, bool all_keys);
   bool needs_all() const { return needs_all_; }
+  // A unit sharing a segment with other clients' scripts may run `max_ns` from now at most
+  // (script-group-max-usec); 0 = no bound.
+  void set_time_bound(uint64_t max_ns);
+  // Whether the script has run past its bound: from then on it must not go on (its run raises an
+  // error at every line, as a killed one) and needs_all() is set: the unit is rolled back and the
+  // script runs again alone. Cheap while no bound is set.
+  bool Overran() {
+    if (max_ns_ == 0) return false;
+    if (!overran_ && OverranSlow()) {
+      overran_ = true;
+      needs_all_ = true;
+    }
+    return overran_;
+  }
+  bool overran() const { return overran_; }
   // A write of the script touched `key` in physical database `db` (blocked clients are served
   // after the commit).
   void NoteWritten(int db, std::string_view key);
@@ -77,6 +92,7 @@ class UnitKeys {
 
  private:
   bool Holds(uint32_t stripe) const;
+  bool OverranSlow() const;
 
   Server& server_;
   const std::vector<uint32_t>& held_;
@@ -87,6 +103,9 @@ class UnitKeys {
   std::vector<NestedCall>* calls_ = nullptr;
   bool needs_all_ = false;
   bool rolled_back_ = false;
+  uint64_t started_ = 0;  // Clock ticks at set_time_bound
+  uint64_t max_ns_ = 0;
+  bool overran_ = false;
   std::vector<std::pair<int, std::string>> written_;
   // Stripes taken for undeclared keys; their windows close before the guards release them.
   std::vector<uint32_t> extra_stripes_;
@@ -100,6 +119,23 @@ class UnitKeys {
 // nullptr: it opens one). BLOCKS on key locks and disk. REQUIRES: the thread holds no key lock.
 void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* command,
                    ReplyBudget* budget);
+
+// Worker thread, inside a shared script segment of the group commit (server/group_commit.h):
+// runs the script command `command` as one unit among several that share the caller's locks,
+// write window and transaction, and commit together. The script's writes are all-or-nothing
+// within the transaction (a savepoint, storage::WriteGroup::Savepoint): a killed script is
+// rolled back to it and the others' writes stay. A script that touches a key whose stripe the
+// segment does not hold (or every key) is rolled back to it too and false is returned: the
+// caller commits what came before, releases its locks and runs the script alone
+// (RunScriptUnit). True: the script ran (or was killed); the keys it wrote are appended to
+// *written (physical database, key) for the clients blocked on them, served after the commit.
+// REQUIRES: `group` in a transaction (BeginAtomic); the caller holds the stripes `held`
+// (ascending) and a write window over them until the commit.
+// `max_ns` (0 = none): the script's time bound (UnitKeys::set_time_bound); past it the script is
+// rolled back and false is returned, as for a key the segment does not hold.
+bool RunScriptInSegment(Server& server, storage::WriteGroup* group, PreparedCommand* command,
+                        ReplyBudget* budget, const std::vector<uint32_t>& held, uint64_t max_ns,
+                        std::vector<std::pair<int, std::string>>* written);
 
 }  // namespace scripting
 }  // namespace rockcache::server

@@ -36,6 +36,9 @@ namespace {
 
 // VM instructions between two checks of the kill flag: ~1-5 ms of a busy loop.
 constexpr int kHookEvery = 100000;
+// The error a script sharing a segment gets past script-group-max-usec (never seen by a client:
+// the script is rolled back and runs again alone).
+constexpr const char* kOverranError = "ERR the script ran long beside other scripts; running it again";
 // The memory cap of a state no server configures (a network thread compiling for SCRIPT LOAD).
 constexpr size_t kDefaultMemoryCap = 64u << 20;
 
@@ -144,6 +147,7 @@ int CallCommand(lua_State* L, bool raise) {
   }
   std::vector<std::string_view> keys = CommandKeys(*spec, argv);
   UnitKeys* unit = UnitKeys::Current();
+  if (unit != nullptr && unit->Overran()) RaiseErrorTable(L, kOverranError);
   if (unit != nullptr && !unit->Admit(keys, (spec->flags & kAllKeys) != 0)) {
     // The unit runs the script again holding every key; this run must not go on (a pcall in
     // the script cannot catch its way past it: every later call fails too).
@@ -339,7 +343,14 @@ int ErrorHandler(lua_State* L) {
 void Hook(lua_State* L, lua_Debug*) {
   ActiveRun* active = tls_run;
   if (active == nullptr || active->scripting == nullptr) return;
-  if (!active->killed && !active->scripting->KillRequested(active->kill_epoch)) return;
+  if (!active->killed && !active->scripting->KillRequested(active->kill_epoch)) {
+    // Past its bound beside other clients' scripts: it stops here and runs again alone. At every
+    // line from now on, so a pcall cannot swallow it either.
+    UnitKeys* unit = UnitKeys::Current();
+    if (unit == nullptr || !unit->Overran()) return;
+    lua_sethook(L, Hook, LUA_MASKLINE, 0);
+    RaiseErrorTable(L, kOverranError);
+  }
   active->killed = true;
   // From now on at every line, so a pcall in the script cannot swallow the kill.
   lua_sethook(L, Hook, LUA_MASKLINE, 0);

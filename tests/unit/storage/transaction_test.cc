@@ -244,3 +244,39 @@ TEST_CASE_METHOD(TxFixture, "a transaction's merged reads match a model in both 
     CHECK(got(all) == expected(false));
   }
 }
+
+TEST_CASE_METHOD(TxFixture, "a savepoint rolls back one unit of a shared transaction",
+                 "[storage][group][transaction]") {
+  Set("old", "0");
+  auto group = store->OpenWriteGroup();
+  group->BeginAtomic();
+  // First unit: kept.
+  group->Savepoint();
+  Set("a", "1");
+  REQUIRE(Ok(store->RPush("l", {"x", "y"})) == 2);
+  // Second unit: overwrites, creates, deletes, pops; rolled back.
+  group->Savepoint();
+  Set("a", "2");
+  Set("b", "new");
+  CHECK(Ok(store->Del({"old"})) == 1);
+  CHECK(Ok(store->LPop("l", 1))->size() == 1);
+  REQUIRE(Ok(store->RPush("l", {"z"})) == 2);
+  CHECK(Ok(store->DbSize()) == 3);  // a, b, l
+  group->RollbackToSavepoint();
+  // Its reads see the first unit's state again, counts included.
+  CHECK(Get("a") == "1");
+  CHECK(Get("b") == std::nullopt);
+  CHECK(Get("old") == "0");
+  CHECK(Ok(store->LRange("l", 0, -1)) == Strings({"x", "y"}));
+  CHECK(Ok(store->DbSize()) == 3);  // old, a, l
+  // Third unit: kept, after the rollback.
+  group->Savepoint();
+  REQUIRE(Ok(store->IncrBy("a", 10)) == 11);
+  CHECK(GetElsewhere("a") == std::nullopt);
+  REQUIRE(group->Commit().ok());
+  CHECK(GetElsewhere("a") == "11");
+  CHECK(GetElsewhere("b") == std::nullopt);
+  CHECK(GetElsewhere("old") == "0");
+  CHECK(DbSizeElsewhere() == 3);
+  CHECK(Ok(store->LRange("l", 0, -1)) == Strings({"x", "y"}));
+}
