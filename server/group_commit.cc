@@ -17,6 +17,7 @@
 #include "server/group_charges.h"
 #include "server/net_loop.h"
 #include "server/protocol/reply.h"
+#include "server/pubsub/pubsub.h"
 #include "server/scripting/script_unit.h"
 #include "server/server.h"
 #include "server/slicing/slice_task.h"
@@ -469,8 +470,11 @@ class GroupTask : public pool::Task {
     if (server_->cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());
     write_group_->BeginAtomic();
     script_written_.clear();
+    // A script run again must not publish its keyspace events twice: with events on, no bound.
     const uint64_t max_script_ns =
-        server_->settings().script_group_max_usec.load(std::memory_order_relaxed) * 1000;
+        server_->pubsub().notify_flags() != 0
+            ? 0
+            : server_->settings().script_group_max_usec.load(std::memory_order_relaxed) * 1000;
     size_t ran = 0;
     for (; ran < n; ++ran) {
       const size_t k = j + ran;

@@ -148,6 +148,9 @@ int CallCommand(lua_State* L, bool raise) {
   std::vector<std::string_view> keys = CommandKeys(*spec, argv);
   UnitKeys* unit = UnitKeys::Current();
   if (unit != nullptr && unit->Overran()) RaiseErrorTable(L, kOverranError);
+  // PUBLISH and the like take effect at once: a script that calls one is never run again, so it
+  // loses its time bound (it may then hold up the scripts that share its segment).
+  if (unit != nullptr && (spec->flags & kAnywhere)) unit->set_time_bound(0);
   if (unit != nullptr && !unit->Admit(keys, (spec->flags & kAllKeys) != 0)) {
     // The unit runs the script again holding every key; this run must not go on (a pcall in
     // the script cannot catch its way past it: every later call fails too).
