@@ -455,3 +455,47 @@ TEST_CASE("Scripts: a killed script in a shared segment leaves the others' write
   CHECK(Run(client, {"GET", "undeclared"}) == "bulk:1+");
   CHECK(Run(client, {"GET", "x"}) == "bulk:2");
 }
+
+// Scripts of clients that arrive together share a task and a commit; one that runs long is rolled
+// back and run again alone, so it takes effect once and the quick ones do not wait for it.
+TEST_CASE("Scripts: a long script beside quick ones takes effect once", "[scripting][concurrency]") {
+  TestServer server({"--pool-threads", "2", "--script-group-max-usec", "200"});
+  Client setup(server.port());
+  const std::string slow = Str(setup.Command(
+      {"SCRIPT", "LOAD",
+       "redis.call('incr', KEYS[1]) local x = 0 for i = 1, 2000000 do x = x + i end "
+       "return redis.call('incr', KEYS[1])"}));
+  const std::string quick = Str(setup.Command(
+      {"SCRIPT", "LOAD", "redis.call('incr', KEYS[1]) return redis.call('incr', KEYS[1])"}));
+  constexpr int kQuickClients = 8;
+  constexpr int kQuickCalls = 300;
+  constexpr int kSlowCalls = 8;
+  std::atomic<int> errors{0};
+  std::atomic<bool> slow_done{false};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    Client client(server.port(), 30000);
+    for (int i = 0; i < kSlowCalls; ++i) {
+      Reply r = client.Command({"EVALSHA", slow, "1", "slow"});
+      if (r.type != REDIS_REPLY_INTEGER || r.integer != 2 * (i + 1)) errors.fetch_add(1);
+    }
+    slow_done = true;
+  });
+  for (int c = 0; c < kQuickClients; ++c) {
+    threads.emplace_back([&, c] {
+      Client client(server.port());
+      const std::string key = "quick:" + std::to_string(c);
+      for (int i = 0; i < kQuickCalls; ++i) {
+        Reply r = client.Command({"EVALSHA", quick, "1", key});
+        if (r.type != REDIS_REPLY_INTEGER || r.integer != 2 * (i + 1)) errors.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(errors.load() == 0);
+  CHECK(Run(setup, {"GET", "slow"}) == "bulk:" + std::to_string(2 * kSlowCalls));
+  for (int c = 0; c < kQuickClients; ++c) {
+    CHECK(Run(setup, {"GET", "quick:" + std::to_string(c)}) ==
+          "bulk:" + std::to_string(2 * kQuickCalls));
+  }
+}
