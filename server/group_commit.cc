@@ -437,8 +437,9 @@ class GroupTask : public pool::Task {
 
   // How many commands from order_[j] on form one shared script segment: consecutive scripts
   // (SharesScriptSegment) declaring at most kMaxSegmentKeys keys together (the first whatever
-  // it declares). 0 when order_[j] is not such a script.
+  // it declares). 0 when order_[j] is not such a script, or script-group-commit is off.
   size_t ScriptSegmentLength(size_t j) {
+    if (!server_->settings().script_group_commit.load(std::memory_order_relaxed)) return 0;
     size_t n = 0;
     size_t declared = 0;
     for (size_t k = j; k < order_.size() && SharesScriptSegment(k); ++k, ++n) {
