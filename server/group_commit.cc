@@ -704,15 +704,15 @@ class GroupTask : public pool::Task {
   std::vector<size_t> pending_batches_;    // the batch (index in group_) of each
   FlatKeySet written_;                     // their keys (views into their argv)
   bool indexed_ = false;  // the segment reads through the write group's indexed overlay
-  static constexpr size_t kMaxIndexedWrites = 128;        // write commands per indexed overlay
-  static constexpr size_t kMaxRunCommands = 128;          // commands per write run
-  static constexpr uint64_t kRunReplyRoom = 64ull << 20;  // JoinsRun's reply room
-  WriteRun run_;                                          // RunWrites', reused
-  std::vector<std::string_view> command_keys_;            // RunInSegment's, reused
-  std::vector<uint32_t> window_stripes_;                  // WriteWindow's, reused
-  std::vector<storage::ReadAheadKey> read_ahead_keys_;    // ReadAheadMisses', reused
-  FlatKeySet written_in_segment_;                         // ReadAheadMisses', reused
-  std::vector<std::string_view> segment_keys_;            // RunScripts', reused
+  static constexpr size_t kMaxIndexedWrites = 128;           // write commands per indexed overlay
+  static constexpr size_t kMaxRunCommands = 128;             // commands per write run
+  static constexpr uint64_t kRunReplyRoom = 64ull << 20;     // JoinsRun's reply room
+  WriteRun run_;                                             // RunWrites', reused
+  std::vector<std::string_view> command_keys_;               // RunInSegment's, reused
+  std::vector<uint32_t> window_stripes_;                     // WriteWindow's, reused
+  std::vector<storage::ReadAheadKey> read_ahead_keys_;       // ReadAheadMisses', reused
+  FlatKeySet written_in_segment_;                            // ReadAheadMisses', reused
+  std::vector<std::string_view> segment_keys_;               // RunScripts', reused
   std::vector<std::pair<int, std::string>> script_written_;  // RunScripts', reused
 };
 

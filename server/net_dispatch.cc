@@ -478,8 +478,7 @@ void NetLoop::SubmitOrPark(Connection* conn, std::vector<PreparedCommand> batch,
   // so backpressure still bounds the batches admitted (not only the tasks).
   pool::WorkerPool* pool = server_->worker_pool();
   if (parked_.empty() &&
-      pending_group_.size() + pending_scripts_.size() <
-          static_cast<size_t>(pool->QueueMaxSize()) &&
+      pending_group_.size() + pending_scripts_.size() < static_cast<size_t>(pool->QueueMaxSize()) &&
       pool->HasRoom(0)) {
     QueueBatch(conn, std::move(batch), times);
     return;

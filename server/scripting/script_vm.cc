@@ -38,7 +38,8 @@ namespace {
 constexpr int kHookEvery = 100000;
 // The error a script sharing a segment gets past script-group-max-usec (never seen by a client:
 // the script is rolled back and runs again alone).
-constexpr const char* kOverranError = "ERR the script ran long beside other scripts; running it again";
+constexpr const char* kOverranError =
+    "ERR the script ran long beside other scripts; running it again";
 // The memory cap of a state no server configures (a network thread compiling for SCRIPT LOAD).
 constexpr size_t kDefaultMemoryCap = 64u << 20;
 

@@ -361,10 +361,10 @@ TEST_CASE("Scripts: many scripts sharing a commit are each all-or-nothing across
   TestServer server({"--pool-threads", "2"});
   Client setup(server.port());
   // Three writes per script: two counters and a list that must agree.
-  const std::string sha = Str(setup.Command(
-      {"SCRIPT", "LOAD",
-       "local a = redis.call('incr', KEYS[1]) local b = redis.call('incr', KEYS[2]) "
-       "redis.call('rpush', KEYS[3], a) return a * 1000000 + b"}));
+  const std::string sha = Str(
+      setup.Command({"SCRIPT", "LOAD",
+                     "local a = redis.call('incr', KEYS[1]) local b = redis.call('incr', KEYS[2]) "
+                     "redis.call('rpush', KEYS[3], a) return a * 1000000 + b"}));
   constexpr int kPairs = 40;
   constexpr int kClients = 12;
   constexpr int kPipeline = 8;
@@ -458,13 +458,14 @@ TEST_CASE("Scripts: a killed script in a shared segment leaves the others' write
 
 // Scripts of clients that arrive together share a task and a commit; one that runs long is rolled
 // back and run again alone, so it takes effect once and the quick ones do not wait for it.
-TEST_CASE("Scripts: a long script beside quick ones takes effect once", "[scripting][concurrency]") {
+TEST_CASE("Scripts: a long script beside quick ones takes effect once",
+          "[scripting][concurrency]") {
   TestServer server({"--pool-threads", "2", "--script-group-max-usec", "200"});
   Client setup(server.port());
-  const std::string slow = Str(setup.Command(
-      {"SCRIPT", "LOAD",
-       "redis.call('incr', KEYS[1]) local x = 0 for i = 1, 2000000 do x = x + i end "
-       "return redis.call('incr', KEYS[1])"}));
+  const std::string slow = Str(
+      setup.Command({"SCRIPT", "LOAD",
+                     "redis.call('incr', KEYS[1]) local x = 0 for i = 1, 2000000 do x = x + i end "
+                     "return redis.call('incr', KEYS[1])"}));
   const std::string quick = Str(setup.Command(
       {"SCRIPT", "LOAD", "redis.call('incr', KEYS[1]) return redis.call('incr', KEYS[1])"}));
   constexpr int kQuickClients = 8;
