@@ -7,9 +7,11 @@
 #include <rocksdb/transaction_log.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <unordered_map>
 
+#include "storage/batch_records.h"
 #include "storage/rocks_options.h"
 #include "storage/rocks_store.h"
 
@@ -258,7 +260,8 @@ Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
   return Status::OK();
 }
 
-Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState& state) {
+Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState& state,
+                                   uint64_t* local_first) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::unordered_map<uint32_t, int> meta_db;
@@ -338,6 +341,12 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
   if (Status s = FromRocks(db_->Write(write_options_, &batch)); !s.ok()) return s;
   wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
+  if (local_first != nullptr) {
+    // The write set the batch's header to the sequence number it was given.
+    uint64_t seq = 0;
+    std::memcpy(&seq, batch.Data().data(), 8);
+    *local_first = seq;
+  }
 
   std::vector<CounterDelta> deltas;
   for (const auto& [id, ks] : metas) {
@@ -379,6 +388,76 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   }
   if (db_map_changed) return LoadDbMap();
   return Status::OK();
+}
+
+WalBatchOrigin RocksStore::ClassifyWalBatch(std::string* rep, ReplicationState* state) {
+  uint32_t props_id = 0;
+  {
+    Hold hold;
+    if (!Enter(&hold).ok()) return WalBatchOrigin::kOwn;
+    props_id = props_cf_->GetID();
+  }
+  // The last record and the number of records (LogData has no sequence number: not counted).
+  struct Last : rocksdb::WriteBatch::Handler {
+    uint32_t records = 0;
+    bool put = false;
+    uint32_t cf = 0;
+    std::string key, value;
+    void Note(uint32_t c, const rocksdb::Slice& k, const rocksdb::Slice* v) {
+      ++records;
+      cf = c;
+      put = v != nullptr;
+      key.assign(k.data(), k.size());
+      if (v != nullptr) value.assign(v->data(), v->size());
+    }
+    rocksdb::Status PutCF(uint32_t c, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+      Note(c, k, &v);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteCF(uint32_t c, const rocksdb::Slice& k) override {
+      Note(c, k, nullptr);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status SingleDeleteCF(uint32_t c, const rocksdb::Slice& k) override {
+      Note(c, k, nullptr);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteRangeCF(uint32_t c, const rocksdb::Slice& b,
+                                  const rocksdb::Slice&) override {
+      Note(c, b, nullptr);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status MergeCF(uint32_t c, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+      Note(c, k, nullptr);
+      return rocksdb::Status::OK();
+    }
+  } last;
+  {
+    rocksdb::WriteBatch batch{*rep};
+    if (!batch.Iterate(&last).ok()) return WalBatchOrigin::kOwn;
+  }
+  if (last.records == 0 || !last.put || last.cf != props_id || last.key != kPropsReplState) {
+    return WalBatchOrigin::kOwn;
+  }
+  if (last.records == 1) return WalBatchOrigin::kStateOnly;
+  const size_t colon = last.value.rfind(':');
+  if (colon == std::string::npos || colon == 0) return WalBatchOrigin::kOwn;
+  // ApplyReplicated appended the state last: its bytes end the batch (batch_records.h).
+  std::string record;
+  batch_records::AppendPut(&record, props_id, kPropsReplState, last.value);
+  if (rep->size() < batch_records::kHeaderSize + record.size() ||
+      rep->compare(rep->size() - record.size(), record.size(), record) != 0) {
+    return WalBatchOrigin::kOwn;
+  }
+  state->replid = last.value.substr(0, colon);
+  state->offset = std::strtoull(last.value.c_str() + colon + 1, nullptr, 10);
+  const uint32_t records = last.records - 1;
+  if (state->offset + 1 < records) return WalBatchOrigin::kOwn;
+  rep->resize(rep->size() - record.size());
+  batch_records::SetCount(rep, records);
+  const uint64_t first = state->offset + 1 - records;
+  std::memcpy(rep->data(), &first, 8);  // little-endian fixed64 (RocksDB's coding)
+  return WalBatchOrigin::kReplicated;
 }
 
 StatusOr<ReplicationState> RocksStore::GetReplicationState() {
