@@ -28,6 +28,9 @@ class RocksWalReader final : public WalReader {
   RocksWalReader(rocksdb::DB* db, uint64_t from) : db_(db), next_(from) {}
 
   StatusOr<bool> Next(uint64_t* first_seq, std::string* rep) override {
+    // Nothing past the last write yet (one atomic load): no WAL read. A caught-up sender polls
+    // this every millisecond.
+    if (next_ > db_->GetLatestSequenceNumber()) return false;
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (iter_ == nullptr) {
         // Nothing past the last write yet: GetUpdatesSince would fail with NotFound.

@@ -235,8 +235,9 @@ class Sender {
         if (!io_.WriteAll(header, over_limit, 0) || !io_.WriteAll(rep, over_limit, 0)) return;
         if (first > start_sequence_) sent_bytes_ += rep.size();
         last_send = now;
+        // Acknowledgements at most once a millisecond while batches flow (a poll each).
+        if (now != last_data && !ReadAcks(0)) return;
         last_data = now;
-        if (!ReadAcks(0)) return;
         continue;
       }
       if (OverLimits()) return;
