@@ -164,6 +164,7 @@ void PSync(CommandContext& ctx, Args& argv, std::string* out) {
   peer.listening_port = pending.port;
   peer.announced_ip = pending.ip;
   peer.event_classes = pending.event_classes;
+  peer.after_full_sync = argv.size() >= 4 && Is(argv[3], "rc-resume");
   if (!ctx.replication().StartSender(conn->fd, peer, replid, from, &error)) {
     return AppendError(out, error);
   }

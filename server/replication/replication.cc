@@ -583,7 +583,7 @@ bool Replication::StartSender(int fd, const ReplicaPeer& peer, const std::string
   if (full) {
     sync_full_.fetch_add(1, std::memory_order_relaxed);
     if (replid != "?") sync_partial_err_.fetch_add(1, std::memory_order_relaxed);
-  } else {
+  } else if (!peer.after_full_sync) {
     sync_partial_ok_.fetch_add(1, std::memory_order_relaxed);
   }
   int dup_fd = dup(fd);
@@ -971,11 +971,18 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     const bool known = !state.replid.empty();
     std::vector<std::string> psync = {"PSYNC", known ? state.replid : "?",
                                       known ? std::to_string(state.offset + 1) : "-1"};
+    bool after_full = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       failing_over = psync_failover_;
+      after_full = resume_after_full_;
+      resume_after_full_ = false;
     }
-    if (failing_over) psync.push_back("FAILOVER");  // the primary we hand over to takes over
+    if (failing_over) {
+      psync.push_back("FAILOVER");  // the primary we hand over to takes over
+    } else if (after_full && known) {
+      psync.push_back("rc-resume");
+    }
     ok = command(psync, &reply);
     if (failing_over) {
       FailoverPsyncAnswered(ok && (reply.rfind("+CONTINUE", 0) == 0 ||
@@ -1142,6 +1149,7 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     replid2_.clear();
     second_offset_ = 0;
     resume_now_ = true;
+    resume_after_full_ = true;
   }
   spdlog::info("replication: full sync loaded: {} bytes at sequence {} in {} ms", bytes, offset,
                NowUnixMs() - started);

@@ -20,7 +20,8 @@
 //   replica -> primary  [AUTH [user] pass] PING, REPLCONF listening-port <p>,
 //                       [REPLCONF ip-address <ip>], REPLCONF capa rockcache,
 //                       REPLCONF rc-events <classes> (its notify-keyspace-events bits), then
-//                       PSYNC <replid|?> <next sequence|-1>
+//                       PSYNC <replid|?> <next sequence|-1> [FAILOVER | rc-resume]
+//                       (FAILOVER: take over first; rc-resume: right after a full sync)
 //   primary -> replica  +CONTINUE <replid>: the batches from <next sequence> on follow, or
 //                       +FULLRESYNC <replid> <sequence>: a checkpoint follows, then the primary
 //                       closes the link and the replica, once it has loaded it, connects again
@@ -115,6 +116,9 @@ struct ReplicaPeer {
   int listening_port = 0;      // REPLCONF listening-port
   std::string announced_ip;    // REPLCONF ip-address
   uint32_t event_classes = 0;  // REPLCONF rc-events
+  // PSYNC ... rc-resume: the replica continues right after loading a full sync (counted with
+  // that full sync, not as a partial one, as Redis counts its single full sync).
+  bool after_full_sync = false;
 };
 
 class Replication {
@@ -295,7 +299,8 @@ class Replication {
   uint64_t generation_ = 0;  // bumped by each REPLICAOF: a link of an older one stops
   ReplicaLinkInfo link_;
   int link_fd_ = -1;
-  bool resume_now_ = false;  // a full sync was loaded: reconnect at once  // the link's socket
+  bool resume_now_ = false;  // a full sync was loaded: reconnect at once
+  bool resume_after_full_ = false;  // the next PSYNC follows a loaded full sync (rc-resume)  // the link's socket
                              // while connected (KillByType shuts it down)
   std::thread link_thread_;
   std::vector<std::unique_ptr<Sender>> senders_;
