@@ -369,6 +369,7 @@ Replication::Replication(Server* server) : server_(server), run_id_(RandomHex40(
 Replication::~Replication() { Stop(); }
 
 void Replication::Start() {
+  RefreshGoodReplicas();  // min-replicas-to-write holds from the first command on
   link_thread_ = std::thread([this] { LinkThread(); });
   ack_wait_thread_ = std::thread([this] { AckWaitThread(); });
   const std::string replicaof = server_->config().GetString("replicaof");

@@ -140,7 +140,10 @@ TEST_CASE("a key the primary's expiry removes fires del on the replica, expired 
   REQUIRE(Run(p, {"HSET", "swept-hash", "f", "v"}) == "int:1");
   REQUIRE(Run(p, {"PEXPIRE", "swept-hash", "50"}) == "int:1");
   REQUIRE(Run(p, {"SELECT", "0"}) == "status:OK");
-  // The sweep's order over the databases is its own.
+  // The writes' own events first (class g), then the deletions, in the sweep's own order over
+  // the databases.
+  std::set<std::string> expires = {NextEvent(sub), NextEvent(sub)};
+  CHECK(expires == std::set<std::string>{"0 expire swept", "3 expire swept-hash"});
   std::set<std::string> on_replica = {NextEvent(sub), NextEvent(sub)};
   std::set<std::string> on_primary = {NextEvent(primary_sub), NextEvent(primary_sub)};
   CHECK(on_replica == std::set<std::string>{"0 del swept", "3 del swept-hash"});
