@@ -197,8 +197,8 @@ void Failover(CommandContext& ctx, Args& argv, std::string* out) {
   }
   if (abort && (to || force || timeout > 0)) return out->append(kReplySyntaxError), void();
   if (to && (port <= 0 || port > 65535)) port = -1;  // matches no replica
-  const std::string error = ctx.replication().StartFailover(
-      host, to ? static_cast<int>(port) : 0, force, timeout, abort);
+  const std::string error =
+      ctx.replication().StartFailover(host, to ? static_cast<int>(port) : 0, force, timeout, abort);
   if (!error.empty()) return AppendError(out, error);
   out->append(kReplyOk);
 }

@@ -148,8 +148,8 @@ void Replication::FailoverThread() {
   bool aborted = false;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    while (failover_phase_ == FailoverPhase::kInProgress && !failover_abort_ &&
-           !stopping_.load() && NowUnixMs() < deadline) {
+    while (failover_phase_ == FailoverPhase::kInProgress && !failover_abort_ && !stopping_.load() &&
+           NowUnixMs() < deadline) {
       failover_cv_.wait_for(lock, std::chrono::milliseconds(100));
     }
     aborted = failover_phase_ == FailoverPhase::kInProgress;

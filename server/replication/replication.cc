@@ -151,8 +151,7 @@ class Sender {
     for (const auto& f : files->files) total += f.second;
     spdlog::info("replication: full sync of {}:{}: checkpoint at offset {}, {} files, {} bytes",
                  info_.ip, info_.port, offset, files->files.size(), total);
-    bool ok =
-        io_.WriteAll("+FULLRESYNC " + replid + " " + std::to_string(offset) + "\r\n", stop);
+    bool ok = io_.WriteAll("+FULLRESYNC " + replid + " " + std::to_string(offset) + "\r\n", stop);
     std::vector<char> chunk(kFileChunk);
     for (const auto& [name, size] : files->files) {
       if (!ok) break;
@@ -375,8 +374,8 @@ void Replication::Start() {
   const std::string replicaof = server_->config().GetString("replicaof");
   const size_t space = replicaof.find(' ');
   if (space != std::string::npos) {
-    Status s = BecomeReplicaOf(replicaof.substr(0, space),
-                               std::atoi(replicaof.c_str() + space + 1), /*from_config=*/true);
+    Status s = BecomeReplicaOf(replicaof.substr(0, space), std::atoi(replicaof.c_str() + space + 1),
+                               /*from_config=*/true);
     if (!s.ok()) spdlog::warn("replicaof {}: {}", replicaof, s.ToString());
   } else if (auto state = server_->store()->GetReplicationState();
              state.ok() && !state->replid.empty()) {
@@ -663,8 +662,7 @@ bool Replication::LocateApplied(uint64_t offset, uint64_t* local) {
   return true;
 }
 
-void Replication::NoteApplied(uint64_t first, uint64_t next, uint64_t local,
-                              uint64_t local_next) {
+void Replication::NoteApplied(uint64_t first, uint64_t next, uint64_t local, uint64_t local_next) {
   std::lock_guard<std::mutex> lock(index_mu_);
   if (applied_batches_++ % kMarkEvery == 0 && local != 0) {
     marks_.push_back(Mark{first, local});
@@ -986,8 +984,8 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     }
     ok = command(psync, &reply);
     if (failing_over) {
-      FailoverPsyncAnswered(ok && (reply.rfind("+CONTINUE", 0) == 0 ||
-                                   reply.rfind("+FULLRESYNC", 0) == 0));
+      FailoverPsyncAnswered(
+          ok && (reply.rfind("+CONTINUE", 0) == 0 || reply.rfind("+FULLRESYNC", 0) == 0));
     }
   }
   if (!ok) {

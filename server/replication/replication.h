@@ -53,8 +53,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -151,8 +151,7 @@ class Replication {
   // A primary offers its own history (replid and offset) to continue from; `from_config` (the
   // `replicaof` option at start) offers the stored replication state instead. Returns at once
   // (after one small write of the replication state). Error text for REPLICAOF when refused.
-  [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port,
-                                       bool from_config = false);
+  [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port, bool from_config = false);
   // REPLICAOF NO ONE: stops applying (waits for a batch being applied), gets a new replication
   // id and accepts writes. Blocking for at most one batch apply or a database swap.
   void BecomePrimary();
@@ -245,8 +244,8 @@ class Replication {
   void ResetApplied(uint64_t next, uint64_t local_next);
   // A checkpoint for a full sync of a replica of this server, and the offset and replication id
   // it holds (a replica's: taken between two applied batches).
-  StatusOr<storage::CheckpointFiles> CheckpointForReplica(const std::string& dir,
-                                                          uint64_t* offset, std::string* replid);
+  StatusOr<storage::CheckpointFiles> CheckpointForReplica(const std::string& dir, uint64_t* offset,
+                                                          std::string* replid);
   // Ends every sender (this server's replicas reconnect). Blocks until they are joined.
   void StopSenders();
   void LinkThread();
@@ -299,9 +298,9 @@ class Replication {
   uint64_t generation_ = 0;  // bumped by each REPLICAOF: a link of an older one stops
   ReplicaLinkInfo link_;
   int link_fd_ = -1;
-  bool resume_now_ = false;  // a full sync was loaded: reconnect at once
-  bool resume_after_full_ = false;  // the next PSYNC follows a loaded full sync (rc-resume)  // the link's socket
-                             // while connected (KillByType shuts it down)
+  bool resume_now_ = false;         // a full sync was loaded: reconnect at once
+  bool resume_after_full_ = false;  // the next PSYNC follows a loaded full sync (rc-resume)  // the
+                                    // link's socket while connected (KillByType shuts it down)
   std::thread link_thread_;
   std::vector<std::unique_ptr<Sender>> senders_;
 

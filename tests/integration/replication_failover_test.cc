@@ -248,7 +248,7 @@ TEST_CASE("FAILOVER: Redis 7.0's errors, a handover to a replica, and an abort o
   const std::string old_replid = Field(p, "master_replid");
   REQUIRE(Run(p, {"FAILOVER", "TO", "127.0.0.1", port, "TIMEOUT", "5000"}) == "status:OK");
   for (int waited = 0; waited < 10000 && !(Field(p, "role") == "slave" &&
-                                            Field(p, "master_failover_state") == "no-failover");
+                                           Field(p, "master_failover_state") == "no-failover");
        waited += 50) {
     SleepMs(50);
   }
