@@ -85,11 +85,15 @@ class ExpirySweepTask : public pool::Task {
     const int64_t reaped = server_->pubsub().ReapExpired(server_->store(), locks, note_gone);
     PubSub::SweepScope sweeping;
     if (reaped > 0) server_->stats().expired_keys.fetch_add(static_cast<uint64_t>(reaped));
-    auto removed = server_->store()->SweepExpired(
+    storage::Store* store = server_->store();
+    auto removed = store->SweepExpired(
         200,
-        [&locks](std::string_view key, const std::function<void()>& critical) {
+        [&locks, store](std::string_view key, const std::function<void()>& critical) {
           auto guard = locks.Lock(key);
+          // The deletion and its event for replicas (PubSub::NotifyExpired) in one batch.
+          std::unique_ptr<storage::WriteGroup> group = store->OpenWriteGroup();
           critical();
+          (void)group->Commit();
         },
         [this, &note_gone](std::string_view key) {
           server_->pubsub().NotifyExpired(key);

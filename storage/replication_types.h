@@ -59,6 +59,15 @@ struct ReplicationState {
   uint64_t offset = 0;
 };
 
+// Where a batch of a server's own WAL came from, for a server that serves replicas from its WAL
+// (Store::ClassifyWalBatch): its replicas must receive the batches of the history they follow,
+// numbered as that history numbers them.
+enum class WalBatchOrigin : uint8_t {
+  kOwn,         // written by this server's own commands (and internal writes)
+  kReplicated,  // a primary's batch this server applied as a replica (Store::ApplyReplicated)
+  kStateOnly,   // only a replication state (Store::SetReplicationState): nothing to ship
+};
+
 // A checkpoint of the database for a full synchronization: the directory holding it, its files
 // (names relative to it) and the last sequence number it holds.
 struct CheckpointFiles {

@@ -318,7 +318,9 @@ class RocksStore final : public Store, public DbView {
   StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) override;
   StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) override;
   Status DescribeBatch(std::string_view rep, ReplicatedKeys* keys) override;
-  Status ApplyReplicated(std::string_view rep, const ReplicationState& state) override;
+  Status ApplyReplicated(std::string_view rep, const ReplicationState& state,
+                         uint64_t* local_first = nullptr) override;
+  WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) override;
   StatusOr<ReplicationState> GetReplicationState() override;
   Status SetReplicationState(const ReplicationState& state) override;
   Status ReplaceDatabase(const std::string& staged_dir) override;

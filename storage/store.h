@@ -634,8 +634,16 @@ class Store {
   // `state` (the offset the batch ends at), and keeps the key counters, the key and entry
   // filters and the database mapping right. REQUIRES: the caller holds the key locks of every
   // key DescribeBatch names (every key when all_keys or flushed_dbs), and nothing else writes.
-  // BLOCKS on the WAL.
-  virtual Status ApplyReplicated(std::string_view rep, const ReplicationState& state) = 0;
+  // BLOCKS on the WAL. *local_first (when not null) receives the sequence number this store
+  // gave the batch's first record (the written batch has one record more: the state).
+  virtual Status ApplyReplicated(std::string_view rep, const ReplicationState& state,
+                                 uint64_t* local_first = nullptr) = 0;
+  // A batch `rep` of this store's own WAL (a WalReader's): kReplicated when it is a batch
+  // ApplyReplicated wrote; then *state is the state written with it and *rep is trimmed to the
+  // primary's batch as it was received (the state record removed, the count and the header's
+  // sequence number those of the primary: state.offset - records + 1). kStateOnly when it holds
+  // nothing but a replication state; kOwn otherwise (*rep untouched). Pure decoding; any thread.
+  virtual WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) = 0;
   // The replication state last written by ApplyReplicated or SetReplicationState; replid empty
   // when none.
   virtual StatusOr<ReplicationState> GetReplicationState() = 0;

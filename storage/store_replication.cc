@@ -7,9 +7,11 @@
 #include <rocksdb/transaction_log.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <unordered_map>
 
+#include "storage/batch_records.h"
 #include "storage/rocks_options.h"
 #include "storage/rocks_store.h"
 
@@ -21,16 +23,26 @@ const char kPropsReplState[] = "repl-state";
 // The version counter's record (rocks_store.cc, NewVersion).
 const char kPropsNextVersionRecord[] = "next-version";
 
+// The senders read the WAL without verifying its records' checksums: the records were written
+// by this process moments before and are read back from the page cache (RocksDB verifies them
+// when it recovers the WAL on open), the link is TCP, and the replica refuses a batch it cannot
+// decode. Verifying is a table-driven CRC32C of every byte (the packaged RocksDB has no
+// hardware path): most of what a replica costs its primary per write.
+const rocksdb::TransactionLogIterator::ReadOptions kWalReadOptions(/*verify_checksums=*/false);
+
 class RocksWalReader final : public WalReader {
  public:
   RocksWalReader(rocksdb::DB* db, uint64_t from) : db_(db), next_(from) {}
 
   StatusOr<bool> Next(uint64_t* first_seq, std::string* rep) override {
+    // Nothing past the last write yet (one atomic load): no WAL read. A caught-up sender polls
+    // this every millisecond.
+    if (next_ > db_->GetLatestSequenceNumber()) return false;
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (iter_ == nullptr) {
         // Nothing past the last write yet: GetUpdatesSince would fail with NotFound.
         if (next_ > db_->GetLatestSequenceNumber()) return false;
-        rocksdb::Status s = db_->GetUpdatesSince(next_, &iter_);
+        rocksdb::Status s = db_->GetUpdatesSince(next_, &iter_, kWalReadOptions);
         if (!s.ok()) {
           iter_.reset();
           return Status::NotFound("WAL from sequence " + std::to_string(next_) +
@@ -189,7 +201,7 @@ StatusOr<std::unique_ptr<WalReader>> RocksStore::ReadWalFrom(uint64_t from) {
   // Check now that the WAL still holds `from` (unless nothing was written past it yet).
   if (from <= db_->GetLatestSequenceNumber()) {
     std::unique_ptr<rocksdb::TransactionLogIterator> iter;
-    rocksdb::Status s = db_->GetUpdatesSince(from, &iter);
+    rocksdb::Status s = db_->GetUpdatesSince(from, &iter, kWalReadOptions);
     if (!s.ok() || !iter->Valid()) {
       return Status::NotFound("WAL from sequence " + std::to_string(from) + " is not available");
     }
@@ -258,7 +270,8 @@ Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
   return Status::OK();
 }
 
-Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState& state) {
+Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState& state,
+                                   uint64_t* local_first) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
   std::unordered_map<uint32_t, int> meta_db;
@@ -338,6 +351,12 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
   if (Status s = FromRocks(db_->Write(write_options_, &batch)); !s.ok()) return s;
   wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
+  if (local_first != nullptr) {
+    // The write set the batch's header to the sequence number it was given.
+    uint64_t seq = 0;
+    std::memcpy(&seq, batch.Data().data(), 8);
+    *local_first = seq;
+  }
 
   std::vector<CounterDelta> deltas;
   for (const auto& [id, ks] : metas) {
@@ -379,6 +398,76 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   }
   if (db_map_changed) return LoadDbMap();
   return Status::OK();
+}
+
+WalBatchOrigin RocksStore::ClassifyWalBatch(std::string* rep, ReplicationState* state) {
+  uint32_t props_id = 0;
+  {
+    Hold hold;
+    if (!Enter(&hold).ok()) return WalBatchOrigin::kOwn;
+    props_id = props_cf_->GetID();
+  }
+  // The last record and the number of records (LogData has no sequence number: not counted).
+  struct Last : rocksdb::WriteBatch::Handler {
+    uint32_t records = 0;
+    bool put = false;
+    uint32_t cf = 0;
+    std::string key, value;
+    void Note(uint32_t c, const rocksdb::Slice& k, const rocksdb::Slice* v) {
+      ++records;
+      cf = c;
+      put = v != nullptr;
+      key.assign(k.data(), k.size());
+      if (v != nullptr) value.assign(v->data(), v->size());
+    }
+    rocksdb::Status PutCF(uint32_t c, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+      Note(c, k, &v);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteCF(uint32_t c, const rocksdb::Slice& k) override {
+      Note(c, k, nullptr);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status SingleDeleteCF(uint32_t c, const rocksdb::Slice& k) override {
+      Note(c, k, nullptr);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteRangeCF(uint32_t c, const rocksdb::Slice& b,
+                                  const rocksdb::Slice&) override {
+      Note(c, b, nullptr);
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status MergeCF(uint32_t c, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+      Note(c, k, nullptr);
+      return rocksdb::Status::OK();
+    }
+  } last;
+  {
+    rocksdb::WriteBatch batch{*rep};
+    if (!batch.Iterate(&last).ok()) return WalBatchOrigin::kOwn;
+  }
+  if (last.records == 0 || !last.put || last.cf != props_id || last.key != kPropsReplState) {
+    return WalBatchOrigin::kOwn;
+  }
+  if (last.records == 1) return WalBatchOrigin::kStateOnly;
+  const size_t colon = last.value.rfind(':');
+  if (colon == std::string::npos || colon == 0) return WalBatchOrigin::kOwn;
+  // ApplyReplicated appended the state last: its bytes end the batch (batch_records.h).
+  std::string record;
+  batch_records::AppendPut(&record, props_id, kPropsReplState, last.value);
+  if (rep->size() < batch_records::kHeaderSize + record.size() ||
+      rep->compare(rep->size() - record.size(), record.size(), record) != 0) {
+    return WalBatchOrigin::kOwn;
+  }
+  state->replid = last.value.substr(0, colon);
+  state->offset = std::strtoull(last.value.c_str() + colon + 1, nullptr, 10);
+  const uint32_t records = last.records - 1;
+  if (state->offset + 1 < records) return WalBatchOrigin::kOwn;
+  rep->resize(rep->size() - record.size());
+  batch_records::SetCount(rep, records);
+  const uint64_t first = state->offset + 1 - records;
+  std::memcpy(rep->data(), &first, 8);  // little-endian fixed64 (RocksDB's coding)
+  return WalBatchOrigin::kReplicated;
 }
 
 StatusOr<ReplicationState> RocksStore::GetReplicationState() {

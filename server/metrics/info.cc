@@ -322,9 +322,9 @@ void StatsSection(Server& server, std::string* out) {
   Field(out, "instantaneous_input_repl_kbps", "0.00");
   Field(out, "instantaneous_output_repl_kbps", "0.00");
   Field(out, "rejected_connections", stats.rejected_connections.load());
-  Field(out, "sync_full", 0);
-  Field(out, "sync_partial_ok", 0);
-  Field(out, "sync_partial_err", 0);
+  Field(out, "sync_full", server.replication().sync_full());
+  Field(out, "sync_partial_ok", server.replication().sync_partial_ok());
+  Field(out, "sync_partial_err", server.replication().sync_partial_err());
   Field(out, "expired_keys", stats.expired_keys.load());
   Field(out, "expired_stale_perc", "0.00");
   Field(out, "expired_time_cap_reached_count", 0);

@@ -237,10 +237,13 @@ int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks,
   for (const auto& [physical_db, key] : keys) {
     auto guard = locks.Lock(key);
     DbScope scope(physical_db);
+    // The deletion and its event for replicas in one batch (NotifyExpired).
+    std::unique_ptr<storage::WriteGroup> group = store->OpenWriteGroup();
     auto deleted = store->DeleteIfExpired(key);
     if (!deleted.ok() || !*deleted) continue;
     ++removed;
     NotifyExpired(key);
+    if (!group->Commit().ok()) continue;
     if (on_removed) on_removed(key);
   }
   return removed;
@@ -249,11 +252,15 @@ int64_t PubSub::ReapExpired(storage::Store* store, cache::KeyLocks& locks,
 void PubSub::ShipEvent(std::string note) { server_->store()->NoteForReplicas(std::move(note)); }
 
 void PubSub::NotifyExpired(std::string_view key) {
-  const uint32_t flags = notify_flags();
-  if (flags & kNotifyExpired) {
-    // Called inside the DbScope of the key's physical database (sweep or ReapExpired).
-    PublishKeyspaceEvent(*this, flags, kNotifyExpired, "expired", key,
-                         server_->store()->LogicalDb(CurrentDb()));
+  // Called inside the DbScope of the key's physical database (sweep or ReapExpired), with the
+  // write group of the deletion open: a Redis primary propagates an expired key as a DEL, so a
+  // replica fires "del" for it (class g), and this server "expired".
+  const int db = server_->store()->LogicalDb(CurrentDb());
+  if (const uint32_t local = local_notify_flags(); local & kNotifyExpired) {
+    PublishKeyspaceEventLocally(*this, local, kNotifyExpired, "expired", key, db);
+  }
+  if (shipped_flags() & kNotifyGeneric) {
+    ShipEvent(EncodeShippedEvent(kNotifyGeneric, "del", key, db));
   }
 }
 

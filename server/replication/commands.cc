@@ -140,9 +140,14 @@ void PSync(CommandContext& ctx, Args& argv, std::string* out) {
   if (conn->tx_multi()) return AppendError(out, "ERR Replica can't interact with the keyspace");
   std::string replid = "?";
   int64_t from = -1;
-  if (argv.size() == 3) {
+  if (argv.size() >= 3) {
     replid = argv[1];
     if (!ParseInteger(argv[2], &from)) return out->append(kReplyNotInteger), void();
+  }
+  std::string error;
+  if (argv.size() >= 4 && Is(argv[3], "failover")) {
+    // FAILOVER: our primary hands over to us; we take over before serving it.
+    if (!ctx.replication().TakeOverForFailover(replid, &error)) return AppendError(out, error);
   }
   PendingReplica pending;
   {
@@ -159,12 +164,43 @@ void PSync(CommandContext& ctx, Args& argv, std::string* out) {
   peer.listening_port = pending.port;
   peer.announced_ip = pending.ip;
   peer.event_classes = pending.event_classes;
-  std::string error;
+  peer.after_full_sync = argv.size() >= 4 && Is(argv[3], "rc-resume");
   if (!ctx.replication().StartSender(conn->fd, peer, replid, from, &error)) {
     return AppendError(out, error);
   }
   // The sender owns a dup of the socket now; this connection ends without another byte.
   conn->close_after_reply = true;
+}
+
+// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] [ABORT] (Redis 7.0). Worker thread.
+void Failover(CommandContext& ctx, Args& argv, std::string* out) {
+  std::string host;
+  int64_t port = 0, timeout = 0;
+  bool to = false, force = false, abort = false;
+  for (size_t j = 1; j < argv.size(); ++j) {
+    if (Is(argv[j], "to") && !to && j + 2 < argv.size()) {
+      to = true;
+      host = argv[j + 1];
+      if (!ParseInteger(argv[j + 2], &port)) return out->append(kReplyNotInteger), void();
+      j += 2;
+    } else if (Is(argv[j], "timeout") && timeout <= 0 && j + 1 < argv.size()) {
+      if (!ParseInteger(argv[j + 1], &timeout)) return out->append(kReplyNotInteger), void();
+      if (timeout <= 0) return AppendError(out, "ERR FAILOVER timeout must be greater than 0");
+      ++j;
+    } else if (Is(argv[j], "force") && !force) {
+      force = true;
+    } else if (Is(argv[j], "abort") && !abort) {
+      abort = true;
+    } else {
+      return out->append(kReplySyntaxError), void();
+    }
+  }
+  if (abort && (to || force || timeout > 0)) return out->append(kReplySyntaxError), void();
+  if (to && (port <= 0 || port > 65535)) port = -1;  // matches no replica
+  const std::string error =
+      ctx.replication().StartFailover(host, to ? static_cast<int>(port) : 0, force, timeout, abort);
+  if (!error.empty()) return AppendError(out, error);
+  out->append(kReplyOk);
 }
 
 }  // namespace
@@ -177,6 +213,7 @@ const std::vector<CommandSpec> kReplicationCommands = {
     {"replconf", -1, kConnection | kAdmin, 0, 0, 0, ReplConf},
     {"psync", -3, kConnection | kAdmin, 0, 0, 0, PSync},
     {"sync", 1, kConnection | kAdmin, 0, 0, 0, PSync},
+    {"failover", -1, kAdmin, 0, 0, 0, Failover},
 };
 
 }  // namespace rockcache::server

@@ -2,7 +2,8 @@
 // sentinelRefreshInstanceInfo): role, connected_slaves, slaveN:ip=,port=,state=,offset=,lag=,
 // master_host, master_port, master_link_status, master_last_io_seconds_ago,
 // master_sync_in_progress, slave_repl_offset, slave_priority, slave_read_only,
-// replica_announced, master_link_down_since_seconds, master_replid, master_repl_offset.
+// replica_announced, master_link_down_since_seconds, master_replid, master_repl_offset,
+// master_replid2 and second_repl_offset (the history a promoted server continues).
 #include <string>
 
 #include "config/config.h"
@@ -60,11 +61,12 @@ void AppendReplicationInfo(Server& server, std::string* out) {
       config.GetInt("min-replicas-max-lag") > 0) {
     Line(out, "min_slaves_good_slaves", std::to_string(repl.GoodReplicas()));
   }
-  Line(out, "master_failover_state", "no-failover");
+  Line(out, "master_failover_state", repl.FailoverState());
   Line(out, "master_replid", repl.replid());
-  Line(out, "master_replid2", std::string(40, '0'));
+  const auto [replid2, second_offset] = repl.PreviousHistory();
+  Line(out, "master_replid2", replid2.empty() ? std::string(40, '0') : replid2);
   Line(out, "master_repl_offset", std::to_string(offset));
-  Line(out, "second_repl_offset", "-1");
+  Line(out, "second_repl_offset", replid2.empty() ? "-1" : std::to_string(second_offset));
   Line(out, "repl_backlog_active", "1");
   Line(out, "repl_backlog_size", config.Get("repl-wal-size-limit"));
   Line(out, "repl_backlog_first_byte_offset", "1");

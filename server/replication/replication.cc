@@ -97,8 +97,8 @@ std::string LocalAddress(int fd) {
 
 class Sender {
  public:
-  Sender(Replication* repl, int fd, ReplicaInfo info, bool full, uint64_t from)
-      : repl_(repl), io_(fd), info_(std::move(info)), full_(full), from_(from) {}
+  Sender(Replication* repl, int fd, ReplicaInfo info, bool full, Replication::WalPosition pos)
+      : repl_(repl), io_(fd), info_(std::move(info)), full_(full), pos_(pos) {}
   ~Sender() {
     Stop();
     if (thread_.joinable()) thread_.join();
@@ -131,14 +131,15 @@ class Sender {
   }
 
   void FullSync(const std::function<bool()>& stop) {
-    storage::Store* store = repl_->server_->store();
     static std::atomic<uint64_t> next_checkpoint{0};
     const std::string dir = DirBase(repl_->server_->config().GetString("dir")) + ".checkpoint-" +
                             std::to_string(getpid()) + "-" + std::to_string(next_checkpoint++);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     const int64_t started = NowUnixMs();
-    auto files = store->CreateCheckpoint(dir);
+    uint64_t offset = 0;
+    std::string replid;
+    auto files = repl_->CheckpointForReplica(dir, &offset, &replid);
     if (!files.ok()) {
       spdlog::warn("replication: checkpoint for {}:{} failed: {}", info_.ip, info_.port,
                    files.status().ToString());
@@ -148,10 +149,9 @@ class Sender {
     }
     uint64_t total = 0;
     for (const auto& f : files->files) total += f.second;
-    spdlog::info("replication: full sync of {}:{}: checkpoint at sequence {}, {} files, {} bytes",
-                 info_.ip, info_.port, files->sequence, files->files.size(), total);
-    bool ok = io_.WriteAll(
-        "+FULLRESYNC " + repl_->replid() + " " + std::to_string(files->sequence) + "\r\n", stop);
+    spdlog::info("replication: full sync of {}:{}: checkpoint at offset {}, {} files, {} bytes",
+                 info_.ip, info_.port, offset, files->files.size(), total);
+    bool ok = io_.WriteAll("+FULLRESYNC " + replid + " " + std::to_string(offset) + "\r\n", stop);
     std::vector<char> chunk(kFileChunk);
     for (const auto& [name, size] : files->files) {
       if (!ok) break;
@@ -189,7 +189,7 @@ class Sender {
 
   void Stream(const std::function<bool()>& stop) {
     storage::Store* store = repl_->server_->store();
-    auto reader = store->ReadWalFrom(from_);
+    auto reader = store->ReadWalFrom(pos_.local);
     if (!reader.ok()) {
       (void)io_.WriteAll("-ERR " + reader.status().ToString() + "\r\n", stop);
       return;
@@ -199,8 +199,8 @@ class Sender {
       std::lock_guard<std::mutex> lock(mu_);
       info_.state = "online";
     }
-    spdlog::info("replication: replica {}:{} streaming from sequence {}", info_.ip, info_.port,
-                 from_);
+    spdlog::info("replication: replica {}:{} streaming from offset {}", info_.ip, info_.port,
+                 pos_.offset);
     // The replica's backlog in bytes (what Redis keeps in a replica's output buffer): the bytes
     // committed since the stream started, less those of the batches sent since. Read the
     // sequence first, so a batch committed in between is counted on both sides.
@@ -211,6 +211,7 @@ class Sender {
     int64_t last_data = 0;
     std::string rep;
     uint64_t first = 0;
+    uint64_t next = pos_.offset;  // the offset the next batch sent starts at
     while (!stop()) {
       auto got = (*reader)->Next(&first, &rep);
       if (!got.ok()) {
@@ -220,12 +221,22 @@ class Sender {
       }
       const int64_t now = NowUnixMs();
       if (*got) {
+        uint64_t offset = 0, count = 0;
+        if (!Translate(store, first, &rep) || !BatchRange(rep, &offset, &count)) continue;
+        if (offset + count <= next) continue;  // before the offset the replica asked for
+        if (offset != next) {
+          spdlog::warn("replication: replica {}:{}: the WAL does not continue at offset {}",
+                       info_.ip, info_.port, next);
+          return;
+        }
+        next = offset + count;
         std::string header = "B" + std::to_string(rep.size()) + "\r\n";
         if (!io_.WriteAll(header, over_limit, 0) || !io_.WriteAll(rep, over_limit, 0)) return;
         if (first > start_sequence_) sent_bytes_ += rep.size();
         last_send = now;
+        // Acknowledgements at most once a millisecond while batches flow (a poll each).
+        if (now != last_data && !ReadAcks(0)) return;
         last_data = now;
-        if (!ReadAcks(0)) return;
         continue;
       }
       if (OverLimits()) return;
@@ -239,6 +250,20 @@ class Sender {
       // Idle: poll for acknowledgements meanwhile; 1 ms while writes flow, 10 ms after.
       if (!ReadAcks(now - last_data < 100 ? 1 : 10)) return;
     }
+  }
+
+  // A batch of the local WAL at local sequence `local` as the replica gets it (see
+  // replication.h): false when it is not sent.
+  bool Translate(storage::Store* store, uint64_t local, std::string* rep) const {
+    if (local >= pos_.own_from) {
+      if (pos_.shift != 0) {
+        const uint64_t offset = local - static_cast<uint64_t>(pos_.shift);
+        std::memcpy(rep->data(), &offset, 8);  // little-endian fixed64 (RocksDB's coding)
+      }
+      return true;
+    }
+    storage::ReplicationState state;
+    return store->ClassifyWalBatch(rep, &state) == storage::WalBatchOrigin::kReplicated;
   }
 
   // The `replica` class of client-output-buffer-limit over the replica's backlog (its hard
@@ -319,7 +344,7 @@ class Sender {
   mutable std::mutex mu_;
   ReplicaInfo info_;
   const bool full_;
-  const uint64_t from_;
+  const Replication::WalPosition pos_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
   std::atomic<bool> getack_{false};
@@ -343,21 +368,32 @@ Replication::Replication(Server* server) : server_(server), run_id_(RandomHex40(
 Replication::~Replication() { Stop(); }
 
 void Replication::Start() {
+  RefreshGoodReplicas();  // min-replicas-to-write holds from the first command on
   link_thread_ = std::thread([this] { LinkThread(); });
   ack_wait_thread_ = std::thread([this] { AckWaitThread(); });
   const std::string replicaof = server_->config().GetString("replicaof");
-  if (!replicaof.empty()) {
-    const size_t space = replicaof.find(' ');
-    if (space != std::string::npos) {
-      Status s =
-          BecomeReplicaOf(replicaof.substr(0, space), std::atoi(replicaof.c_str() + space + 1));
-      if (!s.ok()) spdlog::warn("replicaof {}: {}", replicaof, s.ToString());
-    }
+  const size_t space = replicaof.find(' ');
+  if (space != std::string::npos) {
+    Status s = BecomeReplicaOf(replicaof.substr(0, space), std::atoi(replicaof.c_str() + space + 1),
+                               /*from_config=*/true);
+    if (!s.ok()) spdlog::warn("replicaof {}: {}", replicaof, s.ToString());
+  } else if (auto state = server_->store()->GetReplicationState();
+             state.ok() && !state->replid.empty()) {
+    // A former replica starting as a primary: what it writes now is not that history's.
+    Status s = server_->store()->SetReplicationState({});
+    if (!s.ok()) spdlog::error("replication: clearing the replication state: {}", s.ToString());
   }
 }
 
 void Replication::Stop() {
   if (stopping_.exchange(true)) return;
+  std::thread failover;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failover_cv_.notify_all();
+    failover.swap(failover_thread_);
+  }
+  if (failover.joinable()) failover.join();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
@@ -392,33 +428,58 @@ void Replication::ApplySettings() {
       std::memory_order_relaxed);
 }
 
-Status Replication::BecomeReplicaOf(const std::string& host, int port) {
+Status Replication::BecomeReplicaOf(const std::string& host, int port, bool from_config) {
   if (port <= 0 || port > 65535) return Status::InvalidArgument("Invalid master port");
-  std::vector<std::unique_ptr<Sender>> senders;
   bool was_primary = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (replica_.load() && master_host_ == host && master_port_ == port) return Status::OK();
     was_primary = !replica_.load();
     ++generation_;
+    if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
+    replica_.store(true, std::memory_order_release);
+  }
+  ApplySettings();  // a primary's writes are refused from here on
+  StopSenders();    // our replicas resynchronize, as Redis's do
+  storage::Store* store = server_->store();
+  if (was_primary) {
+    storage::ReplicationState state;
+    if (from_config) {
+      if (auto stored = store->GetReplicationState(); stored.ok()) state = *stored;
+    } else {
+      // The history this server wrote as a primary is what it offers to continue (Redis's
+      // replicationCacheMasterUsingMyself): a new primary that holds all of it continues.
+      std::lock_guard<std::mutex> applying(apply_mu_);
+      const uint64_t local = store->LatestSequence();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        state.replid = replid_;
+        state.offset = local - static_cast<uint64_t>(shift_);
+      }
+      if (Status s = store->SetReplicationState(state); !s.ok()) {
+        spdlog::error("replication: saving the replication state: {}", s.ToString());
+        state = storage::ReplicationState();
+      }
+    }
+    if (!state.replid.empty()) ResetApplied(state.offset + 1, store->LatestSequence() + 1);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!state.replid.empty()) replid_ = state.replid;
+    own_from_ = UINT64_MAX;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++generation_;  // a link the thread opened meanwhile (to the old primary) stops
+    if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
     master_host_ = host;
     master_port_ = port;
     link_ = ReplicaLinkInfo();
     link_.host = host;
     link_.port = port;
     link_.link_down_since_ms = NowUnixMs();
-    if (auto state = server_->store()->GetReplicationState(); state.ok()) {
-      link_.offset = state->offset;
-    }
-    replica_.store(true, std::memory_order_release);
-    if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
-    senders.swap(senders_);  // our replicas resynchronize from scratch, as Redis's do
+    if (auto state = store->GetReplicationState(); state.ok()) link_.offset = state->offset;
     link_cv_.notify_all();
   }
-  ApplySettings();
   if (was_primary) UnblockClientsForRoleChange(*server_);
-  for (auto& s : senders) s->Stop();
-  senders.clear();
   (void)server_->config().Set("replicaof", host + " " + std::to_string(port));
   spdlog::info("replication: now a replica of {}:{}", host, port);
   return Status::OK();
@@ -434,20 +495,47 @@ void Replication::BecomePrimary() {
     if (link_fd_ >= 0) shutdown(link_fd_, SHUT_RDWR);
     link_cv_.notify_all();
   }
+  StopSenders();  // chained replicas reconnect and continue under the new replication id
+  storage::Store* store = server_->store();
   {
     std::lock_guard<std::mutex> wait_for_apply(apply_mu_);
+    // The data is this server's own history from now on: after a restart, following any
+    // primary needs a full sync (while it runs, it offers its own history: BecomeReplicaOf).
+    Status s = store->SetReplicationState({});
+    if (!s.ok()) spdlog::error("replication: clearing the replication state: {}", s.ToString());
+    const uint64_t local = store->LatestSequence();
     std::lock_guard<std::mutex> lock(mu_);
-    replica_.store(false, std::memory_order_release);
+    // Redis's shiftReplicationId: the history followed so far stays acceptable up to the last
+    // offset applied; the own writes number on from it.
+    const uint64_t offset = link_.offset;
+    replid2_ = replid_;
+    second_offset_ = offset + 1;
+    own_from_ = local + 1;
+    shift_ = static_cast<int64_t>(local) - static_cast<int64_t>(offset);
     replid_ = RandomHex40();
+    replica_.store(false, std::memory_order_release);
   }
   ApplySettings();
-  Status s = server_->store()->ResumeWrites();
+  Status s = store->ResumeWrites();
   if (!s.ok()) spdlog::error("replication: resuming writes: {}", s.ToString());
-  // The data is its own history from now on: following any primary again needs a full sync.
-  s = server_->store()->SetReplicationState({});
-  if (!s.ok()) spdlog::error("replication: clearing the replication state: {}", s.ToString());
   (void)server_->config().Set("replicaof", "");
-  spdlog::info("replication: now a primary (replid {})", replid());
+  spdlog::info("replication: now a primary (replid {}, replid2 {} up to offset {})", replid(),
+               PreviousHistory().first, PreviousHistory().second);
+}
+
+void Replication::StopSenders() {
+  std::vector<std::unique_ptr<Sender>> senders;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    senders.swap(senders_);
+  }
+  for (auto& s : senders) s->Stop();
+  senders.clear();  // joins
+}
+
+std::pair<std::string, uint64_t> Replication::PreviousHistory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {replid2_, second_offset_};
 }
 
 std::string Replication::replid() const {
@@ -460,7 +548,9 @@ uint64_t Replication::Offset() const {
     std::lock_guard<std::mutex> lock(mu_);
     return link_.offset;
   }
-  return server_->store()->LatestSequence();
+  const uint64_t local = server_->store()->LatestSequence();
+  std::lock_guard<std::mutex> lock(mu_);
+  return local - static_cast<uint64_t>(shift_);
 }
 
 ReplicaLinkInfo Replication::LinkInfo() const {
@@ -482,15 +572,19 @@ bool Replication::StartSender(int fd, const ReplicaPeer& peer, const std::string
     *error = "ERR shutting down";
     return false;
   }
-  if (is_replica()) {
-    *error = "ERR a rockcache replica does not serve replicas of its own (no chained replication)";
+  if (is_replica() && !LinkInfo().link_up) {
+    *error = "NOMASTERLINK Can't SYNC while not connected with my master";
     return false;
   }
   // Before the sender reads the first batch: the events of every batch it sends are noted.
   server_->pubsub().AddShippedFlags(peer.event_classes);
-  bool full = true;
-  if (replid == this->replid() && from > 0) {
-    full = !server_->store()->ReadWalFrom(static_cast<uint64_t>(from)).ok();
+  WalPosition pos;
+  const bool full = from <= 0 || !Locate(replid, static_cast<uint64_t>(from), &pos);
+  if (full) {
+    sync_full_.fetch_add(1, std::memory_order_relaxed);
+    if (replid != "?") sync_partial_err_.fetch_add(1, std::memory_order_relaxed);
+  } else if (!peer.after_full_sync) {
+    sync_partial_ok_.fetch_add(1, std::memory_order_relaxed);
   }
   int dup_fd = dup(fd);
   if (dup_fd < 0) {
@@ -510,7 +604,7 @@ bool Replication::StartSender(int fd, const ReplicaPeer& peer, const std::string
   info.state = full ? "wait_bgsave" : "online";
   info.last_ack_ms = NowUnixMs();
   info.ack_offset = full ? 0 : static_cast<uint64_t>(from - 1);
-  auto sender = std::make_unique<Sender>(this, dup_fd, info, full, static_cast<uint64_t>(from));
+  auto sender = std::make_unique<Sender>(this, dup_fd, info, full, pos);
   sender->Start();
   spdlog::info("replication: replica {}:{} asks for {} {}: {}", info.ip, info.port, replid, from,
                full ? "full sync" : "continue");
@@ -518,6 +612,85 @@ bool Replication::StartSender(int fd, const ReplicaPeer& peer, const std::string
   std::lock_guard<std::mutex> lock(mu_);
   senders_.push_back(std::move(sender));
   return true;
+}
+
+bool Replication::Locate(const std::string& replid, uint64_t from, WalPosition* pos) {
+  bool replica = false;
+  uint64_t limit = 0;
+  uint64_t own_from = 0;
+  int64_t shift = 0;
+  const uint64_t local = server_->store()->LatestSequence();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    replica = replica_.load();
+    own_from = own_from_;
+    shift = shift_;
+    if (replid == replid_) {
+      // Anything up to what this server holds.
+      limit = (replica ? link_.offset : local - static_cast<uint64_t>(shift)) + 1;
+    } else if (!replid2_.empty() && replid == replid2_) {
+      limit = second_offset_;  // the shared part of the previous history only
+    } else {
+      return false;
+    }
+  }
+  if (from > limit) return false;
+  pos->offset = from;
+  pos->own_from = replica ? UINT64_MAX : own_from;
+  pos->shift = shift;
+  const uint64_t own_local = from + static_cast<uint64_t>(shift);
+  if (!replica && own_local >= own_from) {
+    pos->local = own_local;
+  } else if (!LocateApplied(from, &pos->local)) {
+    return false;
+  }
+  return server_->store()->ReadWalFrom(pos->local).ok();
+}
+
+bool Replication::LocateApplied(uint64_t offset, uint64_t* local) {
+  std::lock_guard<std::mutex> lock(index_mu_);
+  if (applied_next_.local != 0 && offset == applied_next_.offset) {
+    *local = applied_next_.local;
+    return true;
+  }
+  if (applied_next_.local == 0 || offset > applied_next_.offset) return false;
+  // The last mark at or before `offset`: the sender reads on from it to `offset`.
+  auto it = std::upper_bound(marks_.begin(), marks_.end(), offset,
+                             [](uint64_t o, const Mark& m) { return o < m.offset; });
+  if (it == marks_.begin()) return false;
+  *local = std::prev(it)->local;
+  return true;
+}
+
+void Replication::NoteApplied(uint64_t first, uint64_t next, uint64_t local, uint64_t local_next) {
+  std::lock_guard<std::mutex> lock(index_mu_);
+  if (applied_batches_++ % kMarkEvery == 0 && local != 0) {
+    marks_.push_back(Mark{first, local});
+    if (marks_.size() > kMaxMarks) marks_.pop_front();
+  }
+  applied_next_ = Mark{next, local_next};
+}
+
+void Replication::ResetApplied(uint64_t next, uint64_t local_next) {
+  std::lock_guard<std::mutex> lock(index_mu_);
+  marks_.clear();
+  applied_batches_ = 0;
+  applied_next_ = Mark{next, local_next};
+}
+
+StatusOr<storage::CheckpointFiles> Replication::CheckpointForReplica(const std::string& dir,
+                                                                     uint64_t* offset,
+                                                                     std::string* replid) {
+  // A replica's checkpoint is taken between two applied batches, so it holds exactly the
+  // offset its link reached.
+  std::unique_lock<std::mutex> applying(apply_mu_, std::defer_lock);
+  if (is_replica()) applying.lock();
+  auto files = server_->store()->CreateCheckpoint(dir);
+  if (!files.ok()) return files;
+  std::lock_guard<std::mutex> lock(mu_);
+  *replid = replid_;
+  *offset = replica_.load() ? link_.offset : files->sequence - static_cast<uint64_t>(shift_);
+  return files;
 }
 
 void Replication::ReapSenders() {
@@ -778,7 +951,9 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
   }
   if (ok) ok = command({"REPLCONF", "capa", "rockcache"}, &reply) && reply == "+OK";
   if (ok) {
-    const uint32_t events = server_->pubsub().local_notify_flags();
+    // Its own classes and those its replicas asked for (chained replicas get them too).
+    const uint32_t events =
+        server_->pubsub().local_notify_flags() | server_->pubsub().shipped_flags();
     // A primary that does not know rc-events (an older rockcache) refuses it: go on without
     // events rather than without replication.
     ok = command({"REPLCONF", "rc-events", std::to_string(events)}, &reply);
@@ -788,13 +963,30 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
   }
   storage::Store* store = server_->store();
   storage::ReplicationState state;
+  bool failing_over = false;
   if (ok) {
     auto st = store->GetReplicationState();
     if (st.ok()) state = *st;
     const bool known = !state.replid.empty();
-    ok = command(
-        {"PSYNC", known ? state.replid : "?", known ? std::to_string(state.offset + 1) : "-1"},
-        &reply);
+    std::vector<std::string> psync = {"PSYNC", known ? state.replid : "?",
+                                      known ? std::to_string(state.offset + 1) : "-1"};
+    bool after_full = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      failing_over = psync_failover_;
+      after_full = resume_after_full_;
+      resume_after_full_ = false;
+    }
+    if (failing_over) {
+      psync.push_back("FAILOVER");  // the primary we hand over to takes over
+    } else if (after_full && known) {
+      psync.push_back("rc-resume");
+    }
+    ok = command(psync, &reply);
+    if (failing_over) {
+      FailoverPsyncAnswered(
+          ok && (reply.rfind("+CONTINUE", 0) == 0 || reply.rfind("+FULLRESYNC", 0) == 0));
+    }
   }
   if (!ok) {
     if (!stale()) {
@@ -808,9 +1000,10 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     std::lock_guard<std::mutex> lock(mu_);
     link_.last_io_ms = NowUnixMs();
   }
-  if (reply.rfind("+FULLRESYNC ", 0) == 0) {
+  if (reply.rfind("+FULLRESYNC ", 0) == 0 && reply.size() > 53) {
     std::string replid = reply.substr(12, 40);
-    ReceiveCheckpoint(&io, replid, generation);
+    const uint64_t offset = std::strtoull(reply.c_str() + 53, nullptr, 10);
+    ReceiveCheckpoint(&io, replid, offset, generation);
     end_link();
     return;
   }
@@ -818,6 +1011,28 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
     spdlog::warn("replication: {}:{} refused PSYNC: {}", host, port, reply);
     end_link();
     return;
+  }
+  std::string continued = reply.substr(9);
+  continued.erase(0, continued.find_first_not_of(' '));
+  if (!continued.empty() && continued != state.replid) {
+    // The primary continues our history under a new id (it was promoted, or follows one that
+    // was): keep the old id for our own replicas, as Redis's replid2.
+    {
+      std::lock_guard<std::mutex> applying(apply_mu_);
+      if (stale()) {
+        end_link();
+        return;
+      }
+      Status s = store->SetReplicationState({continued, state.offset});
+      if (!s.ok()) spdlog::error("replication: saving the replication state: {}", s.ToString());
+      std::lock_guard<std::mutex> lock(mu_);
+      replid2_ = state.replid;
+      second_offset_ = state.offset + 1;
+    }
+    spdlog::info("replication: {}:{} continues replid {} as {} from offset {}", host, port,
+                 state.replid, continued, state.offset + 1);
+    state.replid = continued;
+    StopSenders();  // our replicas learn the new id
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -833,7 +1048,8 @@ void Replication::RunLink(const std::string& host, int port, uint64_t generation
   end_link();
 }
 
-void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t generation) {
+void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t offset,
+                                    uint64_t generation) {
   auto stale = [&] { return Stale(generation); };
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -895,6 +1111,8 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     std::filesystem::remove_all(staged, ec);
     return;
   }
+  // Our own replicas read the WAL of the database being replaced: they resynchronize.
+  StopSenders();
   // Swap the database: every key stripe held and in a write window, so no fill of a value read
   // from the old database lands in the cache after it was cleared.
   std::lock_guard<std::mutex> applying(apply_mu_);
@@ -919,15 +1137,18 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     if (cache::Cache* cache = server_->cache()) cache->Clear();
   }
   FireReplacedEffects(*server_);
-  const uint64_t offset = store->LatestSequence();
   Status s = store->SetReplicationState({replid, offset});
   if (!s.ok()) spdlog::error("replication: saving the replication state: {}", s.ToString());
+  ResetApplied(offset + 1, store->LatestSequence() + 1);
   {
     std::lock_guard<std::mutex> lock(mu_);
     link_.offset = offset;
     link_.sync_in_progress = false;
     replid_ = replid;
+    replid2_.clear();
+    second_offset_ = 0;
     resume_now_ = true;
+    resume_after_full_ = true;
   }
   spdlog::info("replication: full sync loaded: {} bytes at sequence {} in {} ms", bytes, offset,
                NowUnixMs() - started);
@@ -939,11 +1160,14 @@ void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
   const int64_t timeout_ms = server_->config().GetInt("repl-timeout") * 1000;
   int64_t last_ack = 0;
   int64_t last_io = NowUnixMs();
-  uint32_t events_sent = server_->pubsub().local_notify_flags();  // told in the handshake
+  auto event_classes = [this] {
+    return server_->pubsub().local_notify_flags() | server_->pubsub().shipped_flags();
+  };
+  uint32_t events_sent = event_classes();  // told in the handshake
   std::string line, rep;
   while (!stale()) {
     const int64_t now = NowUnixMs();
-    if (const uint32_t events = server_->pubsub().local_notify_flags(); events != events_sent) {
+    if (const uint32_t events = event_classes(); events != events_sent) {
       // CONFIG SET notify-keyspace-events: the primary notes those classes from now on.
       if (!io->WriteAll(Resp({"REPLCONF", "rc-events", std::to_string(events)}), stale)) return;
       events_sent = events;
@@ -988,8 +1212,6 @@ void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
     }
     state.offset = first + count - 1;
     if (!ApplyBatch(rep, state, generation)) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    link_.offset = state.offset;
   }
 }
 
@@ -1021,6 +1243,7 @@ bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationS
     locks.StripesOf(user_keys, &stripes);
   }
   Status s;
+  uint64_t local_first = 0;
   {
     cache::KeyLocks::WriteWindow window(locks, &stripes);
     // As every write that is not write-through: the keys leave the cache before the write.
@@ -1041,7 +1264,7 @@ bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationS
         }
       }
     }
-    s = store->ApplyReplicated(rep, state);
+    s = store->ApplyReplicated(rep, state, &local_first);
     if (!s.ok() && cache != nullptr) cache->Clear();
   }
   guard.Unlock();
@@ -1049,6 +1272,14 @@ bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationS
     spdlog::error("replication: applying the batch ending at {} failed: {}", state.offset,
                   s.ToString());
     return false;
+  }
+  uint64_t first = 0, count = 0;
+  if (BatchRange(rep, &first, &count)) {
+    NoteApplied(first, state.offset + 1, local_first, local_first + count + 1);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_.offset = state.offset;
   }
   FireAppliedEffects(*server_, keys);
   return true;

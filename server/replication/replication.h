@@ -5,11 +5,23 @@
 // or is promoted) they name one point of one history, so a replica resumes only on the history
 // it holds.
 //
+// Offsets continue across a promotion, as Redis's do: a promoted replica numbers its own writes
+// on from the last offset it applied (its local sequence numbers less a shift), and keeps the
+// id of the history it followed as master_replid2, accepted up to second_repl_offset: the other
+// replicas, and an old primary that took nothing the new one lacks, continue incrementally.
+// A server serves replicas from its own WAL (a replica too: chained replication): the batches it
+// applied as a replica go out as the primary sent them (Store::ClassifyWalBatch trims its state
+// record and restores the primary's numbering), its own writes numbered as above, and nothing
+// else (state records, local writes of a writable replica). Where an applied offset lies in the
+// local WAL is kept in memory (a mark every kMarkEvery applied batches, at most kMaxMarks);
+// an offset that is not found takes a full sync.
+//
 // The link (one TCP connection to the primary's ordinary port, opened by the replica):
 //   replica -> primary  [AUTH [user] pass] PING, REPLCONF listening-port <p>,
 //                       [REPLCONF ip-address <ip>], REPLCONF capa rockcache,
 //                       REPLCONF rc-events <classes> (its notify-keyspace-events bits), then
-//                       PSYNC <replid|?> <next sequence|-1>
+//                       PSYNC <replid|?> <next sequence|-1> [FAILOVER | rc-resume]
+//                       (FAILOVER: take over first; rc-resume: right after a full sync)
 //   primary -> replica  +CONTINUE <replid>: the batches from <next sequence> on follow, or
 //                       +FULLRESYNC <replid> <sequence>: a checkpoint follows, then the primary
 //                       closes the link and the replica, once it has loaded it, connects again
@@ -42,10 +54,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "config/status.h"
@@ -102,6 +116,9 @@ struct ReplicaPeer {
   int listening_port = 0;      // REPLCONF listening-port
   std::string announced_ip;    // REPLCONF ip-address
   uint32_t event_classes = 0;  // REPLCONF rc-events
+  // PSYNC ... rc-resume: the replica continues right after loading a full sync (counted with
+  // that full sync, not as a partial one, as Redis counts its single full sync).
+  bool after_full_sync = false;
 };
 
 class Replication {
@@ -131,8 +148,10 @@ class Replication {
   // min_slaves_good_slaves), as last counted (every acknowledgement, every second).
   int64_t GoodReplicas() const { return good_replicas_.load(std::memory_order_relaxed); }
   // REPLICAOF host port: follows that primary (reconnecting; a full sync unless it can resume).
-  // Returns at once. Error text for REPLICAOF when refused.
-  [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port);
+  // A primary offers its own history (replid and offset) to continue from; `from_config` (the
+  // `replicaof` option at start) offers the stored replication state instead. Returns at once
+  // (after one small write of the replication state). Error text for REPLICAOF when refused.
+  [[nodiscard]] Status BecomeReplicaOf(const std::string& host, int port, bool from_config = false);
   // REPLICAOF NO ONE: stops applying (waits for a batch being applied), gets a new replication
   // id and accepts writes. Blocking for at most one batch apply or a database swap.
   void BecomePrimary();
@@ -143,13 +162,22 @@ class Replication {
   // ---- ids and offsets ----
   // The replication id: a primary's own; a replica's, the one of the history it holds.
   std::string replid() const;
+  // Redis's master_replid2 / second_repl_offset: the history this one continues and the first
+  // offset at which they differ; ("", 0) when none.
+  std::pair<std::string, uint64_t> PreviousHistory() const;
+  // INFO stats: full syncs served, continuations accepted, continuations refused (asked with a
+  // replication id, then served a full sync).
+  uint64_t sync_full() const { return sync_full_.load(std::memory_order_relaxed); }
+  uint64_t sync_partial_ok() const { return sync_partial_ok_.load(std::memory_order_relaxed); }
+  uint64_t sync_partial_err() const { return sync_partial_err_.load(std::memory_order_relaxed); }
   const std::string& run_id() const { return run_id_; }
   // Primary: the last committed sequence. Replica: the last applied one.
   uint64_t Offset() const;
 
   // ---- primary side ----
   // PSYNC from a connection (loop thread, with the connection's socket, which this takes a dup
-  // of). Returns false with *error set when refused (the connection stays as it is).
+  // of). A replica serves it only while its own link is up. Returns false with *error set when
+  // refused (the connection stays as it is).
   bool StartSender(int fd, const ReplicaPeer& peer, const std::string& replid, int64_t from,
                    std::string* error);
   // Replicas online that acknowledged `offset`.
@@ -171,14 +199,62 @@ class Replication {
   // ---- replica side ----
   ReplicaLinkInfo LinkInfo() const;
 
+  // ---- FAILOVER (server/replication/failover.cc; Redis 7.0's coordinated failover) ----
+  // FAILOVER [TO host port [FORCE]] [TIMEOUT ms] [ABORT], its arguments parsed (port 0: no TO;
+  // timeout_ms 0: none): "" when started or aborted, else Redis's error text. A started
+  // failover pauses writes (as CLIENT PAUSE WRITE), waits until a replica (the target, or the
+  // first one) acknowledged this primary's offset, then turns this server into a replica of it
+  // with a PSYNC ... FAILOVER that tells it to take over; the pause ends when that PSYNC is
+  // answered, or when the failover is aborted (timeout without FORCE, ABORT, the target
+  // refusing). Worker thread; never blocks.
+  std::string StartFailover(const std::string& host, int port, bool force, int64_t timeout_ms,
+                            bool abort);
+  // INFO master_failover_state: no-failover, waiting-for-sync, failover-in-progress.
+  std::string FailoverState() const;
+  // PSYNC <replid> <offset> FAILOVER received (loop thread): a replica whose replication id is
+  // `replid` takes over (becomes a primary) before the PSYNC is served. False with *error set
+  // when it is not one.
+  bool TakeOverForFailover(const std::string& replid, std::string* error);
+
  private:
   friend class Sender;
+  // Where a sender starts: the local sequence number to read the WAL from and the offset of
+  // the first batch it sends; own_from/shift as Replication's own_from_/shift_ then.
+  struct WalPosition {
+    uint64_t local = 0;
+    uint64_t offset = 0;
+    uint64_t own_from = 0;
+    int64_t shift = 0;
+  };
+  // An applied batch's place in the local WAL.
+  struct Mark {
+    uint64_t offset;
+    uint64_t local;
+  };
+  static constexpr uint64_t kMarkEvery = 16;
+  static constexpr size_t kMaxMarks = 1 << 16;
+  // Finds where the history `replid` continues at offset `from` in this server's WAL. False
+  // when it cannot (another history, an offset past the shared part, or not in the WAL).
+  bool Locate(const std::string& replid, uint64_t from, WalPosition* pos);
+  // The local position of applied offset `offset` (marks_); false when unknown.
+  bool LocateApplied(uint64_t offset, uint64_t* local);
+  // After a batch was applied: offsets [first, next) at local sequence numbers [local, ...).
+  void NoteApplied(uint64_t first, uint64_t next, uint64_t local, uint64_t local_next);
+  // The applied positions start again: offset `next` is at local sequence `local_next`.
+  void ResetApplied(uint64_t next, uint64_t local_next);
+  // A checkpoint for a full sync of a replica of this server, and the offset and replication id
+  // it holds (a replica's: taken between two applied batches).
+  StatusOr<storage::CheckpointFiles> CheckpointForReplica(const std::string& dir, uint64_t* offset,
+                                                          std::string* replid);
+  // Ends every sender (this server's replicas reconnect). Blocks until they are joined.
+  void StopSenders();
   void LinkThread();
   // One connection to the primary, from connect to link down. Returns after the link ends.
   void RunLink(const std::string& host, int port, uint64_t generation);
   bool Stale(uint64_t generation) const;
   // A full sync: receives the checkpoint into "<dir>.sync" and swaps the database for it.
-  void ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t generation);
+  void ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t offset,
+                         uint64_t generation);
   // After +CONTINUE: applies batches until the link ends.
   void StreamFromPrimary(LinkIo* io, storage::ReplicationState state, uint64_t generation);
   // One batch, under its keys' stripes (see top). False when it could not be applied.
@@ -191,6 +267,12 @@ class Replication {
   void ReapSenders();
   // Answers the AddAckWaiter clients whose wait is over (acknowledged, timed out, shut down).
   void AckWaitThread();
+  // Drives a started FAILOVER until it is done or aborted (failover.cc).
+  void FailoverThread();
+  // Ends a failover (lifts its pause); logs `why` when it was aborted.
+  void EndFailover(const char* why);
+  // The link's PSYNC was answered (`accepted`) while this server hands over to its new primary.
+  void FailoverPsyncAnswered(bool accepted);
 
   Server* const server_;
   const std::string run_id_;
@@ -204,18 +286,49 @@ class Replication {
   mutable std::mutex mu_;  // the fields below
   std::condition_variable link_cv_;
   std::string replid_;
+  std::string replid2_;         // master_replid2 ("" none)
+  uint64_t second_offset_ = 0;  // second_repl_offset (0 none)
+  // A primary's own writes are the batches at local sequence numbers >= own_from_; its offsets
+  // are those numbers less shift_ (0 for a server that never followed another). A replica:
+  // own_from_ is UINT64_MAX.
+  uint64_t own_from_ = 0;
+  int64_t shift_ = 0;
   std::string master_host_;
   int master_port_ = 0;
   uint64_t generation_ = 0;  // bumped by each REPLICAOF: a link of an older one stops
   ReplicaLinkInfo link_;
   int link_fd_ = -1;
-  bool resume_now_ = false;  // a full sync was loaded: reconnect at once  // the link's socket
-                             // while connected (KillByType shuts it down)
+  bool resume_now_ = false;         // a full sync was loaded: reconnect at once
+  bool resume_after_full_ = false;  // the next PSYNC follows a loaded full sync (rc-resume)  // the
+                                    // link's socket while connected (KillByType shuts it down)
   std::thread link_thread_;
   std::vector<std::unique_ptr<Sender>> senders_;
 
   // Held while a batch or a checkpoint is applied; BecomePrimary takes it to stop applying.
+  // Taken before mu_ and index_mu_.
   std::mutex apply_mu_;
+
+  std::mutex index_mu_;  // the fields below; taken alone
+  std::deque<Mark> marks_;
+  Mark applied_next_{0, 0};  // the offset after the last applied batch (local 0: unknown)
+  uint64_t applied_batches_ = 0;
+
+  // FAILOVER (guarded by mu_): its phase, target (port 0: the first replica to catch up),
+  // deadline (0: none) and FORCE; psync_failover_: the link's next PSYNC says FAILOVER.
+  enum class FailoverPhase { kNone, kWaitForSync, kInProgress };
+  FailoverPhase failover_phase_ = FailoverPhase::kNone;
+  std::string failover_host_;
+  int failover_port_ = 0;
+  int64_t failover_end_ms_ = 0;
+  bool failover_force_ = false;
+  bool failover_abort_ = false;
+  bool psync_failover_ = false;
+  std::condition_variable failover_cv_;
+  std::thread failover_thread_;
+
+  std::atomic<uint64_t> sync_full_{0};
+  std::atomic<uint64_t> sync_partial_ok_{0};
+  std::atomic<uint64_t> sync_partial_err_{0};
 
   struct AckWaiter {
     uint32_t loop;

@@ -3,6 +3,7 @@
 // says), blocked clients served by replicated writes, client-tracking invalidations; and the
 // -UNBLOCKED error of the clients blocked on a primary that becomes a replica.
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,39 @@ TEST_CASE("a replica publishes the primary's keyspace events, as its own config 
     }
   }
   CHECK(seen);
+  ExpectNothingMore(p, primary_sub);
+}
+
+TEST_CASE("a key the primary's expiry removes fires del on the replica, expired on the primary",
+          "[replication][notify]") {
+  TestServer primary({"--notify-keyspace-events", "Ex", "--hz", "50"});
+  std::vector<std::string> args = ReplicaArgs(primary);
+  args.insert(args.end(), {"--notify-keyspace-events", "Egx"});
+  TestServer replica(args);
+  Client p(primary.port());
+  Client r(replica.port());
+  REQUIRE(WaitCaughtUp(p, r, primary, replica));
+  Client sub(replica.port());
+  PSubscribe(sub, "__keyevent@*__:*");
+  Client primary_sub(primary.port());
+  PSubscribe(primary_sub, "__keyevent@*__:*");
+  // Removed by the sweep (nothing reads them).
+  REQUIRE(Run(p, {"SET", "swept", "1", "PX", "50"}) == "status:OK");
+  REQUIRE(Run(p, {"SELECT", "3"}) == "status:OK");
+  REQUIRE(Run(p, {"HSET", "swept-hash", "f", "v"}) == "int:1");
+  REQUIRE(Run(p, {"PEXPIRE", "swept-hash", "50"}) == "int:1");
+  REQUIRE(Run(p, {"SELECT", "0"}) == "status:OK");
+  // The writes' own events first (class g), then the deletions, in the sweep's own order over
+  // the databases.
+  std::set<std::string> expires = {NextEvent(sub), NextEvent(sub)};
+  CHECK(expires == std::set<std::string>{"0 expire swept", "3 expire swept-hash"});
+  std::set<std::string> on_replica = {NextEvent(sub), NextEvent(sub)};
+  std::set<std::string> on_primary = {NextEvent(primary_sub), NextEvent(primary_sub)};
+  CHECK(on_replica == std::set<std::string>{"0 del swept", "3 del swept-hash"});
+  CHECK(on_primary == std::set<std::string>{"0 expired swept", "3 expired swept-hash"});
+  CHECK(Run(r, {"EXISTS", "swept"}) == "int:0");
+  CHECK(Run(r, {"DBSIZE"}) == "int:0");
+  ExpectNothingMore(r, sub);
   ExpectNothingMore(p, primary_sub);
 }
 

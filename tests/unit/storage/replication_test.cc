@@ -159,3 +159,71 @@ TEST_CASE("the WAL reader refuses a position before what is kept", "[storage][re
   CHECK(store->ReadWalFrom(1).ok());
   CHECK(store->ReadWalFrom(store->LatestSequence()).ok());
 }
+
+TEST_CASE("a replica's WAL gives back the primary's batches byte for byte",
+          "[storage][replication]") {
+  TempDir pdir, rdir;
+  auto primary = OpenAt(pdir.path());
+  auto replica = OpenAt(rdir.path());
+  REQUIRE(replica->SetReplicationState({"replid", primary->LatestSequence()}).ok());
+  const uint64_t replica_from = replica->LatestSequence() + 1;
+  uint64_t next = primary->LatestSequence() + 1;
+  REQUIRE(primary->Set("s", "v", SetOptions()).ok());
+  REQUIRE(primary->HSet("h", {{"f1", "a"}, {"f2", "b"}}, nullptr).ok());
+  REQUIRE(primary->RPush("l", {"x", "y", "z"}).ok());
+  REQUIRE(primary->Del({"s"}).ok());
+
+  // The primary's batches, and the replica applying them (where its WAL put each).
+  std::vector<std::pair<uint64_t, std::string>> sent;
+  std::vector<uint64_t> locals;
+  {
+    auto reader = primary->ReadWalFrom(next);
+    REQUIRE(reader.ok());
+    uint64_t first = 0;
+    std::string rep;
+    while (true) {
+      auto got = (*reader)->Next(&first, &rep);
+      REQUIRE(got.ok());
+      if (!*got) break;
+      next = (*reader)->next_sequence();
+      uint64_t local = 0;
+      REQUIRE(replica->ApplyReplicated(rep, {"replid", next - 1}, &local).ok());
+      CHECK(local == replica->LatestSequence() - (next - first));  // the batch and its state
+      sent.emplace_back(first, rep);
+      locals.push_back(local);
+    }
+  }
+  REQUIRE(sent.size() >= 4);
+
+  auto reader = replica->ReadWalFrom(replica_from);
+  REQUIRE(reader.ok());
+  uint64_t local = 0;
+  std::string rep;
+  size_t i = 0;
+  while (true) {
+    auto got = (*reader)->Next(&local, &rep);
+    REQUIRE(got.ok());
+    if (!*got) break;
+    ReplicationState state;
+    const WalBatchOrigin origin = replica->ClassifyWalBatch(&rep, &state);
+    REQUIRE(origin == WalBatchOrigin::kReplicated);
+    REQUIRE(i < sent.size());
+    CHECK(local == locals[i]);
+    CHECK(state.replid == "replid");
+    CHECK(rep == sent[i].second);  // header (the primary's sequence and count) included
+    ++i;
+  }
+  CHECK(i == sent.size());
+
+  // A state alone, and the replica's own write, are told apart.
+  REQUIRE(replica->SetReplicationState({}).ok());
+  REQUIRE(replica->Set("own", "1", SetOptions()).ok());
+  uint64_t first = 0;
+  REQUIRE(*(*reader)->Next(&first, &rep));
+  ReplicationState state;
+  CHECK(replica->ClassifyWalBatch(&rep, &state) == WalBatchOrigin::kStateOnly);
+  REQUIRE(*(*reader)->Next(&first, &rep));
+  const std::string own = rep;
+  CHECK(replica->ClassifyWalBatch(&rep, &state) == WalBatchOrigin::kOwn);
+  CHECK(rep == own);
+}
