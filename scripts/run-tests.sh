@@ -42,7 +42,8 @@ trap 'rm -rf "$work"' EXIT
 durations=${TEST_DURATIONS:-$(dirname "$binary")/$suite-durations.txt}
 
 # Catch2 2.x lists the selected names one per line; a name is given back to it as a test spec,
-# where \ [ ] , * ~ " are special: each is escaped with a backslash.
+# where \ [ ] , * ~ " are special, and a leading - would read as an option: each is escaped with
+# a backslash.
 "$binary" --list-test-names-only "$@" | sed '/^$/d' > "$work/names"
 total=$(wc -l < "$work/names")
 if [ "$total" -eq 0 ]; then
@@ -58,21 +59,26 @@ else
   cp "$work/names" "$work/order"
 fi
 
+# Whether a log is of a run of exactly one test case that passed.
+ran_one() {
+  grep -qE '^(All tests passed .* in 1 test case|test cases: 1 \| 1 passed)' "$1"
+}
+
 # run_case "INDEX<tab>NAME": runs one case, logs to $work/INDEX.log, records "rc ms name".
 run_case() {
   local index=${1%%$'\t'*} name=${1#*$'\t'} spec start rc
-  spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g')
+  spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
   start=$(date +%s%N)
   "$binary" "$spec" > "$work/$index.log" 2>&1
   rc=$?
   # A spec that selected nothing would exit 0 without running the case: count it as a failure.
-  if [ "$rc" -eq 0 ] && ! grep -qE '^All tests passed .* in 1 test case' "$work/$index.log"; then
+  if [ "$rc" -eq 0 ] && ! ran_one "$work/$index.log"; then
     rc=99
   fi
   printf '%s\t%s\t%s\n' "$rc" "$((($(date +%s%N) - start) / 1000000))" "$name" > "$work/$index.done"
   if [ "$rc" -ne 0 ]; then echo "[$suite] FAILED (with $jobs at a time): $name"; fi
 }
-export -f run_case
+export -f run_case ran_one
 export binary work suite jobs
 
 started=$(date +%s)
@@ -86,9 +92,9 @@ passed=0; failed=0; flaky=()
 while IFS=$'\t' read -r rc ms name; do
   if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); continue; fi
   echo "== [$suite] rerunning alone: $name"
-  spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g')
+  spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
   if "$binary" "$spec" > "$work/rerun.log" 2>&1 &&
-     grep -qE '^All tests passed .* in 1 test case' "$work/rerun.log"; then
+     ran_one "$work/rerun.log"; then
     passed=$((passed + 1)); flaky+=("$name")
   else
     failed=$((failed + 1))
