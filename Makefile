@@ -10,6 +10,10 @@ ifeq ($(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),)
   MAKEFLAGS += -j$(JOBS)
 endif
 
+# Test cases run this many at a time, one process each (scripts/run-tests.sh: a case that fails
+# beside others is run again alone and named in the summary). TEST_JOBS=1: one process.
+TEST_JOBS  ?= $(shell echo $$(( $(JOBS) + 1 )))
+
 CXX        ?= g++
 BUILD      ?= build
 OPT        ?= -O2 -g
@@ -79,7 +83,8 @@ help:
 	@echo "make format | lint  clang-format the sources | check format, thread-safety (make tsa), clang-tidy"
 	@echo "make compose-test   build the Docker images and check every compose profile (needs Docker)"
 	@echo "make clean          remove build/"
-	@echo "Builds run one job per CPU; JOBS=N or -jN to change it."
+	@echo "Builds run one job per CPU; JOBS=N or -jN to change it. Test cases run JOBS+1 at a"
+	@echo "time, one process each; TEST_JOBS=N to change it (1: one process)."
 
 # Installs the Debian packages that are missing (apt-get update runs once, only when needed).
 deps:
@@ -127,10 +132,11 @@ test: deps
 	@$(MAKE) --no-print-directory unit-test integration-test
 
 unit-test: $(UNIT_TESTS)
-	./scripts/run-tests.sh unit $(UNIT_TESTS)
+	TEST_JOBS=$(TEST_JOBS) ./scripts/run-tests.sh unit $(UNIT_TESTS)
 
 integration-test: $(SERVER) $(INTEG_TESTS)
-	ROCKCACHE_SERVER=$(abspath $(SERVER)) ./scripts/run-tests.sh integration $(INTEG_TESTS)
+	ROCKCACHE_SERVER=$(abspath $(SERVER)) TEST_JOBS=$(TEST_JOBS) \
+	  ./scripts/run-tests.sh integration $(INTEG_TESTS)
 
 bench: deps
 	@./scripts/install-deps.sh $(BENCH_PACKAGES)

@@ -1,20 +1,111 @@
 #!/usr/bin/env bash
 # Runs one Catch2 test binary and ends with a plain "<suite>: N passed, N failed" line.
 # Usage: run-tests.sh SUITE BINARY [catch2 args...]
+#
+# TEST_JOBS=N (N > 1) runs the test cases that the arguments select N at a time, one process per
+# test case, longest first when a durations file from an earlier run is at hand (TEST_DURATIONS,
+# default build/<suite>-durations.txt; written after every parallel run). A test case that fails
+# while others run beside it is run once more alone: the suite's verdict is that second run, and
+# the summary names every case that passed only alone (a test too sensitive to a loaded machine
+# is a defect to fix, reported rather than hidden). Without TEST_JOBS, or with 1, the binary runs
+# once, as it is, in the foreground.
 set -uo pipefail
 suite=$1; shift
 binary=$1; shift
-log=$(mktemp)
-"$binary" "$@" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-passed=0; failed=0
-if line=$(grep -E '^test cases:' "$log" | tail -n 1); [ -n "$line" ]; then
-  passed=$(echo "$line" | sed -nE 's/.*\| *([0-9]+) passed.*/\1/p'); passed=${passed:-0}
-  failed=$(echo "$line" | sed -nE 's/.*\| *([0-9]+) failed.*/\1/p'); failed=${failed:-0}
-elif line=$(grep -E '^All tests passed' "$log" | tail -n 1); [ -n "$line" ]; then
-  passed=$(echo "$line" | sed -nE 's/.* in ([0-9]+) test case.*/\1/p')
+jobs=${TEST_JOBS:-1}
+
+summarize() {  # LOG RC -> prints the summary line, returns RC
+  local log=$1 rc=$2 line passed=0 failed=0
+  if line=$(grep -E '^test cases:' "$log" | tail -n 1); [ -n "$line" ]; then
+    passed=$(echo "$line" | sed -nE 's/.*\| *([0-9]+) passed.*/\1/p'); passed=${passed:-0}
+    failed=$(echo "$line" | sed -nE 's/.*\| *([0-9]+) failed.*/\1/p'); failed=${failed:-0}
+  elif line=$(grep -E '^All tests passed' "$log" | tail -n 1); [ -n "$line" ]; then
+    passed=$(echo "$line" | sed -nE 's/.* in ([0-9]+) test case.*/\1/p')
+  fi
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  echo "$suite: $passed passed, $failed failed"
+  return "$rc"
+}
+
+if [ "$jobs" -le 1 ]; then
+  log=$(mktemp)
+  "$binary" "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  summarize "$log" "$rc"; rc=$?
+  rm -f "$log"
+  exit "$rc"
 fi
-rm -f "$log"
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+
+# --- parallel: one process per test case -------------------------------------------------------
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+durations=${TEST_DURATIONS:-$(dirname "$binary")/$suite-durations.txt}
+
+# Catch2 2.x lists the selected names one per line; a name is given back to it as a test spec,
+# where \ [ ] , * ~ " are special, and a leading - would read as an option: each is escaped with
+# a backslash.
+"$binary" --list-test-names-only "$@" | sed '/^$/d' > "$work/names"
+total=$(wc -l < "$work/names")
+if [ "$total" -eq 0 ]; then
+  echo "$suite: no test case matches: $*"
+  echo "$suite: 0 passed, 1 failed"
+  exit 1
+fi
+# Longest first (known durations; unknown ones count as long), so the last to finish are short.
+if [ -s "$durations" ]; then
+  awk -F'\t' 'NR == FNR { d[$2] = $1; next } { print ((($0) in d) ? d[$0] : 1e9) "\t" $0 }' \
+    "$durations" "$work/names" | sort -t$'\t' -k1,1gr -s | cut -f2- > "$work/order"
+else
+  cp "$work/names" "$work/order"
+fi
+
+# Whether a log is of a run of exactly one test case that passed.
+ran_one() {
+  grep -qE '^(All tests passed .* in 1 test case|test cases: 1 \| 1 passed)' "$1"
+}
+
+# run_case "INDEX<tab>NAME": runs one case, logs to $work/INDEX.log, records "rc ms name".
+run_case() {
+  local index=${1%%$'\t'*} name=${1#*$'\t'} spec start rc
+  spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
+  start=$(date +%s%N)
+  "$binary" "$spec" > "$work/$index.log" 2>&1
+  rc=$?
+  # A spec that selected nothing would exit 0 without running the case: count it as a failure.
+  if [ "$rc" -eq 0 ] && ! ran_one "$work/$index.log"; then
+    rc=99
+  fi
+  printf '%s\t%s\t%s\n' "$rc" "$((($(date +%s%N) - start) / 1000000))" "$name" > "$work/$index.done"
+  if [ "$rc" -ne 0 ]; then echo "[$suite] FAILED (with $jobs at a time): $name"; fi
+}
+export -f run_case ran_one
+export binary work suite jobs
+
+started=$(date +%s)
+awk '{ printf "%d\t%s\n", NR, $0 }' "$work/order" | tr '\n' '\0' |
+  xargs -0 -n 1 -P "$jobs" bash -c 'run_case "$1"' _
+elapsed=$(( $(date +%s) - started ))
+
+cat "$work"/*.done | awk -F'\t' '{ print $2 "\t" $3 }' > "$durations.new" &&
+  mv "$durations.new" "$durations"
+passed=0; failed=0; flaky=()
+while IFS=$'\t' read -r rc ms name; do
+  if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); continue; fi
+  echo "== [$suite] rerunning alone: $name"
+  spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
+  if "$binary" "$spec" > "$work/rerun.log" 2>&1 &&
+     ran_one "$work/rerun.log"; then
+    passed=$((passed + 1)); flaky+=("$name")
+  else
+    failed=$((failed + 1))
+    echo "---- [$suite] output of the failing case '$name' (alone):"
+    cat "$work/rerun.log"
+  fi
+done < <(cat "$work"/*.done)
+
+echo "$suite: $total test cases, $jobs at a time, ${elapsed}s"
+for name in "${flaky[@]+"${flaky[@]}"}"; do
+  echo "$suite: failed beside others, passed alone: $name"
+done
 echo "$suite: $passed passed, $failed failed"
-exit "$rc"
+[ "$failed" -eq 0 ]

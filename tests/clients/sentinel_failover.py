@@ -39,7 +39,14 @@ def check(cond, what):
         failures.append(what)
 
 
+# Ports the test binary reserved for this run (its FreePort: a block no other test process uses),
+# comma-separated; without them, ports the kernel picks.
+RESERVED_PORTS = [int(p) for p in os.environ.get("ROCKCACHE_TEST_PORTS", "").split(",") if p]
+
+
 def free_port():
+    if RESERVED_PORTS:
+        return RESERVED_PORTS.pop(0)
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]

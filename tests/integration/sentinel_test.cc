@@ -9,6 +9,7 @@
 
 #include "tests/integration/test_server.h"
 
+using rockcache::testing::FreePort;
 using rockcache::testing::RunShell;
 using rockcache::testing::ServerBinary;
 
@@ -16,9 +17,12 @@ TEST_CASE("Sentinel fails over from a killed primary to a replica", "[replicatio
   std::string here = __FILE__;
   const std::string script =
       here.substr(0, here.rfind("tests/integration/")) + "tests/clients/sentinel_failover.py";
+  std::string ports;
+  for (int i = 0; i < 6; ++i) ports += (i ? "," : "") + std::to_string(FreePort());
   int rc = -1;
-  const std::string out =
-      RunShell("/usr/bin/python3 " + script + " " + ServerBinary() + " 2>&1", &rc);
+  const std::string out = RunShell("ROCKCACHE_TEST_PORTS=" + ports + " /usr/bin/python3 " + script +
+                                       " " + ServerBinary() + " 2>&1",
+                                   &rc);
   std::printf("%s", out.c_str());
   std::fflush(stdout);
   if (rc == 77) {

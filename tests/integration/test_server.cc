@@ -6,10 +6,13 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -25,17 +28,63 @@ std::string ServerBinary() {
   return env != nullptr ? env : "build/rockcache-server";
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// Test servers listen on 20000-31999, below the kernel's ephemeral range (32768 and up), so no
+// client connection's local port can take one. The range is split into blocks; each test process
+// holds one block for its lifetime (an flock, released by the kernel when the process exits, even
+// by SIGKILL), so test processes running side by side (scripts/run-tests.sh with TEST_JOBS) never
+// hand out the same port, and within a process the ports go round the block before one is reused.
+constexpr int kFirstTestPort = 20000;
+constexpr int kPortBlockSize = 400;
+constexpr int kPortBlocks = 30;
+
+// The block this process holds, or -1 when every block is taken (then the kernel picks ports).
+int ClaimPortBlock() {
+  const std::string dir = "/tmp/rockcache-test-ports";
+  mkdir(dir.c_str(), 0777);
+  for (int block = 0; block < kPortBlocks; ++block) {
+    std::string path = dir + "/" + std::to_string(block) + ".lock";
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return block;  // fd stays open: the lock is held
+    close(fd);
+  }
+  return -1;
+}
+
+// Whether a listener could bind 127.0.0.1:port now (0: any port; *bound gets the one bound).
+bool CanBind(int port, int* bound) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  if (ok) {
+    socklen_t len = sizeof(addr);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    *bound = ntohs(addr.sin_port);
+  }
   close(fd);
-  return ntohs(addr.sin_port);
+  return ok;
+}
+
+}  // namespace
+
+int FreePort() {
+  static const int block = ClaimPortBlock();
+  static std::atomic<int> next{0};
+  int port = 0;
+  if (block >= 0) {
+    for (int tries = 0; tries < kPortBlockSize; ++tries) {
+      int candidate = kFirstTestPort + block * kPortBlockSize + next.fetch_add(1) % kPortBlockSize;
+      if (CanBind(candidate, &port)) return port;
+    }
+  }
+  REQUIRE(CanBind(0, &port));
+  return port;
 }
 
 std::string MakeTempDir() {
