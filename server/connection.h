@@ -137,6 +137,11 @@ struct Connection {
   uint64_t noted_memory = 0;
   // The blocked command's reply is dropped (CLIENT REPLY OFF/SKIP when it was sent).
   bool blocked_reply_dropped = false;
+  // Blocked in a command that records no tracked key (BLPOP, XREADGROUP...: not read-only):
+  // invalidations are written while it waits, as Redis sends them; no racing read's reply can
+  // be behind them (a blocking command runs alone in its batch). XREAD BLOCK holds them
+  // (server/pubsub/inbox.cc, InvalidationTarget).
+  bool wait_takes_invalidations = false;
   bool reading_paused = false;  // input backlog too large while in flight, or parked
   bool write_pending = false;   // EV_WRITE armed
   int64_t last_interaction_ms = 0;

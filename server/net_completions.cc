@@ -148,6 +148,7 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
     return;  // no waiter: the worker replies the error
   }
   command->waiter = std::make_shared<Waiter>(conn->id, index_, conn->info);
+  conn->wait_takes_invalidations = command->spec != nullptr && !(command->spec->flags & kReadOnly);
   command->waiter->protocol = conn->protocol;
   conn->waiter = command->waiter;
   conn->blocked_command_id = command->command_id;
@@ -164,6 +165,7 @@ void NetLoop::BeginWait(Connection* conn, PreparedCommand* command) {
 void NetLoop::EndWait(Connection* conn) {
   if (conn->wait_timer != nullptr) evtimer_del(conn->wait_timer);
   conn->blocked_reply_dropped = false;
+  conn->wait_takes_invalidations = false;
   conn->waiter.reset();
   conn->blocked_argv.clear();
 }

@@ -42,6 +42,13 @@ void NetLoop::ReadFrom(Connection* conn) {
   }
   conn->input.CommitWrite(static_cast<size_t>(n));
   LoopCounters::Add(&counters_->net_input_bytes, static_cast<uint64_t>(n));
+  // What other threads posted for this loop before these bytes arrived (the invalidation of a
+  // write acknowledged before the client sent them) goes out before their replies
+  // (server/tracking/tracking.h, order 3). Draining may close this connection.
+  if (const uint64_t id = conn->id; pubsub_inbox_->DrainPending()) {
+    conn = FindConnection(id);
+    if (conn == nullptr) return;
+  }
   conn->last_interaction_ms = NowUnixMs();
   conn->info->last_interaction_ms.store(conn->last_interaction_ms, std::memory_order_relaxed);
   if (conn->in_flight) {

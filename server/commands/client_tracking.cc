@@ -81,7 +81,8 @@ void TrackingOn(CommandContext& ctx, const Args& argv, std::string* out) {
 void TrackingInfo(CommandContext& ctx, std::string* out) {
   const Connection& conn = *ctx.conn;
   TrackingOptions options;
-  const bool on = conn.tracking.on && ctx.tracking().Options(conn.id, &options);
+  bool broken_redirect = false;
+  const bool on = conn.tracking.on && ctx.tracking().Options(conn.id, &options, &broken_redirect);
   std::vector<std::string> flags;
   if (!on) {
     flags.push_back("off");
@@ -93,6 +94,7 @@ void TrackingInfo(CommandContext& ctx, std::string* out) {
     if (conn.tracking.caching == 1) flags.push_back("caching-yes");
     if (conn.tracking.caching == 0) flags.push_back("caching-no");
     if (options.noloop) flags.push_back("noloop");
+    if (broken_redirect) flags.push_back("broken_redirect");
   }
   AppendMapHeader(out, 3);
   AppendBulk(out, "flags");

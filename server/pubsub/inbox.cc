@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "server/blocking/wait_registry.h"
 #include "server/connection.h"
 #include "server/net_loop.h"
 #include "server/pubsub/client_state.h"
@@ -35,6 +36,7 @@ void PubSubInbox::Post(std::vector<PubSubDelivery> deliveries) {
   {
     MutexLock lock(&mu_);
     was_empty = queue_.empty();
+    pending_.store(true, std::memory_order_release);
     if (was_empty) {
       queue_.swap(deliveries);
     } else {
@@ -57,11 +59,26 @@ namespace {
 
 constexpr std::string_view kInvalidateChannel = "__redis__:invalidate";
 
+// Where an invalidation for `conn` goes now: held while the output ends inside a sliced reply or
+// a batch is in flight, so it follows the reply of a read that raced with the write; written at
+// once during the wait of a blocked command that recorded no tracked key (as Redis sends them
+// to a blocked client), once that command is queued as a waiter (before, it may still be
+// answered at once, and its own write's invalidation follows its reply, as in Redis).
+std::string& InvalidationTarget(Connection* conn) {
+  if (conn->reply_partial) return conn->held_pushes;
+  if (!conn->in_flight) return conn->output;
+  if (conn->wait_takes_invalidations && conn->held_pushes.empty() && conn->waiter != nullptr &&
+      conn->waiter->state.load(std::memory_order_acquire) == WaitState::kWaiting) {
+    return conn->output;
+  }
+  return conn->held_pushes;
+}
+
 // An invalidation for `conn`: a RESP3 push ["invalidate", keys], or, for a RESP2 connection
 // subscribed to __redis__:invalidate (a REDIRECT target), the message of that channel; nothing
 // for other RESP2 connections (as Redis). Held while the connection has a batch in flight, so it
-// follows the replies of reads that raced with the write (server/tracking/tracking.h). False
-// when nothing was written.
+// follows the replies of reads that raced with the write (server/tracking/tracking.h;
+// InvalidationTarget). False when nothing was written.
 bool AppendInvalidation(Connection* conn, const PubSubDelivery& delivery, uint64_t hard) {
   std::string frame;
   if (conn->protocol == Protocol::kResp3) {
@@ -85,8 +102,23 @@ bool AppendInvalidation(Connection* conn, const PubSubDelivery& delivery, uint64
     conn->close_after_reply = true;
     return true;
   }
-  std::string& to = conn->reply_partial || conn->in_flight ? conn->held_pushes : conn->output;
+  std::string& to = InvalidationTarget(conn);
   to += frame;
+  return true;
+}
+
+// A tracking client whose REDIRECT client is gone: a RESP3 push ["tracking-redir-broken", id]
+// per invalidation it missed (as Redis 7.0); nothing for RESP2. Held like an invalidation.
+bool AppendRedirectBroken(Connection* conn, const PubSubDelivery& delivery, uint64_t hard) {
+  if (conn->protocol != Protocol::kResp3) return false;
+  std::string frame = ">2\r\n$21\r\ntracking-redir-broken\r\n";
+  AppendInteger(&frame, static_cast<int64_t>(delivery.redirect_broken));
+  if (hard != 0 && conn->output.size() - conn->output_pos + conn->held_pushes.size() > hard) {
+    conn->close_after_reply = true;
+    return true;
+  }
+  std::string& to = InvalidationTarget(conn);
+  for (uint32_t i = 0; i < delivery.redirect_broken_count; ++i) to += frame;
   return true;
 }
 
@@ -97,6 +129,7 @@ void PubSubInbox::Drain() {
   {
     MutexLock lock(&mu_);
     batch.swap(queue_);
+    pending_.store(false, std::memory_order_relaxed);
   }
   // Every receiver is flushed once per drain, however many messages it got: the write goes out
   // in one syscall, and a receiver past the pubsub output limit is closed by Flush.
@@ -106,6 +139,14 @@ void PubSubInbox::Drain() {
   std::vector<uint64_t> touched;
   std::unordered_set<uint64_t> seen;
   for (const PubSubDelivery& delivery : batch) {
+    if (delivery.redirect_broken != 0) {
+      for (uint64_t id : delivery.conn_ids) {
+        Connection* conn = loop_->FindConnection(id);
+        if (conn == nullptr || !AppendRedirectBroken(conn, delivery, hard)) continue;
+        if (seen.insert(id).second) touched.push_back(id);
+      }
+      continue;
+    }
     if (delivery.invalidation != nullptr) {
       for (uint64_t id : delivery.conn_ids) {
         Connection* conn = loop_->FindConnection(id);

@@ -11,6 +11,7 @@
 // event_base.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -39,6 +40,17 @@ class PubSubInbox {
   // Any thread. Never blocks on I/O (one short mutex hold).
   void Post(std::vector<PubSubDelivery> deliveries);
 
+  // Loop thread, after reading a client's bytes and before parsing them: delivers what was
+  // posted before they arrived (one acquire load when nothing was), so the invalidation or
+  // message of a write acknowledged before the client sent its command precedes that command's
+  // reply (server/tracking/tracking.h, order 3). True when it drained: it flushed and may have
+  // closed connections, the reading one included, which the caller then looks up again.
+  bool DrainPending() {
+    if (!pending_.load(std::memory_order_acquire)) return false;
+    Drain();
+    return true;
+  }
+
  private:
   static void OnWake(int fd, short events, void* arg);
   void Drain();  // loop thread
@@ -48,6 +60,7 @@ class PubSubInbox {
   event* wake_event_ = nullptr;
   Mutex mu_;
   std::vector<PubSubDelivery> queue_ GUARDED_BY(mu_);
+  std::atomic<bool> pending_{false};  // queue_ is not empty (set and cleared under mu_)
 };
 
 }  // namespace rockcache::server

@@ -59,6 +59,10 @@ struct PubSubDelivery {
   // when invalidate_all) for the receivers, written in each one's protocol; `bytes` unused.
   std::shared_ptr<const std::vector<std::string>> invalidation;
   bool invalidate_all = false;
+  // Not 0: the receivers track with REDIRECT to this client id, which is gone; each gets
+  // redirect_broken_count tracking-redir-broken pushes (RESP3 only).
+  uint64_t redirect_broken = 0;
+  uint32_t redirect_broken_count = 0;
 };
 
 class PubSub {

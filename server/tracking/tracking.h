@@ -7,17 +7,45 @@
 //   a closing connection disables).
 // - Record: the reading client's network thread, before the read runs (admission).
 // - Invalidate / InvalidateAll: whoever writes (workers, under the written keys' stripe locks,
-//   after the write; FLUSHALL / FLUSHDB / SWAPDB hold every stripe).
+//   after the write; FLUSHALL / FLUSHDB / SWAPDB hold every stripe), and whoever finds a key
+//   expired (a worker, the sweep, a network thread's memory read: no stripe lock there).
 //
-// Coherence: a reader records its keys before it reads them, and a writer looks its keys up
-// after it wrote them (its write is visible to every later read: the key's stripe lock and the
-// cache's write window order them; a shard mutex here orders the record and the lookup). So
-// either the writer sees the record and the reader gets an invalidation, or the record came
-// after the lookup and the read sees the new value. An invalidation reaches the client's
-// connection through its loop's inbox and waits there while the connection has a batch in
-// flight (Connection::held_pushes), so it arrives after the reply of a read that raced with it:
-// a client that caches a reply and then applies the invalidations it received never keeps a
-// value older than the last write it was told about.
+// Coherence: a client that reads key K under tracking and then applies the invalidations it
+// receives never keeps a copy of K older than a write it could know of. Three orders give it.
+//
+// 1. Record before read, look up after write. A reader records its keys before it reads them
+//    (admission, in its network thread; a script's reads on the worker, under the keys' locks),
+//    and a writer looks its keys up after its write is visible to every later read: the cache
+//    holds the new value or nothing (the key's stripe lock, and the write window that keeps
+//    network-thread fills and memory reads away until the RocksDB commit, executor.h); a shard
+//    mutex here orders the record and the lookup. So either the lookup finds the record and the
+//    reader gets an invalidation, or the record came after it and so did the read, which sees the
+//    new value: from the cache (changed before the lookup), from RocksDB's memory in the network
+//    thread (its fill ticket, taken after the record, sees the write window still open and
+//    declines, or the write committed), or on a worker (which waits for the key's lock).
+// 2. The reply of a racing read before the invalidation. An invalidation reaches the reader's
+//    connection through its loop's inbox. A read answered in the network thread has its reply
+//    written before the loop can drain the inbox; a read sent to a worker keeps the connection's
+//    batch in flight, and the invalidation waits in Connection::held_pushes until the batch's
+//    replies are written. So an invalidation never arrives before the reply of a read that
+//    recorded the key before the write's lookup, whatever value that read saw.
+// 3. Ordering: the invalidation of an acknowledged write before the reply of any later command.
+//    A writer posts its invalidation before its reply is sent, and the message is posted while
+//    the key's shard is still locked, so a later write of the key that finds no reader (because
+//    this one removed them) is acknowledged only after this message is in the inbox. A network
+//    loop drains its inbox after it reads a client's bytes and before it parses them
+//    (PubSubInbox::DrainPending), so a command sent after a write was acknowledged anywhere is
+//    answered after that write's invalidation (as a single-threaded Redis writes it at once).
+//    A client can therefore check its copies with any round trip (a PING) after a write it heard
+//    of elsewhere.
+//
+// Two interleavings order 3 rules out: (a) a reader holds K; a write of K is acknowledged on
+// another connection; the reader's PING is answered before the invalidation, because the
+// inbox's eventfd and the reader's bytes became ready in one epoll pass and the socket was
+// handled first (DrainPending). (b) Two threads change K under no common lock (an expiry found by
+// a network thread's memory read, a SET on a worker): the expiry's lookup removes the reader, the
+// SET finds none and is acknowledged, and only then is the expiry's message posted (posting
+// under the shard's lock).
 //
 // Cost: with no tracking client, a write pays one relaxed atomic load (active()).
 #pragma once
@@ -67,8 +95,11 @@ class Tracking {
   void Record(uint64_t id, const std::vector<std::string_view>& keys);
 
   // `keys` were modified: every client that read one (and every BCAST client whose prefix it
-  // matches) gets an invalidation; the keys leave the table. A NOLOOP client gets none for the
-  // keys of a write it sent itself (the calling thread's WriterScope).
+  // matches) gets an invalidation, one message per key (as Redis); the keys leave the table.
+  // Each key's message is posted under its shard's lock (order 3 above). A client whose
+  // REDIRECT client is gone gets a tracking-redir-broken push instead (RESP3 only; Redis 7.0). A
+  // NOLOOP client gets none for the keys of a write it sent itself (the calling thread's
+  // WriterScope).
   void Invalidate(const std::vector<std::string_view>& keys);
   // Every key changed (FLUSHALL, FLUSHDB, SWAPDB): every tracking client gets a null
   // invalidation and the table empties.
@@ -106,8 +137,9 @@ class Tracking {
     const uint64_t previous_;
   };
 
-  // CLIENT TRACKINGINFO / GETREDIR: false when `id` does not track.
-  bool Options(uint64_t id, TrackingOptions* options) const;
+  // CLIENT TRACKINGINFO / GETREDIR: false when `id` does not track. *broken_redirect (when
+  // not null): an invalidation found the REDIRECT client gone since tracking was enabled.
+  bool Options(uint64_t id, TrackingOptions* options, bool* broken_redirect = nullptr) const;
 
   // INFO: tracking_total_keys / _items / _prefixes, tracking_clients.
   struct Counts {
@@ -119,6 +151,7 @@ class Tracking {
   struct Client {
     uint32_t loop = 0;
     TrackingOptions options;
+    bool broken_redirect = false;  // an invalidation found the REDIRECT client gone
   };
   static constexpr size_t kShards = 64;
   struct Shard {
@@ -131,7 +164,8 @@ class Tracking {
     return shards_[std::hash<std::string_view>{}(key) % kShards];
   }
   // Sends `keys` (null when `all`) to each client of `targets` as one invalidation message,
-  // except to `writer` when it tracks with NOLOOP (0: nobody is skipped).
+  // except to `writer` when it tracks with NOLOOP (0: nobody is skipped). Takes clients_mu_ and
+  // posts to inboxes: may be called with a shard's mutex held (shard -> clients_mu_ -> inbox).
   void Send(const std::unordered_map<uint64_t, std::vector<std::string>>& targets, bool all,
             uint64_t writer = 0);
 
