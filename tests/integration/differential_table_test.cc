@@ -165,7 +165,8 @@ const char* const kTable[] = {
     "PUBSUB SHARDCHANNELS", "PUBSUB SHARDNUMSUB chan", "SWAPDB 0 1", "SWAPDB 0 1", "~HELLO 2",
     "~HELLO", "^DEBUG HELP", "BGSAVE", "FLUSHDB", "FLUSHALL", "RESET",
     // replication (a primary without replicas)
-    "~ROLE", "WAIT 0 0", "REPLCONF listening-port 6380", "REPLICAOF NO ONE", "SLAVEOF NO ONE"};
+    "~ROLE", "WAIT 0 0", "REPLCONF listening-port 6380", "REPLICAOF NO ONE", "SLAVEOF NO ONE",
+    "FAILOVER ABORT", "FAILOVER TIMEOUT abc", "FAILOVER"};
 
 // Commands not run by this table, with why.
 const std::set<std::string> kSkipped = {
