@@ -89,19 +89,22 @@ elapsed=$(( $(date +%s) - started ))
 cat "$work"/*.done | awk -F'\t' '{ print $2 "\t" $3 }' > "$durations.new" &&
   mv "$durations.new" "$durations"
 passed=0; failed=0; flaky=()
-while IFS=$'\t' read -r rc ms name; do
+for done_file in "$work"/*.done; do
+  IFS=$'\t' read -r rc ms name < "$done_file"
   if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); continue; fi
   echo "== [$suite] rerunning alone: $name"
   spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
   if "$binary" "$spec" > "$work/rerun.log" 2>&1 &&
      ran_one "$work/rerun.log"; then
     passed=$((passed + 1)); flaky+=("$name")
+    echo "---- [$suite] what '$name' printed when it failed beside others (last 60 lines):"
+    tail -n 60 "${done_file%.done}.log"
   else
     failed=$((failed + 1))
     echo "---- [$suite] output of the failing case '$name' (alone):"
     cat "$work/rerun.log"
   fi
-done < <(cat "$work"/*.done)
+done
 
 echo "$suite: $total test cases, $jobs at a time, ${elapsed}s"
 for name in "${flaky[@]+"${flaky[@]}"}"; do
