@@ -4,7 +4,8 @@
 #
 # TEST_JOBS=N (N > 1) runs the test cases that the arguments select N at a time, one process per
 # test case, longest first when a durations file from an earlier run is at hand (TEST_DURATIONS,
-# default build/<suite>-durations.txt; written after every parallel run). A test case that fails
+# default <binary's folder>/<suite>-durations.txt, updated after every parallel run; a fresh build
+# starts from the copy committed as tests/<suite>-durations.txt). A test case that fails
 # while others run beside it is run once more alone: the suite's verdict is that second run, and
 # the summary names every case that passed only alone (a test too sensitive to a loaded machine
 # is a defect to fix, reported rather than hidden). Without TEST_JOBS, or with 1, the binary runs
@@ -40,6 +41,8 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 durations=${TEST_DURATIONS:-$(dirname "$binary")/$suite-durations.txt}
+seed="$(dirname "$0")/../tests/$suite-durations.txt"
+if [ ! -s "$durations" ] && [ -s "$seed" ]; then cp "$seed" "$durations" 2>/dev/null; fi
 
 # Catch2 2.x lists the selected names one per line; a name is given back to it as a test spec,
 # where \ [ ] , * ~ " are special, and a leading - would read as an option: each is escaped with
@@ -86,8 +89,15 @@ awk '{ printf "%d\t%s\n", NR, $0 }' "$work/order" | tr '\n' '\0' |
   xargs -0 -n 1 -P "$jobs" bash -c 'run_case "$1"' _
 elapsed=$(( $(date +%s) - started ))
 
-cat "$work"/*.done | awk -F'\t' '{ print $2 "\t" $3 }' > "$durations.new" &&
-  mv "$durations.new" "$durations"
+# This run's durations, and the earlier ones of the cases it did not run.
+cat "$work"/*.done | awk -F'\t' '{ print $2 "\t" $3 }' > "$work/durations"
+if [ -s "$durations" ]; then
+  awk -F'\t' 'NR == FNR { ran[$2] = 1; print; next } !($2 in ran)' "$work/durations" \
+    "$durations" > "$work/durations.all"
+else
+  cp "$work/durations" "$work/durations.all"
+fi
+cp "$work/durations.all" "$durations" 2>/dev/null || true
 passed=0; failed=0; flaky=()
 for done_file in "$work"/*.done; do
   IFS=$'\t' read -r rc ms name < "$done_file"
