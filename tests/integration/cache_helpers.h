@@ -107,8 +107,11 @@ inline std::string ListIndexReply(const std::deque<std::string>& list, int64_t i
   return "bulk:" + list[static_cast<size_t>(index)];
 }
 
-// TTL right after EXPIRE 100: 100, or 99 when the machine took over half a second meanwhile
-// (TTL rounds to the nearest second).
-inline bool Ttl100(const std::string& reply) { return reply == "int:100" || reply == "int:99"; }
+// TTL soon after EXPIRE 100: 100, or down to 95 when a loaded machine (test cases run side by
+// side) took seconds meanwhile (TTL rounds to the nearest second); never -1 or a lost TTL.
+inline bool Ttl100(const std::string& reply) {
+  return reply == "int:100" || reply == "int:99" || reply == "int:98" || reply == "int:97" ||
+         reply == "int:96" || reply == "int:95";
+}
 
 }  // namespace rockcache::testing
