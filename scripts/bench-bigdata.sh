@@ -5,7 +5,9 @@
 # cache-maxmemory + rocksdb-block-cache-size) and once into redis-server (in memory, the
 # reference that holds everything); then each runs the same matrix of build/bigbench runs,
 # {get, mix (90% GET / 10% SET)} x {uniform, zipf (hottest 1% of keys ~80% of requests)} x
-# {pipeline 1, 16}, SECONDS_PER_RUN each. Configurations (CONFIGS):
+# {pipeline 1, 16}, SECONDS_PER_RUN each. The workloads that write (AOF_WORKLOADS, default "mix";
+# empty to skip) also run against a redis-server with appendonly yes / appendfsync everysec, the
+# peer with rockcache's crash guarantee (table column rc/aof). Configurations (CONFIGS):
 #   default  cache-maxmemory and rocksdb-block-cache-size as shipped (256mb; a quarter of it)
 #   sixth    both at 1/6 of the data size (ratio 3)
 #   large    both at twice the data size: everything fits (ratio 0.25)
@@ -51,6 +53,7 @@ DATA_BYTES=$((KEYS * VALUE_SIZE))
 WORKLOADS="get mix"
 DISTS="uniform zipf"
 PIPELINES="1 16"
+AOF_WORKLOADS=${AOF_WORKLOADS-mix}
 
 for bin in "$SERVER" "$BIGBENCH" "$ROCKS_REF"; do
   [ -x "$bin" ] || { echo "bench-bigdata: $bin is missing (make bench-bigdata builds it)" >&2; exit 1; }
@@ -227,10 +230,37 @@ REDIS_RSS_RUNS=$(rss_mb "$REDIS_PID")
 echo "  RSS after the runs: $REDIS_RSS_RUNS MB"
 stop_server "$REDIS_PID"
 
+# ---- redis-server with appendonly everysec (the peer with rockcache's crash guarantee): the
+# workloads that write (AOF_WORKLOADS), loaded the same way ----
+declare -A REDIS_AOF
+if [ -n "$AOF_WORKLOADS" ]; then
+  free_port
+  mkdir -p "$TMP/redis-aof"
+  start_server redis-aof redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly yes \
+    --appendfsync everysec --daemonize no --dir "$TMP/redis-aof"
+  AOF_PID=$SPID AOF_PORT=$PORT
+  echo
+  echo "== redis-server (appendonly yes, appendfsync everysec), port $AOF_PORT"
+  load redis-aof "$AOF_PORT"
+  for workload in $AOF_WORKLOADS; do
+    for dist in $DISTS; do
+      for pipe in $PIPELINES; do
+        r=$(bigbench "redis-aof.$workload.$dist.p$pipe" "$AOF_PORT" --mode "$workload" \
+          --dist "$dist" --pipeline "$pipe" --seconds "$SECONDS_PER_RUN" \
+          --seed "$(seed "$workload" "$dist" "$pipe")")
+        alive "$AOF_PID" redis-aof
+        REDIS_AOF["$workload $dist $pipe"]=$r
+        printf '  %-4s %-7s P%-3s %s\n' "$workload" "$dist" "$pipe" "$r"
+      done
+    done
+  done
+  stop_server "$AOF_PID"
+fi
+
 # ---- rockcache, one configuration at a time ----
 TSV=$OUT/results.tsv
 REF_TSV=$OUT/reference.tsv
-printf 'config\tdata_to_memory\tcache_bytes\tblock_cache_bytes\tworkload\tdist\tpipeline\trc_rps\trc_p50_ms\trc_p99_ms\trc_errors\tredis_rps\tredis_p50_ms\tredis_p99_ms\tredis_errors\tratio\tcache_hit_pct\tblock_cache_hit_pct\trc_rss_mb\tredis_rss_mb\tcache_hits\tcache_misses\tblock_cache_hits\tblock_cache_misses\n' >"$TSV"
+printf 'config\tdata_to_memory\tcache_bytes\tblock_cache_bytes\tworkload\tdist\tpipeline\trc_rps\trc_p50_ms\trc_p99_ms\trc_errors\tredis_rps\tredis_p50_ms\tredis_p99_ms\tredis_errors\tratio\tcache_hit_pct\tblock_cache_hit_pct\trc_rss_mb\tredis_rss_mb\tcache_hits\tcache_misses\tblock_cache_hits\tblock_cache_misses\tredis_aof_rps\tratio_aof\n' >"$TSV"
 printf 'config\tdata_to_memory\tblock_cache_bytes\tref_get_1t\tref_get_2t\tref_multiget_1t\tref_multiget_2t\tnotfound\trc_get_uniform_p1\trc_get_uniform_p16\n' >"$REF_TSV"
 for config in $CONFIGS; do
   read -r -a cfg_args <<<"$(config_args "$config")"
@@ -276,7 +306,9 @@ for config in $CONFIGS; do
           awk -v a="${before[$i]}" -v b="${after[$i]}" \
             'BEGIN { printf "\t%s", (a == "na" || b == "na") ? "na" : b - a }' >>"$TSV"
         done
-        echo >>"$TSV"
+        read -r a_rps _ <<<"${REDIS_AOF["$workload $dist $pipe"]:-na}"
+        awk -v a="$rps" -v b="$a_rps" \
+          'BEGIN { if (b == "na" || b <= 0) print "\tna\tna"; else printf "\t%s\t%.3f\n", b, a / b }' >>"$TSV"
       done
     done
   done
@@ -308,9 +340,10 @@ done
   awk -F'\t' 'NR == 1 {
       printf "%-8s %5s %-4s %-7s %3s | %8s %7s %7s | %8s %7s %7s | %6s | %6s %6s | %9s\n",
         "config", "d/mem", "work", "dist", "P", "rc krps", "p50", "p99", "redis", "p50", "p99",
-        "rc/red", "hit%", "bc hit%", "RSS rc/red"; next }
-    { printf "%-8s %5.2f %-4s %-7s %3s | %8.1f %7.3f %7.3f | %8.1f %7.3f %7.3f | %5.2fx | %6s %6s | %4s/%-4s\n",
-        $1, $2, $5, $6, $7, $8 / 1000, $9, $10, $12 / 1000, $13, $14, $16, $17, $18, $19, $20 }' "$TSV"
+        "rc/red", "hit%", "bc hit%", "RSS rc/red", "aof krps", "rc/aof"; next }
+    { printf "%-8s %5.2f %-4s %-7s %3s | %8.1f %7.3f %7.3f | %8.1f %7.3f %7.3f | %5.2fx | %6s %6s | %4s/%-4s | %8s %6s\n",
+        $1, $2, $5, $6, $7, $8 / 1000, $9, $10, $12 / 1000, $13, $14, $16, $17, $18, $19, $20,
+        ($25 == "na") ? "-" : sprintf("%.1f", $25 / 1000), ($26 == "na") ? "-" : sprintf("%.2fx", $26) }' "$TSV"
   echo
   echo "== rocksdb-reference (RocksDB alone, read-only, same block cache; ops/s) against" \
     "rockcache's uniform GET"
