@@ -207,8 +207,9 @@ const std::vector<OptionSpec> kOptionTable = {
    "Verify a block's checksum on every point read that loads it (GET of a cold key); compactions, "
    "scans and iterations always verify. Off, a cold read skips hashing the whole block."},
   {"rocksdb-partitioned-index", T::kBool, "yes", 0, 0, nullptr, false,
-   "Cut each file's index and bloom filter into 4 KB partitions: a read of a cold key loads one "
-   "of each, so reads stay fast once the data outgrows the block cache."},
+   "With rocksdb-pin-metadata no: cut each file's index and bloom filter into 4 KB partitions, "
+   "so a read of a cold key loads one of each once they outgrow the block cache (pinned, they "
+   "stay whole: all in memory anyway)."},
   {"rocksdb-memtable", T::kEnum, "rockcache", 0, 0, "rockcache|rocksdb", false,
    "Memtable structure: rockcache's skip list (fewer instructions a write) or RocksDB's own."},
   {"rocksdb-memtable-huge-pages", T::kBool, "yes", 0, 0, nullptr, false,

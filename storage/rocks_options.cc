@@ -147,7 +147,13 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
   // cold key loads and checksums whole filter and index blocks again (README, "Data larger than
   // memory"). While they all fit, the extra level costs each file a read probes. Files keep the
   // layout they were written with; both read back.
-  if (options.partitioned_index) {
+  // With rocksdb-pin-metadata every file's index and filter stay in memory either way, so
+  // partitions would only add a level to each probe; and under rocksdb-mmap-reads RocksDB caches
+  // no block it reads uncompressed from the mapping, and pins a partition only once cached: filter
+  // partitions (never compressed) would be read, checksummed and parsed again by every point read
+  // of a file that has them (all but the last level's). Whole, a pinned index or filter is held by
+  // its file's reader wherever its bytes are.
+  if (options.partitioned_index && !options.pin_metadata) {
     table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
     table.partition_filters = true;
   }
