@@ -26,6 +26,7 @@
 # cost of one request, start-up and shutdown cancelling out. rockcache runs with
 # --pool-spin-count 0 --pool-max-yield-usec 0: an idle worker's spinning would count as
 # instructions and make the figure depend on timing; blocking waits do not.
+# IPR_KEEP=DIR: the two callgrind output files are copied there (callgrind_annotate them).
 # ROCKCACHE_EXTRA_ARGS: more rockcache options (e.g. "--pool-mlfq no"), split on spaces.
 # IPR_MEASURED_ONLY=1: count only while the measured test runs (valgrind --instr-atstart=no,
 # then callgrind_control -i on/off around it, after a 3 s pause that lets the prefill's
@@ -58,7 +59,7 @@ case "$TEST" in
 esac
 MEASURED_ONLY=${IPR_MEASURED_ONLY:-0}
 WORK=$(mktemp -d /tmp/ipr-XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${IPR_KEEP:-}" ] && cp "$WORK"/callgrind.* "$IPR_KEEP"/ 2>/dev/null; rm -rf "$WORK"' EXIT
 
 wait_port() {
   for _ in $(seq 1 600); do

@@ -10,8 +10,10 @@ extern "C" {
 }
 
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -110,6 +112,21 @@ bool AllowedFromScript(const CommandSpec& spec) {
   return (spec.flags & (kConnection | kTransaction | kMayBlock | kScript)) == 0;
 }
 
+// A number argument as Redis's Lua writes it: its LUA_NUMBER_FMT is "%.17g" (stock Lua's, and
+// so lua_tolstring's, is "%.14g": 1e14 would be sent as "1e+14", 2^53 as "9.007199254741e+15").
+// Integral values below 1e17 in magnitude have an integer's digits, written without sprintf.
+void AppendNumber(lua_Number n, Args* argv) {
+  char buf[32];
+  size_t len = 0;
+  if (n > -1e17 && n < 1e17 && n == std::floor(n) && !(n == 0 && std::signbit(n))) {
+    len = static_cast<size_t>(std::to_chars(buf, buf + sizeof(buf), static_cast<long long>(n)).ptr -
+                              buf);
+  } else {
+    len = static_cast<size_t>(std::snprintf(buf, sizeof(buf), "%.17g", n));
+  }
+  argv->emplace_back(buf, len);
+}
+
 int CallCommand(lua_State* L, bool raise) {
   ActiveRun* active = tls_run;
   if (active == nullptr || active->run == nullptr) {
@@ -128,6 +145,10 @@ int CallCommand(lua_State* L, bool raise) {
     if (type != LUA_TSTRING && type != LUA_TNUMBER) {
       return ErrorOrRaise(L, raise,
                           "ERR Lua redis lib command arguments must be strings or integers");
+    }
+    if (type == LUA_TNUMBER) {
+      AppendNumber(lua_tonumber(L, i), &argv);
+      continue;
     }
     size_t len = 0;
     const char* text = lua_tolstring(L, i, &len);

@@ -138,6 +138,16 @@ std::vector<Command> Corpus() {
       Eval("return table.concat({1, 2, 3}, ',')"),
       Eval("return string.rep('ab', 3)"),
       Eval("return tostring(math.floor(7.9))"),
+      // Numbers passed to redis.call are sent as Lua's tostring writes them.
+      Eval("return redis.call('echo', 60)"),
+      Eval("return {redis.call('echo', -7), redis.call('echo', 0), redis.call('echo', -0.0)}"),
+      Eval("return {redis.call('echo', 3.0), redis.call('echo', 0.5), redis.call('echo', -2.25)}"),
+      Eval("return {redis.call('echo', 99999999999999), redis.call('echo', -99999999999999)}"),
+      Eval("return {redis.call('echo', 1e14), redis.call('echo', -1e14)}"),
+      Eval(
+          "return {redis.call('echo', 2^53), redis.call('echo', 1e17), redis.call('echo', 1e300)}"),
+      Eval("return {redis.call('echo', 0.1), redis.call('echo', 1/3), redis.call('echo', -1e-7)}"),
+      Eval("return {redis.call('echo', 1/0), redis.call('echo', -1/0), redis.call('echo', 0/0)}"),
       Eval("return select('#', 1, 2, 3)"),
       Eval("return loadstring('return 7')()"),
       Eval("return pcall(error, 'e')"),
