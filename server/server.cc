@@ -476,6 +476,9 @@ Status Server::Start() {
       loop->PostCompletion(std::move(completion));
     }
   });
+  // The role comes before the first command: a server configured as a replica never takes a
+  // write as a primary (the listeners queue connections until the loops start).
+  replication_->Start();
   for (auto& loop : loops_) loop->Start();
   int metrics_port = static_cast<int>(config_->GetInt("metrics-port"));
   if (metrics_port > 0) {
@@ -489,7 +492,6 @@ Status Server::Start() {
       spdlog::info("Prometheus metrics on port {} at /metrics", metrics_port);
     }
   }
-  replication_->Start();
   ScheduleExpirySweep();
   return Status::OK();
 }
