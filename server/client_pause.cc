@@ -7,28 +7,49 @@
 
 namespace rockcache::server {
 
-void ClientPause::Pause(int64_t now_ms, int64_t end_ms, PauseMode mode) {
+void ClientPause::Pause(PausePurpose purpose, int64_t now_ms, int64_t end_ms, PauseMode mode) {
   MutexLock lock(&mu_);
+  PurposePause& pause = purposes_[static_cast<int>(purpose)];
   // A pause that has ended counts as none: the new one replaces it.
-  const int64_t old_end = end_ms_.load(std::memory_order_relaxed);
-  const bool ended = old_end <= now_ms;
-  const int old_mode = ended ? 0 : mode_.load(std::memory_order_relaxed);
-  end_ms_.store(ended ? end_ms : std::max(end_ms, old_end), std::memory_order_relaxed);
-  mode_.store(std::max(old_mode, static_cast<int>(mode)), std::memory_order_relaxed);
+  const bool ended = pause.end_ms <= now_ms;
+  pause.mode = std::max(ended ? 0 : pause.mode, static_cast<int>(mode));
+  pause.end_ms = ended ? end_ms : std::max(end_ms, pause.end_ms);
+  Combine(now_ms);
 }
 
-void ClientPause::Unpause() {
+void ClientPause::Unpause(PausePurpose purpose, int64_t now_ms) {
   {
     MutexLock lock(&mu_);
-    mode_.store(0, std::memory_order_relaxed);
-    end_ms_.store(0, std::memory_order_relaxed);
+    purposes_[static_cast<int>(purpose)] = PurposePause();
+    Combine(now_ms);
   }
   if (resume_hook_) resume_hook_();
 }
 
 void ClientPause::ClearIfEnded(int64_t now_ms) {
   MutexLock lock(&mu_);
-  if (end_ms_.load(std::memory_order_relaxed) <= now_ms) mode_.store(0, std::memory_order_relaxed);
+  Combine(now_ms);
+}
+
+void ClientPause::Combine(int64_t now_ms) {
+  int mode = 0;
+  int64_t end = 0;
+  for (const PurposePause& pause : purposes_) {
+    if (pause.mode == 0 || pause.end_ms <= now_ms) continue;
+    mode = std::max(mode, pause.mode);
+    end = end == 0 ? pause.end_ms : std::min(end, pause.end_ms);
+  }
+  mode_.store(mode, std::memory_order_relaxed);
+  end_ms_.store(end, std::memory_order_relaxed);
+}
+
+PauseMode ClientPause::ModeAfterEarliestEnd(int64_t now_ms) const {
+  MutexLock lock(&mu_);
+  int mode = 0;
+  for (const PurposePause& pause : purposes_) {
+    if (pause.end_ms > now_ms) mode = std::max(mode, pause.mode);
+  }
+  return static_cast<PauseMode>(mode);
 }
 
 bool MayWriteDuringPause(const CommandSpec& spec) {

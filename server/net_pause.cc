@@ -63,12 +63,15 @@ void NetLoop::OnPauseTimer(int, short, void* arg) { static_cast<NetLoop*>(arg)->
 
 void NetLoop::ResumeHeld() {
   evtimer_del(pause_timer_);
-  const ClientPause& pause = server_->clients().pause();
+  ClientPause& pause = server_->clients().pause();
   const int64_t now = NowUnixMs();
-  if (pause.Mode(now) != PauseMode::kNone) {  // extended meanwhile (or a new pause)
+  pause.ClearIfEnded(now);                   // what is in effect from now on
+  if (pause.Mode(now) == PauseMode::kAll) {  // extended meanwhile, or another purpose's
     if (!pause_held_.empty()) ArmPauseTimer(now);
     return;
   }
+  // Every held connection goes on; one whose command a pause still in effect covers (a
+  // FAILOVER's WRITE pause after an ALL one ended) is held again, in the same order.
   std::deque<uint64_t> held;
   held.swap(pause_held_);
   for (const uint64_t id : held) {

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "server/client_pause.h"
+#include "server/clock.h"
 #include "server/commands/args.h"
 #include "server/connection.h"
 #include "server/protocol/reply.h"
@@ -54,7 +55,7 @@ void ClientPauseCommand(ClientPause* pause, Args& argv, std::string* out) {
                           .count();
   // A timeout past what a unix-ms clock can add is a pause with no end in practice.
   const int64_t end = timeout > INT64_MAX - now ? INT64_MAX : now + timeout;
-  pause->Pause(now, end, mode);
+  pause->Pause(PausePurpose::kClientCommand, now, end, mode);
   out->append(kReplyOk);
 }
 
@@ -78,7 +79,7 @@ bool ClientControlCommand(CommandContext& ctx, Args& argv, std::string* out) {
     if (argv.size() != 2) {
       AppendError(out, "ERR wrong number of arguments for 'client|unpause' command");
     } else {
-      ctx.clients().pause().Unpause();
+      ctx.clients().pause().Unpause(PausePurpose::kClientCommand, NowUnixMs());
       out->append(kReplyOk);
     }
     return true;

@@ -68,7 +68,7 @@ std::string Replication::StartFailover(const std::string& host, int port, bool f
     spdlog::info("FAILOVER requested to any replica.");
   }
   const int64_t now = NowUnixMs();
-  server_->clients().pause().Pause(now, now + kPauseMs, PauseMode::kWrite);
+  server_->clients().pause().Pause(PausePurpose::kFailover, now, now + kPauseMs, PauseMode::kWrite);
   std::lock_guard<std::mutex> lock(mu_);
   failover_thread_ = std::thread([this] { FailoverThread(); });
   return "";
@@ -186,7 +186,7 @@ void Replication::EndFailover(const char* why) {
     failover_abort_ = false;
     psync_failover_ = false;
   }
-  server_->clients().pause().Unpause();
+  server_->clients().pause().Unpause(PausePurpose::kFailover, NowUnixMs());
   if (why != nullptr) {
     spdlog::warn("FAILOVER aborted: {}.", why);
   } else {
