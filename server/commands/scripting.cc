@@ -4,7 +4,6 @@
 // server/scripting/script_vm.h.
 #include "server/scripting/scripting.h"
 
-#include <cctype>
 
 #include "config/glob.h"
 #include "server/clock.h"
@@ -28,7 +27,9 @@ constexpr std::string_view kNoScript = "-NOSCRIPT No matching script. Please use
 
 std::string Lower(std::string_view text) {
   std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');  // a sha1: ASCII only
+  }
   return lower;
 }
 
