@@ -38,6 +38,30 @@ INTEG_SRCS  = $(wildcard tests/integration/*.cc)
 INTEG_OBJS  = $(INTEG_SRCS:%.cc=$(BUILD)/%.o)
 BENCH_SRCS  = $(wildcard tests/bench/*.cc)
 
+# Unity ("jumbo") build, the default: the library's, the unit tests' and the integration tests'
+# sources are compiled a chunk at a time, each chunk one translation unit that #includes up to
+# UNITY_SIZE .cc files of one folder (scripts/unity-chunks.sh writes them under $(BUILD)/unity).
+# The heavy headers (RocksDB, spdlog, Catch2) are then parsed and their templates emitted once
+# per chunk instead of once per file: a fresh build takes about half the CPU time. An edit to
+# one .cc rebuilds its whole chunk; UNITY=0 (one object per file) suits editing one file at a
+# time. The tests' main.cc files (CATCH_CONFIG_MAIN) and cmd/main.cc stay their own units.
+UNITY      ?= 1
+UNITY_SIZE ?= 10
+UNITY_DIR   = $(BUILD)/unity
+# Chunks are written only for goals that compile (not for clean, help, format, lint, tsa, deps).
+NO_BUILD_GOALS = clean help format lint tsa deps compose-test
+ifeq ($(UNITY),1)
+ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
+  unity_chunks = $(patsubst %.cc,%.o,$(shell UNITY_SIZE=$(UNITY_SIZE) \
+                   scripts/unity-chunks.sh $(UNITY_DIR) $(1) $(2)))
+  CORE_OBJS  := $(call unity_chunks,core,$(CORE_SRCS))
+  UNIT_OBJS  := $(BUILD)/tests/unit/main.o \
+                $(call unity_chunks,unit,$(filter-out tests/unit/main.cc,$(UNIT_SRCS)))
+  INTEG_OBJS := $(BUILD)/tests/integration/main.o \
+                $(call unity_chunks,integration,$(filter-out tests/integration/main.cc,$(INTEG_SRCS)))
+endif
+endif
+
 SERVER      = $(BUILD)/rockcache-server
 UNIT_TESTS  = $(BUILD)/unit-tests
 INTEG_TESTS = $(BUILD)/integration-tests
@@ -83,6 +107,9 @@ help:
 	@echo "make format | lint  clang-format the sources | check format, thread-safety (make tsa), clang-tidy"
 	@echo "make compose-test   build the Docker images and check every compose profile (needs Docker)"
 	@echo "make clean          remove build/"
+	@echo "Sources compile as a unity build: up to UNITY_SIZE (10) .cc files of a folder in one"
+	@echo "unit, about half the CPU time of a fresh build. UNITY=0 compiles one object per file,"
+	@echo "which suits editing one file at a time (an edit rebuilds one file, not its chunk)."
 	@echo "Builds run one job per CPU; JOBS=N or -jN to change it. Test cases run JOBS+1 at a"
 	@echo "time, one process each; TEST_JOBS=N to change it (1: one process)."
 
@@ -92,6 +119,9 @@ deps:
 
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(UNITY_DIR)/%.o: $(UNITY_DIR)/%.cc
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 $(BUILD)/librockcache.a: $(CORE_OBJS)

@@ -11,9 +11,9 @@
 using rockcache::testing::Client;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kBadOffset[] = "err:ERR bit offset is not an integer or out of range";
 }  // namespace
 

@@ -30,20 +30,14 @@ using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
+using rockcache::testing::kSyntax;
+using rockcache::testing::Send;
 
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kNotFloat[] = "err:ERR timeout is not a float or out of range";
 const char kNegative[] = "err:ERR timeout is negative";
-const char kSyntax[] = "err:ERR syntax error";
-
-// Sends a command without waiting for its reply (read it later with GetReply).
-void Send(Client& c, const std::vector<std::string>& args) {
-  c.Append(args);
-  int done = 0;
-  while (!done) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
-}
 
 std::string Next(Client& c) {
   Reply r;

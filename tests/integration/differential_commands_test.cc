@@ -31,8 +31,6 @@ using namespace rockcache::testing::differential;  // NOLINT
 
 namespace {
 
-std::string I(int v) { return std::to_string(v); }
-
 // ---- bitmaps ----
 void RunBitmap(Differ& d, Rng& r, int commands) {
   const std::string f = "bitmap";

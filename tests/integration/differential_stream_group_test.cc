@@ -23,8 +23,6 @@ using namespace rockcache::testing::differential;  // NOLINT
 
 namespace {
 
-std::string I(int v) { return std::to_string(v); }
-
 // A RESP2 reply re-serialised with the clock-dependent integers masked. `mask_next` names map
 // keys whose value is masked; in XPENDING's extended form the idle time (3rd of 4) is masked.
 class Masker {

@@ -12,10 +12,10 @@
 using rockcache::testing::Client;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kPalermoPos[] = "[bulk:13.36138933897018433, bulk:38.11555639549629859]";
 const char kCataniaPos[] = "[bulk:15.08726745843887329, bulk:37.50266842333162032]";
 

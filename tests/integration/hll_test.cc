@@ -13,12 +13,12 @@ using rockcache::testing::Client;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
 
 const char kNotHll[] = "err:WRONGTYPE Key is not a valid HyperLogLog string value.";
 const char kCorrupt[] = "err:INVALIDOBJ Corrupted HLL object detected";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 std::vector<std::string> Elements(const char* cmd, const char* key, int from, int to) {
   std::vector<std::string> args = {cmd, key};

@@ -18,10 +18,10 @@ using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
+using rockcache::testing::kNotInteger;
 
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
 const char kNxXxGtLt[] = "err:ERR NX and XX, GT or LT options at the same time are not compatible";
 const char kGtLt[] = "err:ERR GT and LT options at the same time are not compatible";
 

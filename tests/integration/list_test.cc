@@ -14,12 +14,12 @@ using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
 
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kMustBePositive[] = "err:ERR value is out of range, must be positive";
 
 std::string RawReply(RawConnection& conn, const std::vector<std::string>& args,

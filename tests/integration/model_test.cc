@@ -33,12 +33,12 @@ using rockcache::testing::Client;
 using rockcache::testing::Describe;
 using rockcache::testing::Reply;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
 
 using Args = std::vector<std::string>;
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 enum class Kind { kString, kHash, kList, kSet, kZSet };
 

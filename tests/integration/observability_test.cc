@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/cache_helpers.h"
 #include "tests/integration/test_helpers.h"
 #include "tests/integration/test_server.h"
 
@@ -22,6 +23,7 @@ using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::SubFields;
 
 namespace {
 
@@ -29,18 +31,6 @@ namespace {
 
 std::map<std::string, std::string> Info(Client& c, const std::string& section) {
   return InfoFields(InfoText(c, section));
-}
-
-// "a=1,b=2" -> {a:1, b:2}.
-std::map<std::string, std::string> SubFields(const std::string& value) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(value);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t eq = item.find('=');
-    if (eq != std::string::npos) out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return out;
 }
 
 uint64_t U(const std::string& s) {

@@ -14,6 +14,7 @@
 using namespace rockcache::testing;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::WaitCaughtUp;
+using rockcache::testing::Send;
 
 namespace {
 
@@ -32,11 +33,6 @@ std::string NextEvent(Client& sub) {
 }
 
 // Sends a command without waiting for its reply.
-void Send(Client& c, const std::vector<std::string>& args) {
-  c.Append(args);
-  for (int done = 0; !done;) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
-}
-
 // Waits until `server` has `n` blocked clients.
 void WaitBlocked(Client& server, int n) {
   const std::string want = "blocked_clients:" + std::to_string(n);

@@ -24,19 +24,12 @@ using rockcache::testing::TestServer;
 using rockcache::testing::replication::Field;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::WaitCaughtUp;
+using rockcache::testing::Count;
 
 namespace {
 
 std::string Stat(Client& c, const std::string& name) {
   return InfoFields(InfoText(c, "stats"))[name];
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 std::vector<std::string> ReplicaOfArgs(int port) {

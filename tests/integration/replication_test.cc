@@ -25,16 +25,9 @@ using rockcache::testing::replication::Field;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::TryReplicationInfo;
 using rockcache::testing::replication::WaitCaughtUp;
+using rockcache::testing::Count;
 
 namespace {
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 // Loads `n` strings (pipelined) and a few collections into db 0 and db 3.
 void Load(Client& c, int n) {

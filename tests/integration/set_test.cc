@@ -17,14 +17,14 @@ using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
 
 namespace {
 
 using Members = std::vector<std::string>;
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kMustBePositive[] = "err:ERR value is out of range, must be positive";
 
 // The strings of an array reply, sorted (Redis's set order is unspecified).

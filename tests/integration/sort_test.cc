@@ -12,10 +12,10 @@
 using rockcache::testing::Client;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 void Fill(Client& c) {
   REQUIRE(Run(c, {"RPUSH", "l", "3", "1", "2", "10"}) == "int:4");

@@ -28,14 +28,9 @@ using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
+using rockcache::testing::Send;
 
 namespace {
-
-void Send(Client& c, const std::vector<std::string>& args) {
-  c.Append(args);
-  int done = 0;
-  while (!done) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
-}
 
 std::string Next(Client& c) {
   Reply r;

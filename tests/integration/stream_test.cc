@@ -12,10 +12,10 @@
 using rockcache::testing::Client;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kInvalidId[] = "err:ERR Invalid stream ID specified as stream command argument";
 const char kTooSmall[] =
     "err:ERR The ID specified in XADD is equal or smaller than the target stream top item";

@@ -15,11 +15,11 @@ using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
 
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
 
 long long Ttl(Client& c, const std::string& key) {
   Reply r = c.Command({"TTL", key});

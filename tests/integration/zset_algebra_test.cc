@@ -13,9 +13,9 @@
 using rockcache::testing::Client;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
 
 namespace {
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 void Fill(Client& c) {
   REQUIRE(Run(c, {"ZADD", "z1", "1", "a", "2", "b", "3", "c"}) == "int:3");

@@ -16,13 +16,13 @@ using rockcache::testing::Client;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+using rockcache::testing::kWrongType;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
 
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
 const char kNotFloat[] = "err:ERR value is not a valid float";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kMustBePositive[] = "err:ERR value is out of range, must be positive";
 const char kMinMaxFloat[] = "err:ERR min or max is not a float";
 const char kMinMaxLex[] = "err:ERR min or max not valid string range item";
