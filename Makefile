@@ -52,8 +52,9 @@ UNITY_DIR   = $(BUILD)/unity
 NO_BUILD_GOALS = clean help format lint tsa deps compose-test
 ifeq ($(UNITY),1)
 ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
-  unity_chunks = $(patsubst %.cc,%.o,$(shell UNITY_SIZE=$(UNITY_SIZE) \
-                   scripts/unity-chunks.sh $(UNITY_DIR) $(1) $(2)))
+  unity_chunks = $(or $(patsubst %.cc,%.o,$(shell UNITY_SIZE=$(UNITY_SIZE) \
+                   scripts/unity-chunks.sh $(UNITY_DIR) $(1) $(2))), \
+                   $(error scripts/unity-chunks.sh wrote no $(1) chunks (UNITY=0 builds without it)))
   CORE_OBJS  := $(call unity_chunks,core,$(CORE_SRCS))
   UNIT_OBJS  := $(BUILD)/tests/unit/main.o \
                 $(call unity_chunks,unit,$(filter-out tests/unit/main.cc,$(UNIT_SRCS)))

@@ -23,16 +23,20 @@ using rockcache::testing::Contains;
 using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::NowMs;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
+using rockcache::testing::Send;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
-using rockcache::testing::kSyntax;
-using rockcache::testing::Send;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace blocking_test {
 
 namespace {
 
@@ -491,3 +495,5 @@ TEST_CASE("a blocked command counts once in INFO commandstats and SLOWLOG, as Re
   CHECK(blpop == 1);
   CHECK(brpop == 0);
 }
+
+}  // namespace blocking_test

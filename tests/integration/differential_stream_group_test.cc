@@ -21,6 +21,10 @@ using rockcache::testing::ReferenceRedis;
 using rockcache::testing::TestServer;
 using namespace rockcache::testing::differential;  // NOLINT
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace differential_stream_group_test {
+
 namespace {
 
 // A RESP2 reply re-serialised with the clock-dependent integers masked. `mask_next` names map
@@ -287,3 +291,5 @@ TEST_CASE("Differential: stream consumer groups and XREAD equal redis-server's",
   CHECK(stats.nonempty_arrays > commands / 10);
   CHECK(stats.mismatches == 0);
 }
+
+}  // namespace differential_stream_group_test

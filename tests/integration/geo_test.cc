@@ -10,9 +10,13 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace geo_test {
 
 namespace {
 
@@ -160,3 +164,5 @@ TEST_CASE("GEOSEARCH and GEOSEARCHSTORE", "[geo]") {
   CHECK(Run(c, {"GEOSEARCH", "str", "FROMLONLAT", "15", "37", "BYRADIUS", "1", "km"}) ==
         kWrongType);
 }
+
+}  // namespace geo_test

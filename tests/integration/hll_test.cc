@@ -10,10 +10,14 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hll_test {
 
 namespace {
 
@@ -118,3 +122,5 @@ TEST_CASE("HyperLogLog errors: WRONGTYPE, not a HyperLogLog, corrupt", "[hll]") 
   CHECK(Run(c, {"PFCOUNT", "fake", "fake"}) == kCorrupt);
   CHECK(Run(c, {"PFMERGE", "dst", "fake"}) == kCorrupt);
 }
+
+}  // namespace hll_test

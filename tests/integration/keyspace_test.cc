@@ -13,12 +13,16 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
+using rockcache::testing::kNotInteger;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
-using rockcache::testing::kNotInteger;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace keyspace_test {
 
 namespace {
 
@@ -396,3 +400,5 @@ TEST_CASE("DBSIZE follows writes and deletes", "[keyspace]") {
   Client c2(server.port());
   CHECK(Run(c2, {"DBSIZE"}) == "int:16");
 }
+
+}  // namespace keyspace_test

@@ -9,14 +9,18 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
-using rockcache::testing::kNotInteger;
-using rockcache::testing::kSyntax;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace list_test {
 
 namespace {
 
@@ -335,3 +339,5 @@ TEST_CASE("LRANGE replies the exact bytes of every element", "[list]") {
     CHECK(RawReply(raw, {"LRANGE", "l", ranges[r][0], ranges[r][1]}, want) == want);
   }
 }
+
+}  // namespace list_test

@@ -22,8 +22,12 @@ using rockcache::testing::InfoText;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
-using rockcache::testing::TestServer;
 using rockcache::testing::SubFields;
+using rockcache::testing::TestServer;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace observability_test {
 
 namespace {
 
@@ -417,3 +421,5 @@ TEST_CASE("LATENCY HISTOGRAM has Redis 7's shape", "[metrics]") {
   for (size_t i = 0; i < r.elements.size(); i += 2) has_get |= r.elements[i].str == "get";
   CHECK(has_get);
 }
+
+}  // namespace observability_test

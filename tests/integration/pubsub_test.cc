@@ -20,6 +20,10 @@ using rockcache::testing::Run;
 using rockcache::testing::RunShell;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace pubsub_test {
+
 namespace {
 
 // The next push a subscribed client receives, described ("[bulk:message, bulk:ch, bulk:hi]").
@@ -459,3 +463,5 @@ TEST_CASE("shard channels: SSUBSCRIBE, SPUBLISH, SUNSUBSCRIBE, PUBSUB SHARD* (Re
   CHECK(Run(sub, {"PING"}) == "status:PONG");  // out of subscribed mode
   CHECK(Run(pub, {"PUBSUB", "SHARDNUMSUB", "sport"}) == "[bulk:sport, int:0]");
 }
+
+}  // namespace pubsub_test

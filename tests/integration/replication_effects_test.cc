@@ -12,9 +12,13 @@
 #include "tests/integration/test_server.h"
 
 using namespace rockcache::testing;
+using rockcache::testing::Send;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::WaitCaughtUp;
-using rockcache::testing::Send;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_effects_test {
 
 namespace {
 
@@ -257,3 +261,5 @@ TEST_CASE("a replica runs its primary's functions: after a full sync and as they
   REQUIRE(Run(p, {"WAIT", "1", "5000"}) == "int:1");
   CHECK(Run(r, {"FUNCTION", "LIST"}) == "[]");
 }
+
+}  // namespace replication_effects_test

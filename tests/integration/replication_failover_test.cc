@@ -15,6 +15,7 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::Count;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
 using rockcache::testing::Reply;
@@ -24,7 +25,10 @@ using rockcache::testing::TestServer;
 using rockcache::testing::replication::Field;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::WaitCaughtUp;
-using rockcache::testing::Count;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_failover_test {
 
 namespace {
 
@@ -265,3 +269,5 @@ TEST_CASE("FAILOVER: Redis 7.0's errors, a handover to a replica, and an abort o
   CHECK(Run(o, {"GET", "after-failover"}) == "bulk:1");
   CHECK(Count(other.Log(), "full sync loaded") == 1);
 }
+
+}  // namespace replication_failover_test

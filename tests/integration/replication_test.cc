@@ -14,6 +14,7 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Contains;
+using rockcache::testing::Count;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
 using rockcache::testing::Reply;
@@ -25,7 +26,10 @@ using rockcache::testing::replication::Field;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::TryReplicationInfo;
 using rockcache::testing::replication::WaitCaughtUp;
-using rockcache::testing::Count;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_test {
 
 namespace {
 
@@ -304,3 +308,5 @@ TEST_CASE("replication obeys requirepass through masterauth", "[replication]") {
   CHECK(Field(r, "master_link_status") == "down");
   CHECK(Run(r, {"GET", "k"}) == "bulk:v");
 }
+
+}  // namespace replication_test

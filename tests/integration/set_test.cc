@@ -12,14 +12,18 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
-using rockcache::testing::kNotInteger;
-using rockcache::testing::kSyntax;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace set_test {
 
 namespace {
 
@@ -287,3 +291,5 @@ TEST_CASE("set commands against a string key reply WRONGTYPE", "[set]") {
   CHECK(Run(c, {"GET", "s"}) == "bulk:v");
   CHECK(Run(c, {"EXISTS", "d"}) == "int:0");
 }
+
+}  // namespace set_test

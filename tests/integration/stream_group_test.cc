@@ -26,9 +26,13 @@ using rockcache::testing::InfoText;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
+using rockcache::testing::Send;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
-using rockcache::testing::Send;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace stream_group_test {
 
 namespace {
 
@@ -277,3 +281,5 @@ TEST_CASE("XCLAIM and XAUTOCLAIM move a dead consumer's entries; the PEL survive
   CHECK(Run(c, {"XACK", "q", "g", "1-0", "2-0", "31-0", "32-0"}) == "int:3");
   CHECK(Run(c, {"XPENDING", "q", "g", "-", "+", "1"}).find("bulk:3-0") != std::string::npos);
 }
+
+}  // namespace stream_group_test

@@ -10,9 +10,13 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace stream_test {
 
 namespace {
 
@@ -259,3 +263,5 @@ TEST_CASE("stream keyspace events (class t): xadd, xtrim, xdel, as Redis 7.0", "
                                                  event + ", bulk:k]");
   }
 }
+
+}  // namespace stream_test

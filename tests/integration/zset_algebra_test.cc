@@ -11,9 +11,13 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace zset_algebra_test {
 
 namespace {
 
@@ -214,3 +218,5 @@ TEST_CASE("LPOS ranks, SINTERCARD, SMISMEMBER and COMMAND GETKEYS of numkeys com
   CHECK(Run(c, {"COMMAND", "INFO", "LMPOP"}).find("[status:RW, status:access, status:delete]") !=
         std::string::npos);
 }
+
+}  // namespace zset_algebra_test

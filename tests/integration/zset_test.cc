@@ -13,12 +13,16 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
-using rockcache::testing::kWrongType;
-using rockcache::testing::kNotInteger;
-using rockcache::testing::kSyntax;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace zset_test {
 
 namespace {
 
@@ -437,3 +441,5 @@ TEST_CASE("sorted-set commands against a string key reply WRONGTYPE", "[zset]") 
   CHECK(Run(c, {"GET", "s"}) == "bulk:v");
   CHECK(Run(c, {"EXISTS", "d"}) == "int:0");
 }
+
+}  // namespace zset_test
