@@ -2,7 +2,7 @@
 #
 # Objects go under $(BUILD) (build/ by default; build/asan and build/tsan for sanitizer builds).
 # Every module folder's *.cc is compiled; tests/unit/**/*_test.cc form build/unit-tests and
-# tests/integration/*_test.cc form build/integration-tests.
+# tests/integration/*_test.cc form build/integration-tests. By default a unity build: see UNITY.
 
 # Parallel by default: one job per CPU (JOBS=N to choose), unless the command line gives -j.
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -108,7 +108,7 @@ help:
 	@echo "make format | lint  clang-format the sources | check format, thread-safety (make tsa), clang-tidy"
 	@echo "make compose-test   build the Docker images and check every compose profile (needs Docker)"
 	@echo "make clean          remove build/"
-	@echo "Sources compile as a unity build: up to UNITY_SIZE (10) .cc files of a folder in one"
+	@echo "Sources compile as a unity build: up to UNITY_SIZE (10) .cc files of a folder as one"
 	@echo "unit, about half the CPU time of a fresh build. UNITY=0 compiles one object per file,"
 	@echo "which suits editing one file at a time (an edit rebuilds one file, not its chunk)."
 	@echo "Builds run one job per CPU; JOBS=N or -jN to change it. Test cases run JOBS+1 at a"
@@ -124,6 +124,16 @@ $(BUILD)/%.o: %.cc
 
 $(UNITY_DIR)/%.o: $(UNITY_DIR)/%.cc
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+# A chunk file removed after make read this Makefile (`make clean all`) is written again.
+$(UNITY_DIR)/core-%.cc:
+	@UNITY_SIZE=$(UNITY_SIZE) scripts/unity-chunks.sh $(UNITY_DIR) core $(CORE_SRCS) >/dev/null
+$(UNITY_DIR)/unit-%.cc:
+	@UNITY_SIZE=$(UNITY_SIZE) scripts/unity-chunks.sh $(UNITY_DIR) unit \
+	  $(filter-out tests/unit/main.cc,$(UNIT_SRCS)) >/dev/null
+$(UNITY_DIR)/integration-%.cc:
+	@UNITY_SIZE=$(UNITY_SIZE) scripts/unity-chunks.sh $(UNITY_DIR) integration \
+	  $(filter-out tests/integration/main.cc,$(INTEG_SRCS)) >/dev/null
 
 $(BUILD)/librockcache.a: $(CORE_OBJS)
 	@rm -f $@

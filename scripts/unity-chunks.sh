@@ -49,8 +49,8 @@ while [ $i -lt ${#lines[@]} ]; do
       content+=$'\n'"#include \"${group[$k]}\""
     done
     if [ ! -f "$file" ] || [ "$(cat "$file")" != "$content" ]; then
-      printf '%s\n' "$content" >"$file.tmp"
-      mv -f "$file.tmp" "$file"
+      printf '%s\n' "$content" >"$file.tmp.$$"
+      mv -f "$file.tmp.$$" "$file"
     fi
     keep[$file]=1
     echo "$file"
