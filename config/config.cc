@@ -258,7 +258,9 @@ bool ParseInt(std::string_view text, int64_t* out) {
   return true;
 }
 
-std::vector<std::string> Words(std::string_view text) {
+// The words of `text` separated by spaces (' ' only; buffer_limits.cc's Words splits on any
+// whitespace).
+std::vector<std::string> SpaceWords(std::string_view text) {
   std::vector<std::string> words;
   size_t i = 0;
   while (i < text.size()) {
@@ -413,7 +415,7 @@ Status Config::Canonicalize(const OptionSpec& spec, std::string_view value,
       }
       return Status::OK();
     case OptionType::kSave: {
-      auto words = Words(value);
+      auto words = SpaceWords(value);
       int64_t n = 0;
       if (words.size() % 2 != 0 ||
           !std::all_of(words.begin(), words.end(),
@@ -426,7 +428,7 @@ Status Config::Canonicalize(const OptionSpec& spec, std::string_view value,
     }
     case OptionType::kPercentiles: {
       out->clear();
-      for (const auto& w : Words(value)) {
+      for (const auto& w : SpaceWords(value)) {
         char* end = nullptr;
         double p = std::strtod(w.c_str(), &end);
         if (end == w.c_str() || *end != '\0') {

@@ -12,13 +12,6 @@
 
 namespace rockcache::storage {
 
-namespace {
-
-Status NoKey() { return Status::NotFound(kNoStreamKey); }
-Status NoGroup() { return Status::NotFound(kNoStreamGroup); }
-
-}  // namespace
-
 StatusOr<std::optional<StreamInfo>> RocksStore::XInfoStream(std::string_view key) {
   Hold hold;
   Meta meta;

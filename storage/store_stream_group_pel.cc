@@ -11,13 +11,6 @@
 
 namespace rockcache::storage {
 
-namespace {
-
-Status NoKey() { return Status::NotFound(kNoStreamKey); }
-Status NoGroup() { return Status::NotFound(kNoStreamGroup); }
-
-}  // namespace
-
 StatusOr<std::optional<std::vector<StreamEntry>>> RocksStore::XReadGroup(
     std::string_view key, const StreamGroupReadSpec& spec, int64_t now_ms, uint64_t max_bytes) {
   using Result = std::optional<std::vector<StreamEntry>>;

@@ -12,8 +12,13 @@
 
 #include "storage/rocks_store.h"
 #include "storage/stream_group_records.h"
+#include "storage/stream_types.h"
 
 namespace rockcache::storage {
+
+// The errors of a stream group command on an absent key or group (stream_types.h's messages).
+inline Status NoKey() { return Status::NotFound(kNoStreamKey); }
+inline Status NoGroup() { return Status::NotFound(kNoStreamGroup); }
 
 // The groups of one stream (key, meta), read with `ro`; with a batch, the changes of one write
 // to one group, applied to the batch by Finish(). REQUIRES for writes: the key lock.

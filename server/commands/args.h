@@ -22,6 +22,9 @@ inline bool ParseInteger(const std::string& arg, int64_t* out) {
   return storage::ParseInt64(arg, out);
 }
 
+// The error of an argument that should be a float (ZADD, GEOADD...).
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+
 // Most elements a random-sampling command (HRANDFIELD, SRANDMEMBER with a negative count) may be
 // asked for: its reply is built in memory, so an absurd count must not take the server down.
 inline constexpr int64_t kMaxRandomCount = 100'000'000;

@@ -22,8 +22,6 @@
 namespace rockcache::server {
 namespace {
 
-constexpr std::string_view kNotFloat = "ERR value is not a valid float";
-
 // Reads a double as Redis's getDoubleFromObjectOrReply; `error` replaces the default text.
 bool ReadDouble(const std::string& arg, double* value, std::string* out,
                 std::string_view error = kNotFloat) {

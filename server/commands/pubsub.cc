@@ -36,7 +36,7 @@ void AppendSubscriptionReply(std::string* out, std::string_view kind, const std:
   AppendInteger(out, static_cast<int64_t>(count));
 }
 
-PubSubState& StateOf(Connection* conn) {
+PubSubState& PubSubOf(Connection* conn) {
   if (conn->pubsub == nullptr) conn->pubsub = std::make_unique<PubSubState>();
   return *conn->pubsub;
 }
@@ -59,7 +59,7 @@ void Settle(Connection* conn) {
 // SSUBSCRIBE shardchannel [shardchannel ...]: ["ssubscribe", channel, shard subscriptions].
 void SSubscribe(CommandContext& ctx, Args& argv, std::string* out) {
   Connection* conn = ctx.conn;
-  PubSubState& state = StateOf(conn);
+  PubSubState& state = PubSubOf(conn);
   for (size_t i = 1; i < argv.size(); ++i) {
     if (state.shard_channels.insert(argv[i]).second) {
       ctx.pubsub().SSubscribe(argv[i], conn->id, conn->info->loop_index);
@@ -72,7 +72,7 @@ void SSubscribe(CommandContext& ctx, Args& argv, std::string* out) {
 // SUNSUBSCRIBE [shardchannel ...] (none: all of them).
 void SUnsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
   Connection* conn = ctx.conn;
-  PubSubState& state = StateOf(conn);
+  PubSubState& state = PubSubOf(conn);
   auto drop = [&](const std::string& name) {
     if (state.shard_channels.erase(name) != 0) ctx.pubsub().SUnsubscribe(name, conn->id);
     AppendSubscriptionReply(out, "sunsubscribe", &name, state.shard_channels.size());
@@ -96,7 +96,7 @@ void SPublishCommand(CommandContext& ctx, Args& argv, std::string* out) {
 
 void Subscribe(CommandContext& ctx, Args& argv, std::string* out) {
   Connection* conn = ctx.conn;
-  PubSubState& state = StateOf(conn);
+  PubSubState& state = PubSubOf(conn);
   const bool pattern = Is(argv[0], "psubscribe");
   auto& set = pattern ? state.patterns : state.channels;
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -116,7 +116,7 @@ void Unsubscribe(CommandContext& ctx, Args& argv, std::string* out) {
   Connection* conn = ctx.conn;
   const bool pattern = Is(argv[0], "punsubscribe");
   const std::string_view kind = pattern ? "punsubscribe" : "unsubscribe";
-  PubSubState& state = StateOf(conn);
+  PubSubState& state = PubSubOf(conn);
   auto& set = pattern ? state.patterns : state.channels;
   auto drop = [&](const std::string& name) {
     if (set.erase(name) == 0) return;

@@ -24,7 +24,7 @@
 namespace rockcache::server {
 namespace {
 
-using Keys = std::vector<std::string_view>;
+using KeyViews = std::vector<std::string_view>;
 
 // Members as an array, or as a set under RESP3 when `as_set` (SPOP with a count, SINTER...).
 void AppendMembers(std::string* out, const std::vector<std::string>& members, bool as_set) {
@@ -153,7 +153,7 @@ void SMove(CommandContext& ctx, Args& argv, std::string* out) {
 // (server/slicing/sliced_algebra.h): then it was replied (or deferred) by ReplyAlgebra. The sizes
 // cost a meta read per key; a key of another type takes the unsliced path, which replies the
 // error.
-bool SlicedSetAlgebra(CommandContext& ctx, AlgebraOp op, const Keys& keys, uint64_t limit,
+bool SlicedSetAlgebra(CommandContext& ctx, AlgebraOp op, const KeyViews& keys, uint64_t limit,
                       std::string* out) {
   if (ctx.slices == nullptr) return false;
   std::vector<int64_t> sizes;
@@ -175,7 +175,7 @@ bool SlicedSetAlgebra(CommandContext& ctx, AlgebraOp op, const Keys& keys, uint6
 
 // SINTER / SUNION / SDIFF key... Sliced when big (server/slicing/sliced_algebra.h).
 void SetAlgebra(CommandContext& ctx, Args& argv, std::string* out) {
-  Keys keys = ArgViews(argv, 1);
+  KeyViews keys = ArgViews(argv, 1);
   const AlgebraOp op = Is(argv[0], "SINTER")   ? AlgebraOp::kSInter
                        : Is(argv[0], "SUNION") ? AlgebraOp::kSUnion
                                                : AlgebraOp::kSDiff;
@@ -195,7 +195,7 @@ void SetAlgebra(CommandContext& ctx, Args& argv, std::string* out) {
 // SINTERSTORE / SUNIONSTORE / SDIFFSTORE destination key...
 void SetAlgebraStore(CommandContext& ctx, Args& argv, std::string* out) {
   const int64_t existed = LengthIfNotifying(ctx, [&] { return ctx.store->Exists({argv[1]}); });
-  Keys keys = ArgViews(argv, 2);
+  KeyViews keys = ArgViews(argv, 2);
   auto size = Is(argv[0], "SINTERSTORE")   ? ctx.store->SInterStore(argv[1], keys)
               : Is(argv[0], "SUNIONSTORE") ? ctx.store->SUnionStore(argv[1], keys)
                                            : ctx.store->SDiffStore(argv[1], keys);
@@ -227,7 +227,7 @@ void SInterCard(CommandContext& ctx, Args& argv, std::string* out) {
       return AppendError(out, "ERR LIMIT can't be negative");
     }
   }
-  Keys keys(argv.begin() + 2, argv.begin() + static_cast<std::ptrdiff_t>(end));
+  KeyViews keys(argv.begin() + 2, argv.begin() + static_cast<std::ptrdiff_t>(end));
   if (SlicedSetAlgebra(ctx, AlgebraOp::kSInterCard, keys, static_cast<uint64_t>(limit), out)) {
     return;
   }

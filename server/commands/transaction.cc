@@ -11,7 +11,7 @@
 namespace rockcache::server {
 namespace {
 
-TxState& StateOf(Connection* conn) {
+TxState& TxOf(Connection* conn) {
   if (conn->tx == nullptr) conn->tx = std::make_unique<TxState>();
   return *conn->tx;
 }
@@ -21,7 +21,7 @@ void Multi(CommandContext& ctx, Args&, std::string* out) {
     AppendError(out, "ERR MULTI calls can not be nested");
     return;
   }
-  TxState& state = StateOf(ctx.conn);
+  TxState& state = TxOf(ctx.conn);
   if (state.in_multi) {
     AppendError(out, "ERR MULTI calls can not be nested");
     return;

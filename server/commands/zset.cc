@@ -27,8 +27,6 @@ namespace {
 using storage::ScoredMember;
 using storage::ZRangeSpec;
 
-constexpr std::string_view kNotFloat = "ERR value is not a valid float";
-
 // A score as Redis 7.2 writes it (storage::FormatScore): whole numbers as integers, others in
 // the shortest round-trip form (0.1 -> "0.1", where Redis 7.0 wrote "0.10000000000000001"); a
 // computed -0 (ZINCRBY -0 on a new member) as "-0", as Redis 7.0. A double under RESP3.

@@ -21,12 +21,6 @@ void AppendBacklen(std::string* out, uint64_t n) {
   }
 }
 
-uint64_t LittleEndian(const unsigned char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
 int64_t SignExtend(uint64_t v, int bits) {
   const uint64_t sign = uint64_t{1} << (bits - 1);
   if (bits < 64 && (v & sign)) v |= ~((uint64_t{1} << bits) - 1);

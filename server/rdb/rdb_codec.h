@@ -32,6 +32,12 @@ void AppendRdbString(std::string* out, std::string_view value);
 void AppendBinaryDouble(std::string* out, double value);
 // Appends a little-endian integer of `bytes` bytes.
 void AppendLittleEndian(std::string* out, uint64_t value, int bytes);
+// The little-endian integer of `bytes` (at most 8) bytes at `p`.
+inline uint64_t LittleEndian(const unsigned char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
+  return v;
+}
 
 // Appends the footer of a DUMP payload: RDB version (2 bytes, little endian) and the CRC-64 of
 // everything before it (8 bytes, little endian).

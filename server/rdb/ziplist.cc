@@ -7,12 +7,6 @@
 namespace rockcache::server::rdb {
 namespace {
 
-uint64_t LittleEndian(const unsigned char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
 template <typename T>
 int64_t AsSigned(uint64_t v) {
   return static_cast<int64_t>(static_cast<T>(v));

@@ -215,7 +215,7 @@ class Encoder {
   bool too_big_ = false;
 };
 
-int Pack(lua_State* L) {
+int MsgPackPack(lua_State* L) {
   int nargs = lua_gettop(L);
   if (nargs == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
   luaL_checkstack(L, 1, "in cmsgpack.pack");
@@ -447,7 +447,7 @@ int UnpackFull(lua_State* L, lua_Integer limit, lua_Integer offset) {
   return count + 1;
 }
 
-int Unpack(lua_State* L) { return UnpackFull(L, 0, 0); }
+int MsgPackUnpack(lua_State* L) { return UnpackFull(L, 0, 0); }
 
 int UnpackOne(lua_State* L) {
   lua_Integer offset = luaL_optinteger(L, 2, 0);
@@ -464,8 +464,8 @@ int UnpackLimit(lua_State* L) {
 
 int OpenCmsgpack(lua_State* L) {
   static const luaL_Reg kFunctions[] = {
-      {"pack", Pack},
-      {"unpack", Unpack},
+      {"pack", MsgPackPack},
+      {"unpack", MsgPackUnpack},
       {"unpack_one", UnpackOne},
       {"unpack_limit", UnpackLimit},
   };

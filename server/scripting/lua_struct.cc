@@ -224,7 +224,7 @@ void PackItem(lua_State* L, char opt, size_t size, int* arg, std::string* out, O
   }
 }
 
-int Pack(lua_State* L) {
+int StructPack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   bool out_of_memory = false;
   {
@@ -248,7 +248,7 @@ int Pack(lua_State* L) {
   return 1;
 }
 
-int Unpack(lua_State* L) {
+int StructUnpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t len = 0;
   const char* data = luaL_checklstring(L, 2, &len);
@@ -349,8 +349,8 @@ int Size(lua_State* L) {
 
 int OpenStruct(lua_State* L) {
   static const luaL_Reg kFunctions[] = {
-      {"pack", Pack},
-      {"unpack", Unpack},
+      {"pack", StructPack},
+      {"unpack", StructUnpack},
       {"size", Size},
       {nullptr, nullptr},
   };

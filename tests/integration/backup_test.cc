@@ -24,6 +24,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace backup_test {
+
 namespace {
 
 std::map<std::string, std::string> Persistence(Client& c) {
@@ -272,3 +276,5 @@ TEST_CASE("SAVE, BGSAVE and LASTSAVE reply as Redis; INFO persistence follows th
   CHECK(fields["rdb_last_bgsave_status"] == "ok");
   CHECK(std::atoll(fields["rdb_saves"].c_str()) >= 7);
 }
+
+}  // namespace backup_test

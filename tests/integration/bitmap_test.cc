@@ -9,11 +9,15 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace bitmap_test {
+
 namespace {
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kBadOffset[] = "err:ERR bit offset is not an integer or out of range";
 }  // namespace
 
@@ -178,3 +182,5 @@ TEST_CASE("LCS: string, LEN, IDX with MINMATCHLEN and WITHMATCHLEN, errors", "[b
   CHECK(Run(c, {"LCS", "big1", "big2"}) ==
         "err:ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
 }
+
+}  // namespace bitmap_test

@@ -23,27 +23,25 @@ using rockcache::testing::Contains;
 using rockcache::testing::Describe;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::NowMs;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
+using rockcache::testing::Send;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace blocking_test {
+
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kNotFloat[] = "err:ERR timeout is not a float or out of range";
 const char kNegative[] = "err:ERR timeout is negative";
-const char kSyntax[] = "err:ERR syntax error";
-
-// Sends a command without waiting for its reply (read it later with GetReply).
-void Send(Client& c, const std::vector<std::string>& args) {
-  c.Append(args);
-  int done = 0;
-  while (!done) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
-}
 
 std::string Next(Client& c) {
   Reply r;
@@ -497,3 +495,5 @@ TEST_CASE("a blocked command counts once in INFO commandstats and SLOWLOG, as Re
   CHECK(blpop == 1);
   CHECK(brpop == 0);
 }
+
+}  // namespace blocking_test

@@ -22,6 +22,10 @@ using rockcache::testing::Reply;
 using rockcache::testing::RunShell;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace cache_memory_test {
+
 namespace {
 
 uint64_t StatusKb(pid_t pid, const std::string& field) {
@@ -129,3 +133,5 @@ TEST_CASE("the cache stays in its budget under a million keys", "[cache][memory]
   if (std::getenv("ROCKCACHE_SANITIZER") == nullptr) CHECK(rss_kb * 1024 < 1024ull * 1024 * 1024);
   CHECK(CacheVerify(admin).mismatches == 0);
 }
+
+}  // namespace cache_memory_test

@@ -25,6 +25,10 @@ using rockcache::testing::RunRtc;
 using rockcache::testing::TestServer;
 using rockcache::testing::VerifyResult;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace cache_rtc_test {
+
 namespace {
 
 // ---- 1. RTC answers == pool answers ----------------------------------------------------------
@@ -321,3 +325,5 @@ TEST_CASE("rtc-reads can be switched at runtime", "[cache]") {
   REQUIRE(Run(admin, {"CONFIG", "SET", "rtc-reads", "yes"}) == "status:OK");
   CHECK(RunRtc(admin, c, {"GET", "k"}) == "bulk:v");
 }
+
+}  // namespace cache_rtc_test

@@ -35,6 +35,10 @@ using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 using rockcache::testing::VerifyResult;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace cache_stress_test {
+
 namespace {
 
 // ---- the coherence stress ----------------------------------------------------------------------
@@ -607,3 +611,5 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
   CHECK(std::stoull(cache["cache_rtc_storage_fills"]) > 0);  // misses filled without a hop
   CHECK(std::stoull(cache["cache_used_bytes"]) <= 64 * 1024);
 }
+
+}  // namespace cache_stress_test

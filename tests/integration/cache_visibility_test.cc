@@ -20,6 +20,10 @@ using rockcache::testing::TestServer;
 using rockcache::testing::Ttl100;
 using rockcache::testing::VerifyResult;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace cache_visibility_test {
+
 namespace {
 
 // A writer and a reader connection; checks that the reader sees each write at once.
@@ -450,3 +454,5 @@ TEST_CASE("a SET over a cached key rewrites its entry in place", "[cache]") {
   CHECK(Run(c, {"HGET", "h", "f"}).rfind("err:WRONGTYPE", 0) == 0);
   CHECK(CacheVerify(admin).mismatches == 0);
 }
+
+}  // namespace cache_visibility_test

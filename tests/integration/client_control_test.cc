@@ -20,6 +20,10 @@ using rockcache::testing::RespPeer;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace client_control_test {
+
 namespace {
 
 using Commands = std::vector<std::vector<std::string>>;
@@ -487,3 +491,5 @@ TEST_CASE("maxmemory-clients disconnects the biggest client, never a NO-EVICT on
   rockcache::testing::Client later(server.port());
   CHECK(later.Command({"GET", "k"}).str == "v");
 }
+
+}  // namespace client_control_test

@@ -29,6 +29,10 @@ using rockcache::testing::Run;
 using rockcache::testing::ServerBinary;
 using rockcache::testing::SleepMs;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace config_test {
+
 namespace {
 
 // The server binary run with `args`, stdout+stderr to a file. Killed (SIGKILL) and reaped by the
@@ -339,3 +343,5 @@ TEST_CASE("a Redis value rockcache cannot honour stops start-up with the reason"
   CHECK(Contains(server.Output(), "appendonly"));
   CHECK(Contains(server.Output(), "always 'yes'"));
 }
+
+}  // namespace config_test

@@ -22,6 +22,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace connection_test {
+
 namespace {
 
 // The CLIENT LIST line that contains `needle`, or "".
@@ -635,3 +639,5 @@ TEST_CASE("client-output-buffer-limit disconnects a client that does not read", 
   CHECK(Run(after, {"STRLEN", "big"}) == "int:524288");
   CHECK(Run(c, {"GET", "missing"}) == "nil");
 }
+
+}  // namespace connection_test

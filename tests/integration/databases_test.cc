@@ -20,6 +20,10 @@ using rockcache::testing::RunShell;
 using rockcache::testing::ServerBinary;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace databases_test {
+
 namespace {
 
 // Every key SCAN returns from cursor 0 to the end.
@@ -409,3 +413,5 @@ TEST_CASE("data in database 3 survives restarts; fewer databases than data refus
   CHECK(Run(c, {"SELECT", "3"}) == "status:OK");
   CHECK(Run(c, {"GET", "s"}) == "bulk:three");
 }
+
+}  // namespace databases_test

@@ -130,6 +130,9 @@ inline std::string Fmt(double v, int digits = 6) {
   return buf;
 }
 
+// An integer argument.
+inline std::string I(int v) { return std::to_string(v); }
+
 // The bulk payload of a "$n\r\n...\r\n" reply.
 inline std::string BulkPayload(const std::string& raw) {
   size_t nl = raw.find("\r\n");

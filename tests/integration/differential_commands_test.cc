@@ -29,9 +29,11 @@ using rockcache::testing::TestServer;
 
 using namespace rockcache::testing::differential;  // NOLINT
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace differential_commands_test {
 
-std::string I(int v) { return std::to_string(v); }
+namespace {
 
 // ---- bitmaps ----
 void RunBitmap(Differ& d, Rng& r, int commands) {
@@ -526,3 +528,5 @@ TEST_CASE("Differential: bitmaps, LCS, zset algebra and multi-key pops equal red
     CHECK(stats.mismatches == 0);
   }
 }
+
+}  // namespace differential_commands_test

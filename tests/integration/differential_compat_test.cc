@@ -16,6 +16,10 @@ using rockcache::testing::TestServer;
 
 using namespace rockcache::testing::differential;  // NOLINT
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace differential_compat_test {
+
 namespace {
 
 // Runs `commands` on both servers under `family`; CHECKs there was no mismatch.
@@ -108,3 +112,5 @@ TEST_CASE("Differential: scores of -0 from ZUNION/ZINTER/ZINCRBY print as Redis'
               {"ZUNION", "1", "z6", "WEIGHTS", "-1", "WITHSCORES"},
           });
 }
+
+}  // namespace differential_compat_test

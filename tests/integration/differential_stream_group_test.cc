@@ -21,9 +21,11 @@ using rockcache::testing::ReferenceRedis;
 using rockcache::testing::TestServer;
 using namespace rockcache::testing::differential;  // NOLINT
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace differential_stream_group_test {
 
-std::string I(int v) { return std::to_string(v); }
+namespace {
 
 // A RESP2 reply re-serialised with the clock-dependent integers masked. `mask_next` names map
 // keys whose value is masked; in XPENDING's extended form the idle time (3rd of 4) is masked.
@@ -289,3 +291,5 @@ TEST_CASE("Differential: stream consumer groups and XREAD equal redis-server's",
   CHECK(stats.nonempty_arrays > commands / 10);
   CHECK(stats.mismatches == 0);
 }
+
+}  // namespace differential_stream_group_test

@@ -27,6 +27,10 @@ using rockcache::testing::TestServer;
 
 using namespace rockcache::testing::differential;  // NOLINT
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace differential_table_test {
+
 namespace {
 
 // One line per command: "[~|^ ]name args...", arguments split at spaces ('' is an empty one).
@@ -257,3 +261,5 @@ TEST_CASE("Differential: every command of the table replies as redis-server's, R
     CHECK((covered.count(name) > 0 || kSkipped.count(name) > 0));
   }
 }
+
+}  // namespace differential_table_test

@@ -38,6 +38,10 @@ using rockcache::testing::TestServer;
 
 using namespace rockcache::testing::differential;  // NOLINT
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace differential_test {
+
 namespace {
 
 // ---- HyperLogLog ----
@@ -411,3 +415,5 @@ TEST_CASE("Differential: HLL, GEO, SORT and databases replies equal redis-server
     CHECK(stats.mismatches == 0);
   }
 }
+
+}  // namespace differential_test

@@ -28,6 +28,10 @@ using rockcache::testing::differential::Command;
 using rockcache::testing::differential::Differ;
 using rockcache::testing::differential::Rng;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace dump_test {
+
 namespace {
 
 // CRC-64/Jones, as Redis's DUMP footer (written here: the test binary links no server code).
@@ -691,3 +695,5 @@ TEST_CASE("--import-rdb loads an RDB file redis-server SAVEd, key by key", "[dum
   CHECK(ours.Call({"FCALL", "imp", "0"}) == ":7\r\n");
   std::printf("import-rdb: %d keys checked against redis-server\n", checked);
 }
+
+}  // namespace dump_test

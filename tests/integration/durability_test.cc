@@ -19,6 +19,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace durability_test {
+
 namespace {
 
 // Runs `threads` writers that SET k:<thread>:<i> = v<i> until the connection fails (or
@@ -308,3 +312,5 @@ TEST_CASE("key-filter-bits-per-key 0 turns the key filter off", "[key-filter]") 
   CHECK(info.at("key_filter_state") == "off");
   CHECK(info.at("key_filter_bytes") == "0");
 }
+
+}  // namespace durability_test

@@ -19,6 +19,10 @@ using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace flush_cache_test {
+
 namespace {
 
 uint64_t CacheField(Client& c, const std::string& name) {
@@ -270,3 +274,5 @@ TEST_CASE("a flush acknowledged to one client is seen by the next read of any cl
   }
   ExpectVerified(writer);
 }
+
+}  // namespace flush_cache_test

@@ -10,12 +10,16 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace geo_test {
+
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kPalermoPos[] = "[bulk:13.36138933897018433, bulk:38.11555639549629859]";
 const char kCataniaPos[] = "[bulk:15.08726745843887329, bulk:37.50266842333162032]";
 
@@ -160,3 +164,5 @@ TEST_CASE("GEOSEARCH and GEOSEARCHSTORE", "[geo]") {
   CHECK(Run(c, {"GEOSEARCH", "str", "FROMLONLAT", "15", "37", "BYRADIUS", "1", "km"}) ==
         kWrongType);
 }
+
+}  // namespace geo_test

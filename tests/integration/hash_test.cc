@@ -13,17 +13,20 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hash_test {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
+namespace {
 
 // The strings of an array reply, sorted (Redis's hash order is unspecified).
 std::vector<std::string> Sorted(const Reply& r) {
@@ -316,3 +319,5 @@ TEST_CASE("a hash keeps its TTL across HSET and survives a restart", "[hash]") {
   CHECK(Run(c, {"HLEN", "gone"}) == "int:0");
   CHECK(Run(c, {"EXISTS", "gone"}) == "int:0");
 }
+
+}  // namespace hash_test

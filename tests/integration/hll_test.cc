@@ -10,15 +10,19 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hll_test {
 
 namespace {
 
 const char kNotHll[] = "err:WRONGTYPE Key is not a valid HyperLogLog string value.";
 const char kCorrupt[] = "err:INVALIDOBJ Corrupted HLL object detected";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 std::vector<std::string> Elements(const char* cmd, const char* key, int from, int to) {
   std::vector<std::string> args = {cmd, key};
@@ -118,3 +122,5 @@ TEST_CASE("HyperLogLog errors: WRONGTYPE, not a HyperLogLog, corrupt", "[hll]") 
   CHECK(Run(c, {"PFCOUNT", "fake", "fake"}) == kCorrupt);
   CHECK(Run(c, {"PFMERGE", "dst", "fake"}) == kCorrupt);
 }
+
+}  // namespace hll_test

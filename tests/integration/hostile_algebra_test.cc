@@ -15,6 +15,10 @@ using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hostile_algebra_test {
+
 namespace {
 
 void ExpectDisconnectedWithoutReply(int port, const std::vector<std::string>& command) {
@@ -74,3 +78,5 @@ TEST_CASE("Bit offsets and LCS tables are bounded by proto-max-bulk-len", "[host
   CHECK(Run(c, {"LCS", "x", "y", "LEN"}) ==
         "err:ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
 }
+
+}  // namespace hostile_algebra_test

@@ -30,6 +30,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hostile_replies_test {
+
 namespace {
 
 uint64_t StatusKb(pid_t pid, const std::string& field) {
@@ -368,3 +372,5 @@ TEST_CASE("a client over the soft output limit for longer than its seconds is cl
   CHECK(received.size() < 32u * big.size());
   ExpectServerWorks(admin);
 }
+
+}  // namespace hostile_replies_test

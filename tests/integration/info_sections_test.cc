@@ -20,6 +20,10 @@ using rockcache::testing::ReferenceRedis;
 using rockcache::testing::Reply;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace info_sections_test {
+
 namespace {
 
 const std::set<std::string> kRockcacheSections = {"Pool", "Cache", "Cache-Shards", "RocksDB"};
@@ -211,3 +215,5 @@ TEST_CASE("INFO's key fields are present with sensible values", "[info]") {
   CHECK(errors.fields.at("Errorstats").at("errorstat_ERR") == "count=1");
   CHECK(errors.fields.at("Errorstats").at("errorstat_WRONGTYPE") == "count=2");
 }
+
+}  // namespace info_sections_test

@@ -19,6 +19,10 @@ using rockcache::testing::RunShell;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace introspection_test {
+
 namespace {
 
 // One key of every type, small, plus big ones past Redis's listpack/intset limits.
@@ -390,3 +394,5 @@ TEST_CASE("CLIENT LIST / CLIENT INFO cmd= is the client's last command, as Redis
   REQUIRE(c.GetReply(&popped));
   CHECK(last() == "blpop");
 }
+
+}  // namespace introspection_test

@@ -13,15 +13,19 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
+using rockcache::testing::kNotInteger;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace keyspace_test {
+
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
 const char kNxXxGtLt[] = "err:ERR NX and XX, GT or LT options at the same time are not compatible";
 const char kGtLt[] = "err:ERR GT and LT options at the same time are not compatible";
 
@@ -396,3 +400,5 @@ TEST_CASE("DBSIZE follows writes and deletes", "[keyspace]") {
   Client c2(server.port());
   CHECK(Run(c2, {"DBSIZE"}) == "int:16");
 }
+
+}  // namespace keyspace_test

@@ -9,17 +9,21 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace list_test {
+
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kMustBePositive[] = "err:ERR value is out of range, must be positive";
 
 std::string RawReply(RawConnection& conn, const std::vector<std::string>& args,
@@ -335,3 +339,5 @@ TEST_CASE("LRANGE replies the exact bytes of every element", "[list]") {
     CHECK(RawReply(raw, {"LRANGE", "l", ranges[r][0], ranges[r][1]}, want) == want);
   }
 }
+
+}  // namespace list_test

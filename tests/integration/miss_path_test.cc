@@ -22,6 +22,10 @@ using rockcache::testing::RtcCalls;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace miss_path_test {
+
 namespace {
 
 std::string Key(const char* prefix, int i) { return prefix + std::to_string(i); }
@@ -208,3 +212,5 @@ TEST_CASE("Cache hits behind a miss in a pipeline are answered in the network th
 }
 
 }  // namespace
+
+}  // namespace miss_path_test

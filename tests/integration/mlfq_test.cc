@@ -20,6 +20,10 @@ using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace mlfq_test {
+
 namespace {
 
 constexpr int kKeys = 20000;    // plain keys, besides the three collections
@@ -186,3 +190,5 @@ TEST_CASE("MLFQ: pool-small-share and pool-mlfq change at runtime", "[mlfq]") {
   CHECK(InfoFields(InfoText(c, "pool"))["pool_heavy_lane"] == "yes");
   CHECK(Run(c, {"GET", "k"}) == "bulk:v");
 }
+
+}  // namespace mlfq_test

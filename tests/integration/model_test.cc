@@ -31,14 +31,17 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Reply;
 using rockcache::testing::TestServer;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace model_test {
 
 namespace {
 
 using Args = std::vector<std::string>;
-
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 enum class Kind { kString, kHash, kList, kSet, kZSet };
 
@@ -704,3 +707,5 @@ TEST_CASE("randomized model test: replies match a model of Redis semantics", "[m
     CHECK(Describe(c.Command({"DBSIZE"})) == model.Apply({"DBSIZE"}));
   }
 }
+
+}  // namespace model_test

@@ -10,6 +10,10 @@
 
 using namespace rockcache::testing;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace notify_test {
+
 namespace {
 
 // The next event a client subscribed to __keyevent@0__:* receives, as "event key".
@@ -198,3 +202,5 @@ TEST_CASE("blocking pops emit Redis's events, at once and when served after a wa
   CHECK(NextEvent(sub) == "del q4");
   ExpectNothingMore(c, sub);
 }
+
+}  // namespace notify_test

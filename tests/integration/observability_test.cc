@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/cache_helpers.h"
 #include "tests/integration/test_helpers.h"
 #include "tests/integration/test_server.h"
 
@@ -21,7 +22,12 @@ using rockcache::testing::InfoText;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
+using rockcache::testing::SubFields;
 using rockcache::testing::TestServer;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace observability_test {
 
 namespace {
 
@@ -29,18 +35,6 @@ namespace {
 
 std::map<std::string, std::string> Info(Client& c, const std::string& section) {
   return InfoFields(InfoText(c, section));
-}
-
-// "a=1,b=2" -> {a:1, b:2}.
-std::map<std::string, std::string> SubFields(const std::string& value) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(value);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t eq = item.find('=');
-    if (eq != std::string::npos) out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return out;
 }
 
 uint64_t U(const std::string& s) {
@@ -427,3 +421,5 @@ TEST_CASE("LATENCY HISTOGRAM has Redis 7's shape", "[metrics]") {
   for (size_t i = 0; i < r.elements.size(); i += 2) has_get |= r.elements[i].str == "get";
   CHECK(has_get);
 }
+
+}  // namespace observability_test

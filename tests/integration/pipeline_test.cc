@@ -18,6 +18,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace pipeline_test {
+
 namespace {
 
 std::string Bulk(const std::string& s) {
@@ -311,3 +315,5 @@ TEST_CASE("a sliced read sees the writes of its own pipeline", "[pipeline][slici
   CHECK(sunion.elements.size() == 400);
   CHECK(Run(c, {"INFO", "stats"}).find("sliced_commands:0") == std::string::npos);
 }
+
+}  // namespace pipeline_test

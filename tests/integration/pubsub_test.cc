@@ -20,6 +20,10 @@ using rockcache::testing::Run;
 using rockcache::testing::RunShell;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace pubsub_test {
+
 namespace {
 
 // The next push a subscribed client receives, described ("[bulk:message, bulk:ch, bulk:hi]").
@@ -28,9 +32,6 @@ std::string Next(Client& c) {
   REQUIRE(c.GetReply(&r));
   return Describe(r);
 }
-
-// Sends a command on a subscribed connection without waiting for a reply.
-void Send(Client& c, const std::vector<std::string>& args) { c.Append(args); }
 
 std::string Message(const std::string& channel, const std::string& text) {
   return "[bulk:message, bulk:" + channel + ", bulk:" + text + "]";
@@ -58,10 +59,10 @@ TEST_CASE("SUBSCRIBE, PUBLISH, UNSUBSCRIBE replies and messages", "[pubsub]") {
   Client sub(server.port());
   Client pub(server.port());
 
-  Send(sub, {"SUBSCRIBE", "news", "sport"});
+  sub.Append({"SUBSCRIBE", "news", "sport"});
   CHECK(Next(sub) == "[bulk:subscribe, bulk:news, int:1]");
   CHECK(Next(sub) == "[bulk:subscribe, bulk:sport, int:2]");
-  Send(sub, {"SUBSCRIBE", "news"});  // again: the same count
+  sub.Append({"SUBSCRIBE", "news"});  // again: the same count
   CHECK(Next(sub) == "[bulk:subscribe, bulk:news, int:2]");
 
   CHECK(Run(pub, {"PUBLISH", "news", "hello"}) == "int:1");
@@ -84,15 +85,15 @@ TEST_CASE("SUBSCRIBE, PUBLISH, UNSUBSCRIBE replies and messages", "[pubsub]") {
   CHECK(Describe(pub.Command({"CLIENT", "LIST", "TYPE", "normal"})).find("flags=P") ==
         std::string::npos);
 
-  Send(sub, {"UNSUBSCRIBE", "news", "other"});
+  sub.Append({"UNSUBSCRIBE", "news", "other"});
   CHECK(Next(sub) == "[bulk:unsubscribe, bulk:news, int:1]");
   CHECK(Next(sub) == "[bulk:unsubscribe, bulk:other, int:1]");
   CHECK(Run(pub, {"PUBLISH", "news", "gone"}) == "int:0");
-  Send(sub, {"UNSUBSCRIBE"});
+  sub.Append({"UNSUBSCRIBE"});
   CHECK(Next(sub) == "[bulk:unsubscribe, bulk:sport, int:0]");
-  Send(sub, {"UNSUBSCRIBE"});  // nothing left: one reply with a nil channel
+  sub.Append({"UNSUBSCRIBE"});  // nothing left: one reply with a nil channel
   CHECK(Next(sub) == "[bulk:unsubscribe, nil, int:0]");
-  Send(sub, {"PUNSUBSCRIBE"});
+  sub.Append({"PUNSUBSCRIBE"});
   CHECK(Next(sub) == "[bulk:punsubscribe, nil, int:0]");
   // Out of subscribed mode: any command again.
   CHECK(Run(sub, {"SET", "k", "v"}) == "status:OK");
@@ -103,11 +104,11 @@ TEST_CASE("PSUBSCRIBE patterns: pmessage, counts, glob rules", "[pubsub]") {
   TestServer server;
   Client sub(server.port());
   Client pub(server.port());
-  Send(sub, {"PSUBSCRIBE", "news.*", "h?llo", "[ab]x"});
+  sub.Append({"PSUBSCRIBE", "news.*", "h?llo", "[ab]x"});
   CHECK(Next(sub) == "[bulk:psubscribe, bulk:news.*, int:1]");
   CHECK(Next(sub) == "[bulk:psubscribe, bulk:h?llo, int:2]");
   CHECK(Next(sub) == "[bulk:psubscribe, bulk:[ab]x, int:3]");
-  Send(sub, {"SUBSCRIBE", "news.tech"});
+  sub.Append({"SUBSCRIBE", "news.tech"});
   CHECK(Next(sub) == "[bulk:subscribe, bulk:news.tech, int:4]");
 
   CHECK(Run(pub, {"PUBSUB", "NUMPAT"}) == "int:3");
@@ -121,13 +122,13 @@ TEST_CASE("PSUBSCRIBE patterns: pmessage, counts, glob rules", "[pubsub]") {
   CHECK(Next(sub) == PMessage("[ab]x", "bx", "b"));
   CHECK(Run(pub, {"PUBLISH", "cx", "c"}) == "int:0");
 
-  Send(sub, {"PUNSUBSCRIBE", "h?llo"});
+  sub.Append({"PUNSUBSCRIBE", "h?llo"});
   CHECK(Next(sub) == "[bulk:punsubscribe, bulk:h?llo, int:3]");
   CHECK(Run(pub, {"PUBLISH", "hallo", "a"}) == "int:0");
   CHECK(Run(pub, {"PUBSUB", "NUMPAT"}) == "int:2");
   // A second connection on the same pattern: NUMPAT counts patterns, not subscriptions.
   Client sub2(server.port());
-  Send(sub2, {"PSUBSCRIBE", "news.*"});
+  sub2.Append({"PSUBSCRIBE", "news.*"});
   CHECK(Next(sub2) == "[bulk:psubscribe, bulk:news.*, int:1]");
   CHECK(Run(pub, {"PUBSUB", "NUMPAT"}) == "int:2");
   CHECK(Run(pub, {"PUBLISH", "news.x", "y"}) == "int:2");
@@ -139,32 +140,32 @@ TEST_CASE("A subscribed RESP2 connection runs only the pub/sub commands, PING, Q
           "[pubsub]") {
   TestServer server;
   Client sub(server.port());
-  Send(sub, {"SUBSCRIBE", "ch"});
+  sub.Append({"SUBSCRIBE", "ch"});
   CHECK(Next(sub) == "[bulk:subscribe, bulk:ch, int:1]");
   const std::string tail =
       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
       "context";
-  Send(sub, {"GET", "k"});
+  sub.Append({"GET", "k"});
   CHECK(Next(sub) == "err:ERR Can't execute 'get" + tail);
-  Send(sub, {"CONFIG", "GET", "port"});
+  sub.Append({"CONFIG", "GET", "port"});
   CHECK(Next(sub) == "err:ERR Can't execute 'config|get" + tail);
-  Send(sub, {"PUBLISH", "ch", "x"});
+  sub.Append({"PUBLISH", "ch", "x"});
   CHECK(Next(sub) == "err:ERR Can't execute 'publish" + tail);
-  Send(sub, {"GET"});  // arity is checked first, as Redis
+  sub.Append({"GET"});  // arity is checked first, as Redis
   CHECK(Next(sub) == "err:ERR wrong number of arguments for 'get' command");
-  Send(sub, {"PING"});
+  sub.Append({"PING"});
   CHECK(Next(sub) == "[bulk:pong, bulk:]");
-  Send(sub, {"PING", "hi"});
+  sub.Append({"PING", "hi"});
   CHECK(Next(sub) == "[bulk:pong, bulk:hi]");
-  Send(sub, {"RESET"});
+  sub.Append({"RESET"});
   CHECK(Next(sub) == "status:RESET");
   CHECK(Run(sub, {"PING"}) == "status:PONG");
   CHECK(Run(sub, {"PUBSUB", "NUMSUB", "ch"}) == "[bulk:ch, int:0]");
 
   Client quitter(server.port());
-  Send(quitter, {"PSUBSCRIBE", "*"});
+  quitter.Append({"PSUBSCRIBE", "*"});
   CHECK(Next(quitter) == "[bulk:psubscribe, bulk:*, int:1]");
-  Send(quitter, {"QUIT"});
+  quitter.Append({"QUIT"});
   CHECK(Next(quitter) == "status:OK");
   Client check(server.port());
   CHECK(Eventually([&] { return Run(check, {"PUBSUB", "NUMPAT"}) == "int:0"; }));
@@ -177,7 +178,7 @@ TEST_CASE("PUBLISH reaches subscribers on every network loop", "[pubsub][concurr
   std::vector<std::unique_ptr<Client>> subs;
   for (int i = 0; i < kSubscribers; ++i) {
     subs.push_back(std::make_unique<Client>(server.port()));
-    Send(*subs.back(), {"SUBSCRIBE", "bus"});
+    subs.back()->Append({"SUBSCRIBE", "bus"});
     CHECK(Next(*subs.back()) == "[bulk:subscribe, bulk:bus, int:1]");
   }
   // Publishers on several connections (hence loops), each publishing its own sequence.
@@ -218,7 +219,7 @@ TEST_CASE("A slow subscriber is cut off by the pubsub output limit; others keep 
   RawConnection slow(server.port());  // subscribes, then never reads
   slow.Send(rockcache::testing::Resp({"SUBSCRIBE", "feed"}));
   Client good(server.port());
-  Send(good, {"SUBSCRIBE", "feed"});
+  good.Append({"SUBSCRIBE", "feed"});
   CHECK(Next(good) == "[bulk:subscribe, bulk:feed, int:1]");
   REQUIRE(Eventually([&] {
     return Run(admin, {"PUBSUB", "NUMSUB", "feed"}) == "[bulk:feed, int:2]";
@@ -263,7 +264,7 @@ TEST_CASE("notify-keyspace-events: CONFIG round trip and events per family", "[p
   // Key events only (E): the message is the key; one subscriber sees them in order.
   CHECK(Run(c, {"CONFIG", "SET", "notify-keyspace-events", "EA"}) == "status:OK");
   Client sub(server.port());
-  Send(sub, {"PSUBSCRIBE", "__keyevent@0__:*"});
+  sub.Append({"PSUBSCRIBE", "__keyevent@0__:*"});
   CHECK(Next(sub) == "[bulk:psubscribe, bulk:__keyevent@0__:*, int:1]");
   auto expect = [&](const std::string& event, const std::string& key) {
     CHECK(Next(sub) == PMessage("__keyevent@0__:*", "__keyevent@0__:" + event, key));
@@ -353,7 +354,7 @@ TEST_CASE("notify-keyspace-events: CONFIG round trip and events per family", "[p
   // Keyspace form (K): the channel names the key, the message is the event.
   CHECK(Run(c, {"CONFIG", "SET", "notify-keyspace-events", "K$"}) == "status:OK");
   Client ks(server.port());
-  Send(ks, {"SUBSCRIBE", "__keyspace@0__:mykey"});
+  ks.Append({"SUBSCRIBE", "__keyspace@0__:mykey"});
   CHECK(Next(ks) == "[bulk:subscribe, bulk:__keyspace@0__:mykey, int:1]");
   CHECK(Run(c, {"SET", "mykey", "v"}) == "status:OK");
   CHECK(Next(ks) == Message("__keyspace@0__:mykey", "set"));
@@ -371,7 +372,7 @@ TEST_CASE("expired events: a key found expired on access, and one removed by the
   Client c(server.port());
   CHECK(Run(c, {"CONFIG", "SET", "notify-keyspace-events", "Ex"}) == "status:OK");
   Client sub(server.port());
-  Send(sub, {"SUBSCRIBE", "__keyevent@0__:expired"});
+  sub.Append({"SUBSCRIBE", "__keyevent@0__:expired"});
   CHECK(Next(sub) == "[bulk:subscribe, bulk:__keyevent@0__:expired, int:1]");
 
   // Found expired on access: read after its TTL; the event follows (exactly once).
@@ -411,7 +412,7 @@ TEST_CASE("python3-redis pubsub(): subscribe, get_message, psubscribe", "[pubsub
 TEST_CASE("timeout closes idle clients but not subscribers", "[pubsub]") {
   TestServer server({"--timeout", "1"});
   Client sub(server.port());
-  Send(sub, {"SUBSCRIBE", "ch"});
+  sub.Append({"SUBSCRIBE", "ch"});
   CHECK(Next(sub) == "[bulk:subscribe, bulk:ch, int:1]");
   Client idle(server.port());
   CHECK(Run(idle, {"PING"}) == "status:PONG");
@@ -428,11 +429,11 @@ TEST_CASE("shard channels: SSUBSCRIBE, SPUBLISH, SUNSUBSCRIBE, PUBSUB SHARD* (Re
   TestServer server({"--net-threads", "2"});
   Client sub(server.port());
   Client pub(server.port());
-  Send(sub, {"SSUBSCRIBE", "news", "sport"});
+  sub.Append({"SSUBSCRIBE", "news", "sport"});
   CHECK(Next(sub) == "[bulk:ssubscribe, bulk:news, int:1]");
   CHECK(Next(sub) == "[bulk:ssubscribe, bulk:sport, int:2]");
   // A namespace of its own: the counts of (P)SUBSCRIBE and SSUBSCRIBE are separate.
-  Send(sub, {"SUBSCRIBE", "news"});
+  sub.Append({"SUBSCRIBE", "news"});
   CHECK(Next(sub) == "[bulk:subscribe, bulk:news, int:1]");
   CHECK(Run(pub, {"SPUBLISH", "news", "hello"}) == "int:1");
   CHECK(Next(sub) == "[bulk:smessage, bulk:news, bulk:hello]");
@@ -446,19 +447,21 @@ TEST_CASE("shard channels: SSUBSCRIBE, SPUBLISH, SUNSUBSCRIBE, PUBSUB SHARD* (Re
   CHECK(Run(pub, {"PUBSUB", "CHANNELS"}) == "[bulk:news]");
   CHECK(Contains(Run(pub, {"CLIENT", "LIST"}), "sub=1 psub=0 ssub=2 "));
   // Subscribed mode lasts while shard subscriptions remain.
-  Send(sub, {"UNSUBSCRIBE"});
+  sub.Append({"UNSUBSCRIBE"});
   CHECK(Next(sub) == "[bulk:unsubscribe, bulk:news, int:0]");
-  Send(sub, {"GET", "x"});
+  sub.Append({"GET", "x"});
   CHECK(Next(sub) ==
         "err:ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
         "RESET are allowed in this context");
-  Send(sub, {"SUNSUBSCRIBE", "news", "zz"});
+  sub.Append({"SUNSUBSCRIBE", "news", "zz"});
   CHECK(Next(sub) == "[bulk:sunsubscribe, bulk:news, int:1]");
   CHECK(Next(sub) == "[bulk:sunsubscribe, bulk:zz, int:1]");
   CHECK(Run(pub, {"SPUBLISH", "news", "gone"}) == "int:0");
-  Send(sub, {"SUNSUBSCRIBE"});
+  sub.Append({"SUNSUBSCRIBE"});
   CHECK(Next(sub) == "[bulk:sunsubscribe, bulk:sport, int:0]");
   CHECK(Run(sub, {"SUNSUBSCRIBE"}) == "[bulk:sunsubscribe, nil, int:0]");
   CHECK(Run(sub, {"PING"}) == "status:PONG");  // out of subscribed mode
   CHECK(Run(pub, {"PUBSUB", "SHARDNUMSUB", "sport"}) == "[bulk:sport, int:0]");
 }
+
+}  // namespace pubsub_test

@@ -13,6 +13,10 @@
 
 using namespace rockcache::testing;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace python_clients_test {
+
 namespace {
 
 constexpr int kSkip = 77;
@@ -91,3 +95,5 @@ TEST_CASE("redis-py: stream consumer-group workers, xautoclaim of a crashed work
   }
   CHECK(rc == 0);
 }
+
+}  // namespace python_clients_test

@@ -14,6 +14,10 @@ using rockcache::testing::Run;
 using rockcache::testing::RunShell;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace redis_cli_test {
+
 namespace {
 
 // Runs redis-cli against the server (stderr folded into stdout) and returns its output.
@@ -103,3 +107,5 @@ TEST_CASE("redis-benchmark -q fetches the server CONFIG and every default test i
     CHECK(Contains(out, test));
   }
 }
+
+}  // namespace redis_cli_test

@@ -12,8 +12,13 @@
 #include "tests/integration/test_server.h"
 
 using namespace rockcache::testing;
+using rockcache::testing::Send;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::WaitCaughtUp;
+
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_effects_test {
 
 namespace {
 
@@ -32,11 +37,6 @@ std::string NextEvent(Client& sub) {
 }
 
 // Sends a command without waiting for its reply.
-void Send(Client& c, const std::vector<std::string>& args) {
-  c.Append(args);
-  for (int done = 0; !done;) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
-}
-
 // Waits until `server` has `n` blocked clients.
 void WaitBlocked(Client& server, int n) {
   const std::string want = "blocked_clients:" + std::to_string(n);
@@ -261,3 +261,5 @@ TEST_CASE("a replica runs its primary's functions: after a full sync and as they
   REQUIRE(Run(p, {"WAIT", "1", "5000"}) == "int:1");
   CHECK(Run(r, {"FUNCTION", "LIST"}) == "[]");
 }
+
+}  // namespace replication_effects_test

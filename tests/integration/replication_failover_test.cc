@@ -15,6 +15,7 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::Count;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
 using rockcache::testing::Reply;
@@ -25,18 +26,14 @@ using rockcache::testing::replication::Field;
 using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::WaitCaughtUp;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_failover_test {
+
 namespace {
 
 std::string Stat(Client& c, const std::string& name) {
   return InfoFields(InfoText(c, "stats"))[name];
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 std::vector<std::string> ReplicaOfArgs(int port) {
@@ -272,3 +269,5 @@ TEST_CASE("FAILOVER: Redis 7.0's errors, a handover to a replica, and an abort o
   CHECK(Run(o, {"GET", "after-failover"}) == "bulk:1");
   CHECK(Count(other.Log(), "full sync loaded") == 1);
 }
+
+}  // namespace replication_failover_test

@@ -14,6 +14,7 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Contains;
+using rockcache::testing::Count;
 using rockcache::testing::InfoFields;
 using rockcache::testing::InfoText;
 using rockcache::testing::Reply;
@@ -26,15 +27,11 @@ using rockcache::testing::replication::ReplicaArgs;
 using rockcache::testing::replication::TryReplicationInfo;
 using rockcache::testing::replication::WaitCaughtUp;
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_test {
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
+namespace {
 
 // Loads `n` strings (pipelined) and a few collections into db 0 and db 3.
 void Load(Client& c, int n) {
@@ -311,3 +308,5 @@ TEST_CASE("replication obeys requirepass through masterauth", "[replication]") {
   CHECK(Field(r, "master_link_status") == "down");
   CHECK(Run(r, {"GET", "k"}) == "bulk:v");
 }
+
+}  // namespace replication_test

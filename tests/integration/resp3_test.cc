@@ -16,6 +16,10 @@ using rockcache::testing::RespPeer;
 using rockcache::testing::RunShell;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace resp3_test {
+
 namespace {
 
 bool IsPush(const std::string& frame) { return !frame.empty() && frame[0] == '>'; }
@@ -156,3 +160,5 @@ TEST_CASE("RESP3 nulls of blocking commands and transactions", "[resp3][blocking
   CHECK(a.Call({"GET", "h"}) == "+QUEUED\r\n");
   CHECK(a.Call({"EXEC"}) == "_\r\n");
 }
+
+}  // namespace resp3_test

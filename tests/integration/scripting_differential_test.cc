@@ -16,6 +16,10 @@ using rockcache::testing::TestServer;
 
 using namespace rockcache::testing::differential;  // NOLINT
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace scripting_differential_test {
+
 namespace {
 
 Command Eval(const std::string& body, std::vector<std::string> keys = {},
@@ -352,3 +356,5 @@ TEST_CASE("FUNCTION DUMP / RESTORE move libraries between redis-server and rockc
   CHECK(d.Theirs({"FUNCTION", "RESTORE", from_us, "FLUSH"}) == "+OK\r\n");
   CHECK(d.Theirs({"FCALL", "f39", "1", "m"}) == ":39\r\n");
 }
+
+}  // namespace scripting_differential_test

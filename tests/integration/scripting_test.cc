@@ -14,6 +14,10 @@
 
 using namespace rockcache::testing;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace scripting_test {
+
 namespace {
 
 // Reads, then writes back one more: loses updates unless the script is atomic.
@@ -500,3 +504,5 @@ TEST_CASE("Scripts: a long script beside quick ones takes effect once",
           "bulk:" + std::to_string(2 * kQuickCalls));
   }
 }
+
+}  // namespace scripting_test

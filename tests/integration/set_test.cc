@@ -12,19 +12,23 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::RawConnection;
 using rockcache::testing::Reply;
 using rockcache::testing::Resp;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace set_test {
+
 namespace {
 
 using Members = std::vector<std::string>;
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kMustBePositive[] = "err:ERR value is out of range, must be positive";
 
 // The strings of an array reply, sorted (Redis's set order is unspecified).
@@ -287,3 +291,5 @@ TEST_CASE("set commands against a string key reply WRONGTYPE", "[set]") {
   CHECK(Run(c, {"GET", "s"}) == "bulk:v");
   CHECK(Run(c, {"EXISTS", "d"}) == "int:0");
 }
+
+}  // namespace set_test

@@ -30,6 +30,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace sliced_algebra_test {
+
 namespace {
 
 using Scores = std::map<std::string, double>;
@@ -359,3 +363,5 @@ TEST_CASE("Differential: sliced ZUNION/ZINTER/ZDIFF/ZINTERCARD/SINTERCARD equal 
   CHECK(stats.nonempty_arrays >= 7);
   CHECK(stats.mismatches == 0);
 }
+
+}  // namespace sliced_algebra_test

@@ -22,6 +22,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace sliced_scan_test {
+
 namespace {
 
 constexpr int kN = 5000;
@@ -221,3 +225,5 @@ TEST_CASE("a big SCAN in a pipeline keeps reply order; a client leaving mid-scan
   CHECK(WholeScan(other.Command({"SCAN", "0", "COUNT", "1000000"})).size() ==
         static_cast<size_t>(kN + 1));  // "after" too
 }
+
+}  // namespace sliced_scan_test

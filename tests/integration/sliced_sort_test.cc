@@ -32,6 +32,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace sliced_sort_test {
+
 namespace {
 
 constexpr int kN = 3000;
@@ -461,3 +465,5 @@ TEST_CASE("a slow reader of a sliced SORT is closed at the output limit", "[sort
   CHECK(received.size() < 20 * 1000 * 1000);
   CHECK(Run(c, {"PING"}) == "status:PONG");
 }
+
+}  // namespace sliced_sort_test

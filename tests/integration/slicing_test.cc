@@ -21,6 +21,10 @@ using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace slicing_test {
+
 namespace {
 
 std::string Name(const char* prefix, int i) {
@@ -208,3 +212,5 @@ TEST_CASE("a slow reader of a sliced reply is closed at the output limit", "[sli
   CHECK(received.size() < 20 * 1000 * 1000);
   CHECK(Run(c, {"PING"}) == "status:PONG");
 }
+
+}  // namespace slicing_test

@@ -10,12 +10,15 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace sort_test {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
+namespace {
 
 void Fill(Client& c) {
   REQUIRE(Run(c, {"RPUSH", "l", "3", "1", "2", "10"}) == "int:4");
@@ -100,3 +103,5 @@ TEST_CASE("SORT errors", "[sort]") {
   CHECK(Run(c, {"SORT_RO", "l", "STORE", "out"}) == "err:ERR syntax error");
   CHECK(Run(c, {"SORT"}) == "err:ERR wrong number of arguments for 'sort' command");
 }
+
+}  // namespace sort_test

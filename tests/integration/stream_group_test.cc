@@ -26,16 +26,15 @@ using rockcache::testing::InfoText;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
+using rockcache::testing::Send;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace stream_group_test {
 
-void Send(Client& c, const std::vector<std::string>& args) {
-  c.Append(args);
-  int done = 0;
-  while (!done) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
-}
+namespace {
 
 std::string Next(Client& c) {
   Reply r;
@@ -282,3 +281,5 @@ TEST_CASE("XCLAIM and XAUTOCLAIM move a dead consumer's entries; the PEL survive
   CHECK(Run(c, {"XACK", "q", "g", "1-0", "2-0", "31-0", "32-0"}) == "int:3");
   CHECK(Run(c, {"XPENDING", "q", "g", "-", "+", "1"}).find("bulk:3-0") != std::string::npos);
 }
+
+}  // namespace stream_group_test

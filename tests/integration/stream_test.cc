@@ -10,12 +10,16 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace stream_test {
+
 namespace {
 
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kInvalidId[] = "err:ERR Invalid stream ID specified as stream command argument";
 const char kTooSmall[] =
     "err:ERR The ID specified in XADD is equal or smaller than the target stream top item";
@@ -259,3 +263,5 @@ TEST_CASE("stream keyspace events (class t): xadd, xtrim, xdel, as Redis 7.0", "
                                                  event + ", bulk:k]");
   }
 }
+
+}  // namespace stream_test

@@ -10,16 +10,19 @@
 
 using rockcache::testing::Client;
 using rockcache::testing::Describe;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
 using rockcache::testing::NowMs;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::SleepMs;
 using rockcache::testing::TestServer;
 
-namespace {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace string_test {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
-const char kSyntax[] = "err:ERR syntax error";
+namespace {
 
 long long Ttl(Client& c, const std::string& key) {
   Reply r = c.Command({"TTL", key});
@@ -516,3 +519,5 @@ TEST_CASE("SET over a cached key: TTL cleared, other types replaced, DBSIZE exac
   CHECK(Run(c, {"GET", "s"}) == "bulk:v3");
   CHECK(Run(c, {"EXISTS", "gone"}) == "int:0");
 }
+
+}  // namespace string_test

@@ -88,4 +88,25 @@ inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// Sends a command without waiting for its reply (read it later with GetReply).
+inline void Send(Client& c, const std::vector<std::string>& args) {
+  c.Append(args);
+  for (int done = 0; !done;) REQUIRE(redisBufferWrite(c.context(), &done) == REDIS_OK);
+}
+
+// The occurrences of `needle` in `text` (overlapping ones too).
+inline size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// Describe() of the common error replies.
+inline constexpr char kWrongType[] =
+    "err:WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr char kNotInteger[] = "err:ERR value is not an integer or out of range";
+inline constexpr char kSyntax[] = "err:ERR syntax error";
+
 }  // namespace rockcache::testing

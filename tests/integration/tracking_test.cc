@@ -21,6 +21,10 @@ using rockcache::testing::Contains;
 using rockcache::testing::RespPeer;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace tracking_test {
+
 namespace {
 
 std::string Invalidate(const std::vector<std::string>& keys) {
@@ -410,3 +414,5 @@ TEST_CASE("Tracking: a client blocked in BLPOP gets its invalidations while it w
   CHECK(reader.ReadReply() == "*2\r\n$2\r\nl2\r\n$1\r\ny\r\n");
   CHECK(reader.ReadReply() == Invalidate({"l2"}));
 }
+
+}  // namespace tracking_test

@@ -13,6 +13,10 @@
 
 using namespace rockcache::testing;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace transaction_debug_test {
+
 namespace {
 
 // The server's key stripe of `key`: cache::KeyLocks::StripeOf with its default 4096 stripes
@@ -103,3 +107,5 @@ TEST_CASE("DEBUG CACHE-VERIFY inside EXEC, beside keys on the transaction's own 
     CHECK(Run(c, {"DBSIZE"}) == "int:1");
   }
 }
+
+}  // namespace transaction_debug_test

@@ -11,6 +11,10 @@
 
 using namespace rockcache::testing;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace transaction_test {
+
 namespace {
 
 const std::string kExecAbort = "err:EXECABORT Transaction discarded because of previous errors.";
@@ -554,3 +558,5 @@ TEST_CASE("CLIENT LIST shows a client in MULTI (flags=x, multi=<queued>)", "[tra
   CHECK(Run(a, {"EXEC"}) == "[status:OK, bulk:v]");
   CHECK(line_of_a().find(" multi=-1 ") != std::string::npos);
 }
+
+}  // namespace transaction_test

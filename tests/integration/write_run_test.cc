@@ -26,6 +26,10 @@ using rockcache::testing::RespPeer;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace write_run_test {
+
 namespace {
 
 using Args = std::vector<std::string>;
@@ -278,3 +282,5 @@ TEST_CASE("Write runs: concurrent pipelines on one list lose and repeat nothing,
   CHECK(seen.size() == kClients * kEach);
   CHECK(Run(c, {"EXISTS", "shared"}) == "int:0");
 }
+
+}  // namespace write_run_test

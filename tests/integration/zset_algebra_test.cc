@@ -11,11 +11,15 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace zset_algebra_test {
+
 namespace {
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 
 void Fill(Client& c) {
   REQUIRE(Run(c, {"ZADD", "z1", "1", "a", "2", "b", "3", "c"}) == "int:3");
@@ -214,3 +218,5 @@ TEST_CASE("LPOS ranks, SINTERCARD, SMISMEMBER and COMMAND GETKEYS of numkeys com
   CHECK(Run(c, {"COMMAND", "INFO", "LMPOP"}).find("[status:RW, status:access, status:delete]") !=
         std::string::npos);
 }
+
+}  // namespace zset_algebra_test

@@ -13,16 +13,20 @@
 #include "tests/integration/test_server.h"
 
 using rockcache::testing::Client;
+using rockcache::testing::kNotInteger;
+using rockcache::testing::kSyntax;
+using rockcache::testing::kWrongType;
 using rockcache::testing::Reply;
 using rockcache::testing::Run;
 using rockcache::testing::TestServer;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace zset_test {
+
 namespace {
 
-const char kNotInteger[] = "err:ERR value is not an integer or out of range";
 const char kNotFloat[] = "err:ERR value is not a valid float";
-const char kSyntax[] = "err:ERR syntax error";
-const char kWrongType[] = "err:WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kMustBePositive[] = "err:ERR value is out of range, must be positive";
 const char kMinMaxFloat[] = "err:ERR min or max is not a float";
 const char kMinMaxLex[] = "err:ERR min or max not valid string range item";
@@ -437,3 +441,5 @@ TEST_CASE("sorted-set commands against a string key reply WRONGTYPE", "[zset]") 
   CHECK(Run(c, {"GET", "s"}) == "bulk:v");
   CHECK(Run(c, {"EXISTS", "d"}) == "int:0");
 }
+
+}  // namespace zset_test

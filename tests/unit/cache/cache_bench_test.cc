@@ -25,6 +25,10 @@ using rockcache::cache::Options;
 using rockcache::cache::Stats;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace cache_bench_test {
+
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -199,3 +203,5 @@ TEST_CASE("lookup cost", "[.bench]") {
       rockcache::cache::PolicyName(policy), harness, hash_only - harness, visit_random - harness,
       baseline - harness, visit_hot - harness);
 }
+
+}  // namespace cache_bench_test

@@ -15,6 +15,10 @@ using rockcache::cache::Policy;
 using rockcache::cache::Stats;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace cache_test {
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;  // a Unix-ms "now"
@@ -624,3 +628,5 @@ TEST_CASE("concurrent mixed operations keep the invariants", "[cache][concurrenc
   CHECK(s.fills > 0);
   CHECK(s.evictions > 0);
 }
+
+}  // namespace cache_test

@@ -15,6 +15,10 @@ using rockcache::cache::Lookup;
 using rockcache::cache::Options;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace databases_test {
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -74,3 +78,5 @@ TEST_CASE("one key name is one entry per database", "[cache][databases]") {
   CHECK(Read(cache, 255) == "absent");
   CHECK(cache.GetStats().keys == 2);
 }
+
+}  // namespace databases_test

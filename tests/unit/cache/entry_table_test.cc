@@ -10,6 +10,10 @@
 
 #include "cache/shard.h"
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace entry_table_test {
+
 namespace {
 
 using rockcache::cache::Value;
@@ -74,3 +78,5 @@ TEST_CASE("entry_table: chains with colliding tags answer like a map", "[cache]"
   CHECK(table.size() == 0);
   DeleteChain(garbage);
 }
+
+}  // namespace entry_table_test

@@ -21,6 +21,10 @@ using rockcache::cache::Policy;
 using rockcache::cache::Stats;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace generation_test {
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -310,3 +314,5 @@ TEST_CASE("the 32-bit generation wraps around without resurrecting old entries",
   Fill(cache, 7, 0, 3, "fresh");
   CHECK(Read(cache, 7, Key(2)) == "fresh");
 }
+
+}  // namespace generation_test

@@ -21,6 +21,10 @@ using rockcache::cache::Lookup;
 using rockcache::cache::Options;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace key_locks_test {
+
 namespace {
 
 // Stands in for RocksDB: a map under its own mutex.
@@ -446,3 +450,5 @@ TEST_CASE("a write window is open exactly for its life", "[key_locks][window]") 
   CHECK(locks.WriteSeq("k") == before + 2);
   CHECK_FALSE(KeyLocks::WriteWindow().open());
 }
+
+}  // namespace key_locks_test

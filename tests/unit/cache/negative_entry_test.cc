@@ -11,6 +11,10 @@ using rockcache::cache::Options;
 using rockcache::cache::Stats;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace negative_entry_test {
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -82,3 +86,5 @@ TEST_CASE("negative entries are evicted under cache-maxmemory like any entry", "
   CHECK(s.negative_keys == s.keys);
   CHECK(s.keys < 10000);
 }
+
+}  // namespace negative_entry_test

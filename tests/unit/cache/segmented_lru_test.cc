@@ -16,6 +16,10 @@ using rockcache::cache::Policy;
 using rockcache::cache::Stats;
 using rockcache::cache::Value;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace segmented_lru_test {
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -331,3 +335,5 @@ TEST_CASE("segmented LRU: gauges add up and protected keeps its share under chur
   CHECK(cache.GetStats().promotions == 0);
   CHECK(cache.GetStats().demotions == 0);
 }
+
+}  // namespace segmented_lru_test

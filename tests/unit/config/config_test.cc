@@ -13,6 +13,10 @@ using rockcache::config::Config;
 using rockcache::config::OptionTable;
 using rockcache::config::ParseMemory;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace config_test {
+
 namespace {
 
 std::string WriteTempFile(const std::string& text) {
@@ -163,3 +167,5 @@ TEST_CASE("SplitArgs handles quotes and escapes", "[config]") {
   CHECK_FALSE(SplitArgs("set \"a\"b"));
   CHECK(SplitArgs("   ")->empty());
 }
+
+}  // namespace config_test

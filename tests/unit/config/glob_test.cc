@@ -8,6 +8,10 @@
 
 using rockcache::GlobMatch;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace glob_test {
+
 namespace {
 
 // The plain backtracking matcher Redis had before CVE-2022-36021: try every split for every
@@ -171,3 +175,5 @@ TEST_CASE("glob: pathological patterns take polynomial time", "[config][glob]") 
   CHECK(GlobMatch(stars, std::string(500000, 'a')));
   CHECK_FALSE(GlobMatch(stars + "b", std::string(2000, 'a')));
 }
+
+}  // namespace glob_test

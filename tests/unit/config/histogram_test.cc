@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-namespace rockcache {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::histogram_test {
 namespace {
 
 TEST_CASE("histogram buckets tile the value range", "[pool]") {
@@ -47,4 +49,4 @@ TEST_CASE("histogram percentiles are within a bucket's error", "[pool]") {
 }
 
 }  // namespace
-}  // namespace rockcache
+}  // namespace rockcache::histogram_test

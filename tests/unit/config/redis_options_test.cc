@@ -14,6 +14,10 @@ using rockcache::config::Config;
 using rockcache::config::FindOption;
 using rockcache::config::OptionKind;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace redis_options_test {
+
 namespace {
 
 // `CONFIG GET *` of redis-server 7.0.15 (client-query-buffer-limit is a native row of its own).
@@ -393,3 +397,5 @@ TEST_CASE("CONFIG REWRITE keeps comments and order, updates lines, appends the r
   CHECK(twice.find(marker) == twice.rfind(marker));
   std::remove(path.c_str());
 }
+
+}  // namespace redis_options_test

@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 
-namespace rockcache::pool {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::pool::auto_tune_test {
 namespace {
 
 TEST_CASE("Pool defaults leave the network threads their cores", "[pool][auto-tune]") {
@@ -65,4 +67,4 @@ TEST_CASE("UsableCores counts the CPUs this process may run on", "[pool][auto-tu
 }
 
 }  // namespace
-}  // namespace rockcache::pool
+}  // namespace rockcache::pool::auto_tune_test

@@ -16,7 +16,9 @@
 #include "pool/testing.h"
 #include "pool/worker_pool.h"
 
-namespace rockcache::pool {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::pool::mlfq_test {
 namespace {
 
 using internal::Choice;
@@ -424,4 +426,4 @@ TEST_CASE("mlfq: a switch of the heavy lane hands queued big work over", "[pool]
 #endif
 
 }  // namespace
-}  // namespace rockcache::pool
+}  // namespace rockcache::pool::mlfq_test

@@ -9,7 +9,9 @@
 #include "pool/testing.h"
 #include "pool/worker_pool.h"
 
-namespace rockcache::pool {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::pool::shutdown_test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -284,4 +286,4 @@ TEST_CASE("Submit from a worker never waits for room (no self-deadlock)", "[pool
 }
 
 }  // namespace
-}  // namespace rockcache::pool
+}  // namespace rockcache::pool::shutdown_test

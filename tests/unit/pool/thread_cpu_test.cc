@@ -14,7 +14,9 @@
 #include "pool/testing.h"
 #include "pool/worker_pool.h"
 
-namespace rockcache::pool {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::pool::thread_cpu_test {
 namespace {
 
 using internal::NowNs;
@@ -91,4 +93,4 @@ TEST_CASE("mlfq: a client whose task sat off the CPU stays at level 0", "[pool][
 }
 
 }  // namespace
-}  // namespace rockcache::pool
+}  // namespace rockcache::pool::thread_cpu_test

@@ -9,7 +9,9 @@
 #include "pool/testing.h"
 #include "pool/worker_pool.h"
 
-namespace rockcache::pool {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::pool::wakeup_test {
 namespace {
 
 using testing::kSlowdown;
@@ -159,4 +161,4 @@ TEST_CASE("repeated Create / Submit / Shutdown cycles answer every task", "[pool
 }
 
 }  // namespace
-}  // namespace rockcache::pool
+}  // namespace rockcache::pool::wakeup_test

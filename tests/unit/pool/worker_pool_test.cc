@@ -10,7 +10,9 @@
 
 #include "pool/testing.h"
 
-namespace rockcache::pool {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::pool::worker_pool_test {
 namespace {
 
 using testing::Eventually;
@@ -255,4 +257,4 @@ TEST_CASE("SetTunables and odd options are accepted; mode() reports the mode", "
 }
 
 }  // namespace
-}  // namespace rockcache::pool
+}  // namespace rockcache::pool::worker_pool_test

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace rockcache::server {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::admission_test {
 namespace {
 
 struct Row {
@@ -107,4 +109,4 @@ TEST_CASE("The transaction layer sees MULTI's commands and EXEC/WATCH", "[server
 }
 
 }  // namespace
-}  // namespace rockcache::server
+}  // namespace rockcache::server::admission_test

@@ -13,6 +13,10 @@ using rockcache::server::ArgsPool;
 using rockcache::server::RespParser;
 using Args = ArgsPool::Args;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace args_pool_test {
+
 namespace {
 
 std::string Command(const std::vector<std::string>& args) {
@@ -90,3 +94,5 @@ TEST_CASE("the pool keeps only bounded vectors, and at most kMaxVectors", "[args
   CHECK(kept == Args{"GET", "k"});
   CHECK(pool.size() == ArgsPool::kMaxVectors - 1);
 }
+
+}  // namespace args_pool_test

@@ -9,6 +9,10 @@
 
 namespace geo = rockcache::server::geo;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace geohash_test {
+
 namespace {
 
 std::string Meters(double d) {
@@ -65,3 +69,5 @@ TEST_CASE("geohash: the search boxes cover the centre", "[geo][unit]") {
   CHECK(geo::WithinShape(box, 0.005, 0.004, &d));        // ~556 m east, ~445 m north
   CHECK_FALSE(geo::WithinShape(box, 0.005, 0.005, &d));  // ~556 m north: outside
 }
+
+}  // namespace geohash_test

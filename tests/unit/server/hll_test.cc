@@ -9,6 +9,10 @@
 
 namespace hll = rockcache::server::hll;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hll_test {
+
 namespace {
 
 std::string Bytes(const char* data, size_t n) { return std::string(data, n); }
@@ -98,3 +102,5 @@ TEST_CASE("hll: random register updates agree with a plain array in both encodin
     REQUIRE(hll::Count(v) == hll::CountRaw(model.data()));
   }
 }
+
+}  // namespace hll_test

@@ -10,6 +10,10 @@
 
 namespace scripting = rockcache::server::scripting;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace lua_libs_test {
+
 namespace {
 
 // Lua helpers every test state has: hex/unhex, a deep equality, and packing round trips.
@@ -595,3 +599,5 @@ TEST_CASE("struct: malicious formats and data raise errors", "[lua-libs]") {
       lua.True("select('#', struct.unpack(string.rep('b', 1000), string.rep('a', 1000))) "
                "== 1001"));
 }
+
+}  // namespace lua_libs_test

@@ -8,7 +8,9 @@
 
 #include "server/protocol/reply.h"
 
-namespace rockcache::server::scripting {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::scripting::lua_values_test {
 namespace {
 
 // A state with the standard libraries; closed on destruction.
@@ -122,4 +124,4 @@ TEST_CASE("Lua tables become typed replies in the client's protocol", "[scriptin
 }
 
 }  // namespace
-}  // namespace rockcache::server::scripting
+}  // namespace rockcache::server::scripting::lua_values_test

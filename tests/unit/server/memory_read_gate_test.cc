@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 
-namespace rockcache::server {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::memory_read_gate_test {
 namespace {
 
 // How many of `misses` misses the gate lets try, each try ending as `answered` says.
@@ -38,4 +40,4 @@ TEST_CASE("The memory-read gate follows how tries end", "[server][memory-gate]")
 }
 
 }  // namespace
-}  // namespace rockcache::server
+}  // namespace rockcache::server::memory_read_gate_test

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-namespace rockcache::server::rdb {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::rdb::rdb_codec_test {
 namespace {
 
 TEST_CASE("CRC-64/Jones has Redis's check value", "[rdb]") {
@@ -84,4 +86,4 @@ TEST_CASE("Payload footers carry the version and a checksum", "[rdb]") {
 }
 
 }  // namespace
-}  // namespace rockcache::server::rdb
+}  // namespace rockcache::server::rdb::rdb_codec_test

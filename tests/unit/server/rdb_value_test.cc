@@ -14,7 +14,9 @@
 #include "server/rdb/value_codec.h"
 #include "server/rdb/ziplist.h"
 
-namespace rockcache::server::rdb {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::rdb::rdb_value_test {
 namespace {
 
 using storage::KeyType;
@@ -575,4 +577,4 @@ TEST_CASE("Empty collections, duplicates and modules are bad data", "[rdb]") {
 }
 
 }  // namespace
-}  // namespace rockcache::server::rdb
+}  // namespace rockcache::server::rdb::rdb_value_test

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <string>
 
-namespace rockcache::server {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::reply_test {
 namespace {
 
 // Everything the typed writers write, in one reply.
@@ -59,4 +61,4 @@ TEST_CASE("Typed replies are RESP2 by default and RESP3 under a scope", "[reply]
 }
 
 }  // namespace
-}  // namespace rockcache::server
+}  // namespace rockcache::server::reply_test

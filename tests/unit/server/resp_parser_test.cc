@@ -8,6 +8,10 @@
 using rockcache::server::RespParser;
 using Commands = std::vector<std::vector<std::string>>;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace resp_parser_test {
+
 namespace {
 
 // Feeds `input` in the given chunk sizes, the way a connection would: unconsumed bytes stay
@@ -263,3 +267,5 @@ TEST_CASE("whole-buffer and byte-by-byte parsing agree", "[parser]") {
   const std::string big = Multibulk({"SET", "k", std::string(2000, 'v')});
   CHECK(Run(big, {}, /*max_bulk=*/1000).error_text == "Protocol error: invalid bulk length");
 }
+
+}  // namespace resp_parser_test

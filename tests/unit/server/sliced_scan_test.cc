@@ -13,7 +13,9 @@
 #include "server/settings.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::server {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::server::sliced_scan_test {
 namespace {
 
 using storage::testing::Ok;
@@ -117,4 +119,4 @@ TEST_CASE("a sliced scan chains cursors into one big scan's reply", "[sliced_sca
   }
 }
 
-}  // namespace rockcache::server
+}  // namespace rockcache::server::sliced_scan_test

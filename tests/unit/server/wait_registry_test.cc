@@ -13,6 +13,10 @@ using rockcache::server::Waiter;
 using rockcache::server::WaitRegistry;
 using rockcache::server::WaitState;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace wait_registry_test {
+
 namespace {
 
 std::shared_ptr<Waiter> MakeWaiter(uint64_t id, std::vector<std::string> keys) {
@@ -117,3 +121,5 @@ TEST_CASE("racing finishers: exactly one wins each waiter", "[blocking]") {
   CHECK(registry.waiting() == 0);
   CHECK_FALSE(registry.HasWaiters(0, "k"));
 }
+
+}  // namespace wait_registry_test

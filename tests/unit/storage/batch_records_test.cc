@@ -15,6 +15,10 @@
 
 using namespace rockcache::storage;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace batch_records_test {
+
 namespace {
 
 struct Db {
@@ -248,3 +252,5 @@ TEST_CASE("SortedByKey orders records by column family and key, a key's writes i
   REQUIRE(ranged.Put(db.handles[0], "a", "1").ok());
   CHECK_FALSE(batch_records::SortedByKey(ranged.Data(), &out));
 }
+
+}  // namespace batch_records_test

@@ -13,7 +13,9 @@
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::cold_read_test {
 namespace {
 
 using testing::Ok;
@@ -127,4 +129,4 @@ TEST_CASE("With the defaults a cold GET reads only its data block, below files w
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::cold_read_test

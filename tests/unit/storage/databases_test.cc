@@ -7,7 +7,9 @@
 #include "config/current_db.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::databases_test {
 namespace {
 
 using testing::Ok;
@@ -118,4 +120,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::databases_test

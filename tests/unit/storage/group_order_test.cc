@@ -19,6 +19,10 @@ using namespace rockcache::storage;
 using rockcache::storage::testing::Ok;
 using rockcache::storage::testing::StoreFixture;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace group_order_test {
+
 namespace {
 
 constexpr int kFilled = 20000;  // keys in the memtable before the measured group
@@ -133,3 +137,5 @@ TEST_CASE_METHOD(GroupOrderFixture, "FLUSHDB right after a group of writes in th
     REQUIRE(store->FlushDb().ok());
   }
 }
+
+}  // namespace group_order_test

@@ -16,6 +16,10 @@ using namespace rockcache::storage;
 using namespace rockcache::storage::testing;
 using namespace std::string_literals;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace hash_test {
+
 namespace {
 
 using Fixture = StoreFixture;
@@ -230,3 +234,5 @@ TEST_CASE_METHOD(Fixture, "hash writes keep the TTL", "[storage][hash]") {
   CHECK(Ok(store->ExpireTimeMs("h")) == at);
   CHECK(Ok(store->HLen("h")) == 2);
 }
+
+}  // namespace hash_test

@@ -22,6 +22,10 @@ using namespace rockcache::storage;
 using rockcache::storage::testing::Ok;
 using rockcache::storage::testing::StoreFixture;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace indexed_group_test {
+
 namespace {
 
 struct IndexedFixture : StoreFixture {
@@ -399,3 +403,5 @@ TEST_CASE_METHOD(IndexedFixture, "a group's ZPOPMINs take from what they read ah
   for (const auto& m : rest) got.emplace_back(m.score, m.member);
   CHECK(got == std::vector<std::pair<double, std::string>>(model.begin(), model.end()));
 }
+
+}  // namespace indexed_group_test

@@ -14,7 +14,9 @@
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::key_filter_test {
 namespace {
 
 using testing::Ok;
@@ -226,4 +228,4 @@ TEST_CASE_METHOD(StoreFixture,
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::key_filter_test

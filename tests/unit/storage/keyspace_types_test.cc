@@ -19,6 +19,10 @@ using namespace rockcache;
 using namespace rockcache::storage;
 using namespace std::string_literals;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace keyspace_types_test {
+
 namespace {
 
 int64_t Now() {
@@ -333,3 +337,5 @@ TEST_CASE_METHOD(Fixture, "concurrent collection writers stay consistent", "[sto
   CHECK(Ok(store->ZCard("zset")) == 800);
   CHECK(Ok(store->ZRange("zset", ZRangeSpec{})).size() == 800);
 }
+
+}  // namespace keyspace_types_test

@@ -14,6 +14,10 @@ using namespace rockcache::storage;
 using namespace rockcache::storage::testing;
 using namespace std::string_literals;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace list_test {
+
 namespace {
 
 struct Fixture : StoreFixture {
@@ -319,3 +323,5 @@ TEST_CASE_METHOD(Fixture, "a sliced LRANGE keeps what it saw while pops and comp
   later.reset();
   CHECK(Ok(store->LRange("l", 0, 0)) == Strings{"e1500"});
 }
+
+}  // namespace list_test

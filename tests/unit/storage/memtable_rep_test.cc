@@ -35,6 +35,10 @@ using rockcache::storage::NewSkipListMemTableFactory;
 using rockcache::storage::SetMemTableComparisonCheck;
 using rockcache::storage::testing::TempDir;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace memtable_rep_test {
+
 namespace {
 
 struct Db {
@@ -340,3 +344,5 @@ TEST_CASE("memtable_rep: nodes from huge page chunks are read back and count tow
     REQUIRE(value == filler + std::to_string(i));
   }
 }
+
+}  // namespace memtable_rep_test

@@ -15,7 +15,9 @@
 #include "storage/no_wait_files.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::no_wait_read_test {
 namespace {
 
 using testing::Ok;
@@ -147,4 +149,4 @@ TEST_CASE("Without mmap reads a no-wait read never reads a file", "[storage][no-
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::no_wait_read_test

@@ -29,6 +29,10 @@ using namespace rockcache::storage;
 using rockcache::storage::testing::Ok;
 using rockcache::storage::testing::StoreFixture;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace overlay_cursor_test {
+
 namespace {
 
 std::string Member(int i) {
@@ -408,3 +412,5 @@ TEST_CASE_METHOD(StoreFixture, "a run of pops in one overlay seeks once, not onc
   CHECK(Ok(store->ZCard("queue")) == kItems - 1000);
   CHECK(Ok(store->LLen("list")) == kItems - 1000);
 }
+
+}  // namespace overlay_cursor_test

@@ -9,7 +9,9 @@
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::range_read_test {
 namespace {
 
 using testing::Ok;
@@ -361,4 +363,4 @@ TEST_CASE("a range read's GetStrings and GetHashField read other keys on its sna
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::range_read_test

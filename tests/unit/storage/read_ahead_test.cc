@@ -12,7 +12,9 @@
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::read_ahead_test {
 namespace {
 
 using testing::Ok;
@@ -114,4 +116,4 @@ TEST_CASE_METHOD(StoreFixture, "A write of a key read ahead drops it from the re
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::read_ahead_test

@@ -15,6 +15,10 @@
 using namespace rockcache;
 using namespace rockcache::storage;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace replication_test {
+
 namespace {
 
 class TempDir {
@@ -227,3 +231,5 @@ TEST_CASE("a replica's WAL gives back the primary's batches byte for byte",
   CHECK(replica->ClassifyWalBatch(&rep, &state) == WalBatchOrigin::kOwn);
   CHECK(rep == own);
 }
+
+}  // namespace replication_test

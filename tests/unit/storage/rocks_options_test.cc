@@ -12,6 +12,10 @@ using rockcache::storage::FilterContext;
 using rockcache::storage::MakeRocksOpenOptions;
 using rockcache::storage::Options;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rocks_options_test {
+
 namespace {
 
 bool Lz4Built() {
@@ -57,3 +61,5 @@ TEST_CASE("level 0 is written uncompressed unless rocksdb-compress-level0 is set
     CHECK(family.options.compression == rocksdb::kNoCompression);
   }
 }
+
+}  // namespace rocks_options_test

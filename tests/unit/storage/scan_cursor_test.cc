@@ -11,7 +11,9 @@
 
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::scan_cursor_test {
 namespace {
 
 using testing::Ok;
@@ -177,4 +179,4 @@ TEST_CASE_METHOD(StoreFixture, "Concurrent HSCAN / SSCAN / ZSCAN see every membe
 }
 
 }  // namespace
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::scan_cursor_test

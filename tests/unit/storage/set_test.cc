@@ -15,6 +15,10 @@ using namespace rockcache::storage;
 using namespace rockcache::storage::testing;
 using namespace std::string_literals;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace set_test {
+
 namespace {
 
 using Fixture = StoreFixture;
@@ -188,3 +192,5 @@ TEST_CASE_METHOD(Fixture, "set WRONGTYPE and version isolation", "[storage][set]
   Ok(store->SAdd("p", {"x"}));
   CHECK(Ok(store->SMembers("p")) == Strings{"x"});
 }
+
+}  // namespace set_test

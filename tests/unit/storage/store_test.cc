@@ -20,6 +20,10 @@ using namespace rockcache;
 using namespace rockcache::storage;
 using namespace std::string_literals;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace store_test {
+
 namespace {
 
 int64_t Now() {
@@ -658,3 +662,5 @@ TEST_CASE_METHOD(Fixture, "a WriteGroup is bound to its thread", "[storage][grou
   CHECK(Get("other") == "x");  // written directly: the group belongs to this thread
   CHECK(group->pending() == 0);
 }
+
+}  // namespace store_test

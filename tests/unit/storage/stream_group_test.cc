@@ -13,7 +13,9 @@
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::stream_group_test {
 namespace {
 
 using testing::Ok;
@@ -246,4 +248,4 @@ TEST_CASE_METHOD(StoreFixture,
   CHECK(sum.max_id == StreamId{1, 0});
 }
 
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::stream_group_test

@@ -13,7 +13,9 @@
 #include "storage/perf_counters.h"
 #include "tests/unit/storage/store_fixture.h"
 
-namespace rockcache::storage {
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace rockcache::storage::stream_test {
 namespace {
 
 using testing::Ok;
@@ -199,4 +201,4 @@ TEST_CASE_METHOD(StoreFixture,
   CHECK(Ok(store->XLen("m")) == 1);
 }
 
-}  // namespace rockcache::storage
+}  // namespace rockcache::storage::stream_test

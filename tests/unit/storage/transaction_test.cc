@@ -19,6 +19,10 @@ using namespace rockcache::storage;
 using rockcache::storage::testing::Ok;
 using rockcache::storage::testing::StoreFixture;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace transaction_test {
+
 namespace {
 
 struct TxFixture : StoreFixture {
@@ -280,3 +284,5 @@ TEST_CASE_METHOD(TxFixture, "a savepoint rolls back one unit of a shared transac
   CHECK(DbSizeElsewhere() == 3);
   CHECK(Ok(store->LRange("l", 0, -1)) == Strings({"x", "y"}));
 }
+
+}  // namespace transaction_test

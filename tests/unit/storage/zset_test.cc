@@ -17,6 +17,10 @@ using namespace rockcache::storage;
 using namespace rockcache::storage::testing;
 using namespace std::string_literals;
 
+// This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
+// folder share one translation unit, and their helpers share names.
+namespace zset_test {
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -345,3 +349,5 @@ TEST_CASE_METHOD(Fixture, "zset WRONGTYPE and version isolation", "[storage][zse
   CHECK(Range("z", ByLex("-", "+")) == Strings{"c"});
   CHECK(Ok(store->ZCard("z")) == 1);
 }
+
+}  // namespace zset_test
