@@ -4,7 +4,6 @@
 // server/scripting/script_vm.h.
 #include "server/scripting/scripting.h"
 
-
 #include "config/glob.h"
 #include "server/clock.h"
 #include "server/commands/args.h"
