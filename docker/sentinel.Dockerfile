@@ -12,7 +12,8 @@ COPY docker/sentinel-entrypoint.sh /usr/local/bin/sentinel-entrypoint
 USER redis
 WORKDIR /sentinel
 EXPOSE 26379
-# PONG within 3 s (REDISCLI_AUTH: the password, as the entrypoint's requirepass).
+# PONG within 3 s (REDISCLI_AUTH: the password, when set, as the entrypoint's requirepass).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 \
-  CMD REDISCLI_AUTH="$ROCKCACHE_PASSWORD" redis-cli -p 26379 ping | grep -q PONG
+  CMD env ${ROCKCACHE_PASSWORD:+REDISCLI_AUTH="$ROCKCACHE_PASSWORD"} redis-cli -p 26379 ping \
+      | grep -q PONG
 ENTRYPOINT ["sentinel-entrypoint"]
