@@ -566,13 +566,14 @@ promoted() {
 
 ha_kill() {
   local t0 r
-  OLD=$(hacli master)
+  OLD=$(hacli master) || fail "no primary named by the sentinels: $OLD"
   writer_start failover
   t0=$(date +%s.%N)
   docker kill -s KILL "$(cid "$(svc_of "$OLD")")" >/dev/null
   note "$(svc_of "$OLD") ($OLD), the primary, killed (SIGKILL)"
   promoted "$OLD" "$t0"
-  note "the client wrote again by itself $(wait_resumed failover "$t0") s after the kill"
+  r=$(wait_resumed failover "$t0") || exit 1
+  note "the client wrote again by itself $r s after the kill"
   sleep 1
   writer_stop failover "$t0"
 }
@@ -593,14 +594,15 @@ ha_rejoin() {
 
 ha_partition() {
   local t0 r id cut before after
-  cut=$(hacli master)
+  cut=$(hacli master) || fail "no primary named by the sentinels: $cut"
   id=$(cid "$(svc_of "$cut")")
   writer_start partition
   t0=$(date +%s.%N)
   docker network disconnect "$HANET" "$id"
   note "$(svc_of "$cut") ($cut), the primary, disconnected from $HANET (still running: $(docker inspect -f '{{.State.Status}}' "$id"))"
   promoted "$cut" "$t0"
-  note "the client wrote again by itself $(wait_resumed partition "$t0") s after the cut"
+  r=$(wait_resumed partition "$t0") || exit 1
+  note "the client wrote again by itself $r s after the cut"
   note "$(svc_of "$cut") meanwhile, on its own: $(docker exec "$id" redis-cli -a "$PASS" --no-auth-warning role | head -1) (its clients are cut off too)"
   sleep 1
   writer_stop partition "$t0"
