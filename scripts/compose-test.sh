@@ -448,7 +448,9 @@ sharded_node_loss() {
   dc --profile sharded start node2 >/dev/null 2>&1
   wait_healthy node2 60
   note "node2 started again, healthy after $(($(date +%s) - t)) s"
-  note "node2's 200 keys served again through the proxy after $(wait_served "$TMP/node2.sample") s more (server_retry_timeout 5 s)"
+  local w
+  w=$(wait_served "$TMP/node2.sample") || exit 1
+  note "node2's 200 keys served again through the proxy after $w s more (server_retry_timeout 5 s)"
   r=$(check "$NUTCRACKER_PORT" "$TMP/node2.keys")
   note "all of node2's keys through the proxy: $r"
   note "nutcracker stats for node2 now: $(nc_stats node2)"
@@ -461,7 +463,9 @@ sharded_partition() {
   note "node3 disconnected from $SHARDNET (still running: $(docker inspect -f '{{.State.Status}}' "$id"))"
   lost node3 others12
   docker network connect --ip 172.29.14.13 "$SHARDNET" "$id"
-  note "node3 reconnected; its keys served again after $(wait_served "$TMP/node3.sample") s"
+  local w
+  w=$(wait_served "$TMP/node3.sample") || exit 1
+  note "node3 reconnected; its keys served again after $w s"
   local r
   r=$(check "$NUTCRACKER_PORT" "$TMP/node3.keys")
   note "all of node3's keys through the proxy: $r"
