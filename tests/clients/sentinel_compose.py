@@ -104,8 +104,9 @@ def master():
 
 def writer(prefix, stopfile):
     s = sentinel()
-    m = s.master_for(NAME, socket_timeout=1, decode_responses=True)
-    acked, waited = [], []  # (i, time acknowledged)
+    # A socket timeout above WAIT's 1000 ms: a WAIT that times out (no replica yet) is an answer.
+    m = s.master_for(NAME, socket_timeout=2, decode_responses=True)
+    acked, waited, error_times = [], [], []  # (i, time acknowledged); times of failed writes
     errors, failing, i = 0, False, 0
     event = None
     next_progress = time.time() + 1
@@ -127,6 +128,7 @@ def writer(prefix, stopfile):
                 waited.append((i, time.time()))  # this and every earlier write of this client
         except Exception as e:  # noqa: BLE001
             errors += 1
+            error_times.append(time.time())
             if not failing:
                 failing = True
                 out("error %.3f %s" % (time.time(), str(e).replace("\n", " ")[:80]))
@@ -137,7 +139,9 @@ def writer(prefix, stopfile):
                                                        time.time()))
     waited_before = max([w for w, t in waited if t < event] or [0])
     acked_before = [a for a, t in acked if t < event]
-    first_after = min([t for a, t in acked if t > event] or [0])
+    # The first write acknowledged after the first one that failed after the event.
+    first_error = min([t for t in error_times if t > event] or [event])
+    first_after = min([t for a, t in acked if t > first_error] or [0])
     host, port = s.discover_master(NAME)
     c = node(host, port)
     values = {}
@@ -149,7 +153,7 @@ def writer(prefix, stopfile):
                          if values["%s:%d" % (prefix, k)] != str(k))
     lost = sum(1 for k in acked_before if values["%s:%d" % (prefix, k)] != str(k))
     out("summary primary=%s acked=%d acked_before=%d waited_before=%d missing_waited=%d "
-        "lost_unwaited=%d errors=%d first_ack_after=%.1f" % (
+        "lost_unwaited=%d errors=%d writing_again_after=%.1f" % (
             host, len(acked), len(acked_before), waited_before, missing_waited, lost, errors,
             first_after - event if first_after else -1))
     return 0 if waited_before > 0 and missing_waited == 0 else 1
