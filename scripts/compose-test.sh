@@ -5,6 +5,15 @@
 #   monitoring  Prometheus scrapes rockcache; every Grafana panel's PromQL returns data under load
 #   sharded     30,000 keys through nutcracker spread over three nodes; a node killed and a node
 #               cut off the network: ejected, others answer, re-added; proxy vs single-node speed
+#   ha          primary, two replicas, three Redis Sentinels: writes through redis-py's Sentinel
+#               client (in the ha-client container, tests/clients/sentinel_compose.py) while the
+#               primary is killed (docker kill): a replica promoted within down-after + 15 s, the
+#               other follows it, the client carries on by itself, every write acknowledged with
+#               WAIT 1 before the kill is on the new primary, the old primary restarted rejoins as
+#               a replica; then the same with the new primary cut off the network (docker network
+#               disconnect) instead of killed, and reconnected: back as a replica (full sync)
+# COMPOSE_TEST_PROFILES="ha" (or any of "default monitoring sharded ha") checks only those, after
+# the same image builds; the default is all four.
 # Everything it creates (containers, networks, volumes) is removed at the end, also on failure;
 # the images stay as the build cache. Host ports: a base (COMPOSE_TEST_PORT_BASE, default the
 # first free block of 26300, 26600, ...) + 79 RESP, +21 /metrics, +90 Prometheus, +121 nutcracker,
@@ -28,16 +37,21 @@ export ROCKCACHE_PORT=$((BASE + 79)) ROCKCACHE_METRICS_PORT=$((BASE + 21))
 export PROMETHEUS_PORT=$((BASE + 90)) NUTCRACKER_PORT=$((BASE + 121))
 export NUTCRACKER_STATS_PORT=$((BASE + 222))
 export ROCKCACHE_PASSWORD="ct-$PROJECT-secret"
+# The ha profile's Sentinels: a primary unanswered for 2 s is down (the loopback test's figure).
+export SENTINEL_DOWN_AFTER_MS=2000
 # A killed container stays down until the test starts it again.
 export ROCKCACHE_RESTART=no
 PASS=$ROCKCACHE_PASSWORD
 SHARDNET="${PROJECT}_shardnet"
+HANET="${PROJECT}_hanet"
+PROFILES=" ${COMPOSE_TEST_PROFILES:-default monitoring sharded ha} "
+want() { [[ "$PROFILES" == *" $1 "* ]]; }
 TMP=$(mktemp -d /tmp/rockcache-compose-test.XXXXXX)
 T0=$(date +%s)
 
 if docker compose version >/dev/null 2>&1; then COMPOSE=(docker compose); else COMPOSE=(docker-compose); fi
 dc() { "${COMPOSE[@]}" -p "$PROJECT" -f docker/docker-compose.yml "$@"; }
-ALL_PROFILES=(--profile monitoring --profile sharded)
+ALL_PROFILES=(--profile monitoring --profile sharded --profile ha)
 # The interpreter itself, not a version manager's shim (which can take seconds to start).
 PY=$(python3 -c 'import sys; print(sys.executable)')
 python3() { "$PY" "$@"; }
@@ -57,6 +71,7 @@ cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   [ -n "${BENCH_PID:-}" ] && kill "$BENCH_PID" 2>/dev/null && wait "$BENCH_PID" 2>/dev/null
+  [ -n "${WRITER_PID:-}" ] && kill "$WRITER_PID" 2>/dev/null && wait "$WRITER_PID" 2>/dev/null
   if [ "$rc" -ne 0 ]; then
     echo "--- logs (last 30 lines per service) ---"
     dc "${ALL_PROFILES[@]}" logs --no-color --tail 30 2>/dev/null || true
@@ -220,7 +235,7 @@ build_images() {
   # runs to seconds; one rockcache image serves every node); nice: the compiler shares the cores.
   local img
   for img in rockcache:Dockerfile rockcache-prometheus:prometheus.Dockerfile \
-             rockcache-nutcracker:nutcracker.Dockerfile; do
+             rockcache-nutcracker:nutcracker.Dockerfile rockcache-sentinel:sentinel.Dockerfile; do
     nice docker build -q -f "docker/${img#*:}" -t "${img%%:*}:latest" . >/dev/null 2>"$TMP/build.err" \
       || { cat "$TMP/build.err" >&2; fail "docker build of ${img%%:*} failed"; }
   done
@@ -433,7 +448,9 @@ sharded_node_loss() {
   dc --profile sharded start node2 >/dev/null 2>&1
   wait_healthy node2 60
   note "node2 started again, healthy after $(($(date +%s) - t)) s"
-  note "node2's 200 keys served again through the proxy after $(wait_served "$TMP/node2.sample") s more (server_retry_timeout 5 s)"
+  local w
+  w=$(wait_served "$TMP/node2.sample") || exit 1
+  note "node2's 200 keys served again through the proxy after $w s more (server_retry_timeout 5 s)"
   r=$(check "$NUTCRACKER_PORT" "$TMP/node2.keys")
   note "all of node2's keys through the proxy: $r"
   note "nutcracker stats for node2 now: $(nc_stats node2)"
@@ -446,7 +463,9 @@ sharded_partition() {
   note "node3 disconnected from $SHARDNET (still running: $(docker inspect -f '{{.State.Status}}' "$id"))"
   lost node3 others12
   docker network connect --ip 172.29.14.13 "$SHARDNET" "$id"
-  note "node3 reconnected; its keys served again after $(wait_served "$TMP/node3.sample") s"
+  local w
+  w=$(wait_served "$TMP/node3.sample") || exit 1
+  note "node3 reconnected; its keys served again after $w s"
   local r
   r=$(check "$NUTCRACKER_PORT" "$TMP/node3.keys")
   note "all of node3's keys through the proxy: $r"
@@ -475,6 +494,134 @@ sharded_bench() {
   note "  ratio proxy/single:           SET $(ratio "$1" "$3")  GET $(ratio "$2" "$4")"
 }
 
+# --- ha profile ----------------------------------------------------------------------------
+# The nodes' fixed addresses on hanet (docker-compose.yml); Sentinel names nodes by address.
+HA_NODES=(ha1 ha2 ha3)
+ip_of() { echo "172.29.15.1${1#ha}"; }
+svc_of() { echo "ha${1##*.1}"; }
+# hacli COMMAND ARGS: tests/clients/sentinel_compose.py in the ha-client container, on hanet.
+hacli() {
+  timeout 200 docker exec -i "$(cid ha-client)" python3 - "$@" <tests/clients/sentinel_compose.py
+}
+
+ha_up() {
+  up --profile ha "${HA_NODES[@]}" sentinel1 sentinel2 sentinel3 ha-client
+  local s r
+  for s in "${HA_NODES[@]}" sentinel1 sentinel2 sentinel3; do wait_healthy "$s" 90; done
+  r=$(hacli ready 60) || fail "ha: $r"
+  note "primary $r; three sentinels see both replicas and each other"
+  note "sentinel down-after-milliseconds $SENTINEL_DOWN_AFTER_MS, quorum 2"
+}
+
+# writer_start NAME: tests/clients/sentinel_compose.py's writer (keys NAME:i) in the background,
+# its lines in $TMP/NAME.writer; at least one write acknowledged by WAIT within 3 s.
+writer_start() {
+  hacli writer "$1" "/tmp/stop-$1" >"$TMP/$1.writer" 2>&1 &
+  WRITER_PID=$!
+  sleep 3
+  local last
+  last=$(grep '^progress' "$TMP/$1.writer" | tail -1)
+  note "writing through Sentinel's master_for: $last"
+  [[ "$last" =~ waited=[1-9] ]] || { cat "$TMP/$1.writer" >&2; fail "no write acknowledged by WAIT"; }
+}
+
+# writer_stop NAME T0: tells the writer the kill/cut was at T0 and waits for its checks.
+writer_stop() {
+  docker exec "$(cid ha-client)" sh -c "echo $2 >/tmp/stop-$1.tmp && mv /tmp/stop-$1.tmp /tmp/stop-$1"
+  local rc=0 sum
+  wait "$WRITER_PID" || rc=$?
+  WRITER_PID=""
+  sum=$(grep '^summary' "$TMP/$1.writer" || true)
+  note "writer: ${sum#summary }"
+  note "writer errors/resumes: $(grep -E '^(error|resumed)' "$TMP/$1.writer" | awk -v t0="$2" '
+    $1 == "error" { printf "error at +%.1f s (%s); ", $2 - t0, substr($0, index($0, $3)) }
+    $1 == "resumed" { printf "resumed at +%.1f s; ", $3 - t0 }')"
+  [ "$rc" = 0 ] || { cat "$TMP/$1.writer" >&2; fail "writes acknowledged with WAIT missing (or none)"; }
+}
+
+# wait_resumed NAME T0: a write acknowledged after T0 (the client reconnected by itself), 30 s.
+wait_resumed() {
+  local i r
+  for ((i = 0; i < 300; i++)); do
+    r=$(awk -v t0="$2" '$1 == "resumed" && $3 > t0 { printf "%.1f", $3 - t0; exit }' "$TMP/$1.writer")
+    [ -n "$r" ] && { echo "$r"; return 0; }
+    sleep 0.1
+  done
+  cat "$TMP/$1.writer" >&2
+  fail "the client did not write again within 30 s"
+}
+
+# promoted OLD_IP T0: waits for the sentinels to name another primary; sets NEW and OTHER (the
+# remaining replica), checks the other one follows it and the client carries on.
+promoted() {
+  local r secs limit s
+  r=$(hacli wait-promoted "$1" "$2" 60) || fail "no replica promoted: $r"
+  NEW=${r% *} secs=${r#* }
+  limit=$((SENTINEL_DOWN_AFTER_MS / 1000 + 15))
+  note "$(svc_of "$NEW") ($NEW) promoted ${secs} s after (limit: down-after + 15 s = $limit s)"
+  awk -v s="$secs" -v l="$limit" 'BEGIN { exit !(s < l) }' || fail "promotion took $secs s"
+  OTHER=""
+  for s in "${HA_NODES[@]}"; do
+    [ "$(ip_of "$s")" != "$1" ] && [ "$(ip_of "$s")" != "$NEW" ] && OTHER=$(ip_of "$s")
+  done
+  r=$(hacli wait-replica "$OTHER" "$NEW" 60) || fail "the other replica: $r"
+  note "$(svc_of "$OTHER") ($OTHER) replicates from $(svc_of "$NEW") $r s later"
+}
+
+ha_kill() {
+  local t0 r
+  OLD=$(hacli master) || fail "no primary named by the sentinels: $OLD"
+  writer_start failover
+  t0=$(date +%s.%N)
+  docker kill -s KILL "$(cid "$(svc_of "$OLD")")" >/dev/null
+  note "$(svc_of "$OLD") ($OLD), the primary, killed (SIGKILL)"
+  promoted "$OLD" "$t0"
+  r=$(wait_resumed failover "$t0") || exit 1
+  note "the client wrote again by itself $r s after the kill"
+  sleep 1
+  writer_stop failover "$t0"
+}
+
+ha_rejoin() {
+  local svc r t
+  svc=$(svc_of "$OLD")
+  t=$(date +%s)
+  dc --profile ha start "$svc" >/dev/null 2>&1
+  wait_healthy "$svc" 60
+  r=$(hacli wait-replica "$OLD" "$NEW" 90) || fail "old primary: $r"
+  note "$svc started again: a replica of $(svc_of "$NEW") after $(($(date +%s) - t)) s"
+  r=$(hacli get "$OLD" failover:1)
+  [ "$r" = 1 ] || fail "the old primary does not hold the new primary's data (failover:1 = $r)"
+  r=$(hacli ready 60) || fail "ha: $r"
+  note "primary $r"
+}
+
+ha_partition() {
+  local t0 r id cut before after
+  cut=$(hacli master) || fail "no primary named by the sentinels: $cut"
+  id=$(cid "$(svc_of "$cut")")
+  writer_start partition
+  t0=$(date +%s.%N)
+  docker network disconnect "$HANET" "$id"
+  note "$(svc_of "$cut") ($cut), the primary, disconnected from $HANET (still running: $(docker inspect -f '{{.State.Status}}' "$id"))"
+  promoted "$cut" "$t0"
+  r=$(wait_resumed partition "$t0") || exit 1
+  note "the client wrote again by itself $r s after the cut"
+  note "$(svc_of "$cut") meanwhile, on its own: $(docker exec "$id" redis-cli -a "$PASS" --no-auth-warning role | head -1) (its clients are cut off too)"
+  sleep 1
+  writer_stop partition "$t0"
+  before=$(hacli syncs "$NEW")
+  t0=$(date +%s)
+  docker network connect --ip "$cut" "$HANET" "$id"
+  r=$(hacli wait-replica "$cut" "$NEW" 90) || fail "the cut primary: $r"
+  after=$(hacli syncs "$NEW")
+  note "$(svc_of "$cut") reconnected: a replica of $(svc_of "$NEW") after $(($(date +%s) - t0)) s (syncs served by $(svc_of "$NEW"): $before -> $after)"
+  r=$(hacli get "$cut" partition:1)
+  [ "$r" = 1 ] || fail "the reconnected node does not hold the new primary's data (partition:1 = $r)"
+  r=$(hacli ready 60) || fail "ha: $r"
+  note "primary $r"
+}
+
 command -v docker >/dev/null || fail "docker is needed"
 missing=()
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
@@ -485,13 +632,23 @@ echo "compose-test: project $PROJECT, compose: ${COMPOSE[*]}, ports $ROCKCACHE_P
   "$ROCKCACHE_METRICS_PORT (metrics), $PROMETHEUS_PORT (prometheus), $NUTCRACKER_PORT (nutcracker)"
 step "base images (debian:12, debian:12-slim)" base_images
 step "build images" build_images
-step "default: up, healthy" default_up
-step "default: stop/start keeps data" default_restart
-step "default: SIGKILL during writes" default_sigkill
-step "default: down keeps the volume" default_down
-step "monitoring: Prometheus and the dashboard queries" monitoring
-step "sharded: up" sharded_up
-step "sharded: 30000 keys over three nodes" sharded_distribution
-step "sharded: node killed and restarted" sharded_node_loss
-step "sharded: node cut off the network and reconnected" sharded_partition
-step "sharded: redis-benchmark through the proxy vs one node" sharded_bench
+if want default; then
+  step "default: up, healthy" default_up
+  step "default: stop/start keeps data" default_restart
+  step "default: SIGKILL during writes" default_sigkill
+  step "default: down keeps the volume" default_down
+fi
+want monitoring && step "monitoring: Prometheus and the dashboard queries" monitoring
+if want sharded; then
+  step "sharded: up" sharded_up
+  step "sharded: 30000 keys over three nodes" sharded_distribution
+  step "sharded: node killed and restarted" sharded_node_loss
+  step "sharded: node cut off the network and reconnected" sharded_partition
+  step "sharded: redis-benchmark through the proxy vs one node" sharded_bench
+fi
+if want ha; then
+  step "ha: primary, two replicas, three sentinels up" ha_up
+  step "ha: primary killed under Sentinel-client writes" ha_kill
+  step "ha: old primary restarted rejoins as a replica" ha_rejoin
+  step "ha: primary cut off the network, then reconnected" ha_partition
+fi
