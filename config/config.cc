@@ -191,8 +191,8 @@ const std::vector<OptionSpec> kOptionTable = {
    "not in the block cache reads, checksums and caches one block; smaller = less work a cold "
    "read, a bigger index. Collections' entries keep RocksDB's 4 KB (they are scanned)."},
   {"rocksdb-pin-metadata", T::kBool, "yes", 0, 0, nullptr, false,
-   "Keep every SST file's index and filter partitions pinned in memory (about 1% of the data, "
-   "charged to the block cache): a point read then looks none of them up in the block cache."},
+   "Keep every SST file's index and bloom filter pinned in memory, whole (about 1% of the data: "
+   "block cache or mapped file pages): a point read then looks none of them up or reads them."},
   {"rocksdb-write-buffer-size", T::kMemory, "16mb", 1 * kMB, LLONG_MAX, nullptr, false,
    "RocksDB memtable size per column family; larger flushes less, each insert searches deeper."},
   {"rocksdb-compression", T::kEnum, "lz4", 0, 0, "none|snappy|lz4|zstd", false,

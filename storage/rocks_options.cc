@@ -157,8 +157,9 @@ StatusOr<RocksOpenOptions> MakeRocksOpenOptions(const Options& options,
     table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
     table.partition_filters = true;
   }
-  // rocksdb-pin-metadata: every file's index and filter partitions are loaded when the file is
-  // opened and held by its reader (still charged to the block cache), so a point read finds
+  // rocksdb-pin-metadata: every file's index and filter (whole, above) are loaded when the file is
+  // opened and held by its reader (charged to the block cache, or, read uncompressed from the
+  // mapping, file pages of it), so a point read finds
   // them without a block cache lookup (a hash, a shard mutex and a reference count each) and
   // never reads them from the file again. The price is their memory, about 1% of the data
   // (bloom filters 1.25 bytes a key, an index entry per data block), whatever the block cache's
