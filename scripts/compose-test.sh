@@ -42,6 +42,25 @@ export SENTINEL_DOWN_AFTER_MS=2000
 # A killed container stays down until the test starts it again.
 export ROCKCACHE_RESTART=no
 PASS=$ROCKCACHE_PASSWORD
+# The private networks' /24s: two that no Docker network nor host route overlaps (another
+# project, or a run beside this one, may hold the defaults), picked at random among
+# 172.29.14-254.0/24 (or 10.213.x.0/24, 192.168.x.0/24 if those are all taken) so that runs
+# started together rarely pick the same.
+free_subnets() {
+  { for n in $(docker network ls -q); do
+      docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$n"
+    done
+    ip -4 route show 2>/dev/null | awk '$1 ~ /\// {print $1}'
+  } | python3 -c '
+import ipaddress, random, sys
+used = [ipaddress.ip_network(w, strict=False) for w in sys.stdin.read().split() if ":" not in w]
+for prefix, first in (("172.29", 14), ("10.213", 0), ("192.168", 100)):
+    free = [f"{prefix}.{c}" for c in range(first, 255)
+            if not any(ipaddress.ip_network(f"{prefix}.{c}.0/24").overlaps(u) for u in used)]
+    if len(free) >= 2:
+        sys.exit(print(" ".join(random.sample(free, 2))))
+sys.exit("no two free /24s in 172.29/16, 10.213/16, 192.168/16")'
+}
 SHARDNET="${PROJECT}_shardnet"
 HANET="${PROJECT}_hanet"
 PROFILES=" ${COMPOSE_TEST_PROFILES:-default monitoring sharded ha} "
@@ -462,7 +481,7 @@ sharded_partition() {
   docker network disconnect "$SHARDNET" "$id"
   note "node3 disconnected from $SHARDNET (still running: $(docker inspect -f '{{.State.Status}}' "$id"))"
   lost node3 others12
-  docker network connect --ip 172.29.14.13 "$SHARDNET" "$id"
+  docker network connect --ip "$ROCKCACHE_SHARDNET.13" "$SHARDNET" "$id"
   local w
   w=$(wait_served "$TMP/node3.sample") || exit 1
   note "node3 reconnected; its keys served again after $w s"
@@ -497,7 +516,7 @@ sharded_bench() {
 # --- ha profile ----------------------------------------------------------------------------
 # The nodes' fixed addresses on hanet (docker-compose.yml); Sentinel names nodes by address.
 HA_NODES=(ha1 ha2 ha3)
-ip_of() { echo "172.29.15.1${1#ha}"; }
+ip_of() { echo "$ROCKCACHE_HANET.1${1#ha}"; }
 svc_of() { echo "ha${1##*.1}"; }
 # hacli COMMAND ARGS: tests/clients/sentinel_compose.py in the ha-client container, on hanet.
 hacli() {
@@ -628,8 +647,13 @@ command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v python3 >/dev/null || missing+=(python3)
 command -v curl >/dev/null || missing+=(curl)
 [ "${#missing[@]}" -eq 0 ] || ./scripts/install-deps.sh "${missing[@]}"
+nets=$(free_subnets) || fail "no free /24 for the private networks"
+read -r ROCKCACHE_SHARDNET ROCKCACHE_HANET <<<"$nets"
+export ROCKCACHE_SHARDNET ROCKCACHE_HANET
 echo "compose-test: project $PROJECT, compose: ${COMPOSE[*]}, ports $ROCKCACHE_PORT (rockcache)," \
-  "$ROCKCACHE_METRICS_PORT (metrics), $PROMETHEUS_PORT (prometheus), $NUTCRACKER_PORT (nutcracker)"
+  "$ROCKCACHE_METRICS_PORT (metrics), $PROMETHEUS_PORT (prometheus), $NUTCRACKER_PORT (nutcracker)," \
+  "networks $ROCKCACHE_SHARDNET.0/24 (sharded), $ROCKCACHE_HANET.0/24 (ha)"
+dc "${ALL_PROFILES[@]}" config -q || fail "docker/docker-compose.yml does not parse"
 step "base images (debian:12, debian:12-slim)" base_images
 step "build images" build_images
 if want default; then
