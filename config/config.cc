@@ -161,6 +161,10 @@ const std::vector<OptionSpec> kOptionTable = {
   {"rtc-storage-read-balance", T::kBool, "yes", 0, 0, nullptr, true,
    "With rocksdb-mmap-reads, while the pool still runs the last batches a network thread sent, "
    "that thread reads its later misses from resident file pages itself instead of queueing them."},
+  {"rtc-storage-read-resident-ms", T::kInt, "1000", 0, 60000, nullptr, true,
+   "With rocksdb-mmap-reads, a 64 KB stretch of an SST file a network thread found in memory "
+   "(one mincore) is trusted for this long without asking again; a page the OS evicts meanwhile "
+   "costs that thread one disk read. 0 = ask on every read."},
   {"tracking-table-max-keys", T::kInt, "1000000", 0, LONG_MAX, nullptr, true,
    "Keys CLIENT TRACKING remembers for its readers; past it a key leaves the table and its "
    "readers get an invalidation, as Redis (0 = no limit)."},

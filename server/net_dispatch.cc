@@ -207,6 +207,7 @@ void NetLoop::ProcessInput(Connection* conn) {
   const uint64_t storage_read_max =
       server.settings().rtc_storage_read_max_bytes.load(std::memory_order_relaxed);
   uint64_t storage_fills = 0;
+  bool tried_storage = false;  // a miss was tried against RocksDB's memory
   // The first misses of this pass may read mapped file pages here (one RocksDB Get each, no
   // thread hop: a lone GET's whole latency); the rest of a pipeline's misses go to a worker,
   // which reads them while this thread goes on parsing and answering — unless the pool is still
@@ -393,6 +394,7 @@ void NetLoop::ProcessInput(Connection* conn) {
           const bool mapped = mapped_reads < mapped_read_limit || (read_balance && PoolBehind());
           MemoryReadGate& gate = mapped ? mapped_gate_ : memory_gate_;
           if (gate.ShouldTry()) {
+            tried_storage = true;
             if (mapped) ++mapped_reads;
             done = TryAnswerFromMemory(server, *spec, argv, now_ms, out, conn->db, storage_read_max,
                                        mapped ? storage::MemoryReach::kResidentFiles
@@ -427,6 +429,10 @@ void NetLoop::ProcessInput(Connection* conn) {
   LoopCounters::Add(&counters_->commands, commands);
   if (rtc_answers > 0) LoopCounters::Add(&counters_->rtc_answers, rtc_answers);
   if (storage_fills > 0) LoopCounters::Add(&counters_->rtc_storage_fills, storage_fills);
+  if (tried_storage) {
+    counters_->rtc_resident_checks.store(storage::ResidencyChecksOfThisThread(),
+                                         std::memory_order_relaxed);
+  }
   if (over_output_limit) {  // no batch can be pending: answers here happen only before one
     spdlog::warn(
         "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",

@@ -296,6 +296,10 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     return;
   }
   auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
+  if (name == "rtc-storage-read-resident-ms") {
+    storage::SetResidencyMemoMs(as_int());
+    return;
+  }
   if (name == "replica-read-only" || name == "replica-serve-stale-data" ||
       name == "min-replicas-to-write" || name == "min-replicas-max-lag") {
     if (replication_) replication_->ApplySettings();

@@ -17,6 +17,8 @@ struct alignas(64) LoopCounters {
   std::atomic<uint64_t> rtc_answers{0};        // commands answered in the loop from the cache
   std::atomic<uint64_t> rtc_storage_fills{0};  // ... of which after a fill from RocksDB's memory
   std::atomic<uint64_t> parked_batches{0};     // batches held back: the pool had no room
+  // The loop thread's mincore calls for those fills (storage::ResidencyChecksOfThisThread).
+  std::atomic<uint64_t> rtc_resident_checks{0};
   // Single writer: the owning loop's thread.
   static void Add(std::atomic<uint64_t>* counter, uint64_t n) {
     counter->store(counter->load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -47,6 +49,7 @@ struct ServerStats {
   uint64_t rtc_answers() const { return Sum(&LoopCounters::rtc_answers, 3); }
   uint64_t parked_batches() const { return Sum(&LoopCounters::parked_batches, 4); }
   uint64_t rtc_storage_fills() const { return Sum(&LoopCounters::rtc_storage_fills, 5); }
+  uint64_t rtc_resident_checks() const { return Sum(&LoopCounters::rtc_resident_checks, 6); }
   // CONFIG RESETSTAT for the per-loop counters (their writers keep going; readers subtract).
   void ResetLoopCounters() {
     base_[0] = Sum(&LoopCounters::commands, -1);
@@ -55,6 +58,7 @@ struct ServerStats {
     base_[3] = Sum(&LoopCounters::rtc_answers, -1);
     base_[4] = Sum(&LoopCounters::parked_batches, -1);
     base_[5] = Sum(&LoopCounters::rtc_storage_fills, -1);
+    base_[6] = Sum(&LoopCounters::rtc_resident_checks, -1);
   }
 
  private:
@@ -64,7 +68,7 @@ struct ServerStats {
     uint64_t b = base >= 0 ? base_[base].load(std::memory_order_relaxed) : 0;
     return total > b ? total - b : 0;
   }
-  std::atomic<uint64_t> base_[6] = {};
+  std::atomic<uint64_t> base_[7] = {};
 };
 
 }  // namespace rockcache::server

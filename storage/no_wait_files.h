@@ -14,6 +14,17 @@
 // A page resident when checked can be evicted before it is touched a microsecond later (the
 // read then waits for the disk): a race with memory pressure, not a path a loaded server takes
 // on every request.
+//
+// The residency memo (SetResidencyMemoMs, storage/store.h; rtc-storage-read-resident-ms). A
+// mincore is a system call (1-1.5 us on a 2-core VM, about a tenth of a cold GET's CPU time), and
+// a cold read's block usually lies in a stretch of file a read found resident a moment ago. So
+// each mapped file remembers, per 64 KB stretch, when a read last found all of it resident (one
+// mincore over the stretch costs about what one page does), and reads within the memo's period
+// trust it without asking again; a stretch not wholly resident is not remembered, and its read is
+// answered from the pages it covers. This widens the race above from microseconds to the period:
+// a page the OS evicts within it costs the thread that touches it one disk read. The stamps live
+// with the file (8 bytes per 64 KB), so they go when its mapping does; every thread shares
+// them. 0 (the default here; the server sets its option's) = a mincore on every read.
 #pragma once
 
 #include <rocksdb/env.h>
@@ -46,5 +57,6 @@ rocksdb::Env* NoWaitEnv();
 
 // Whether every page of [data, data + size) is in memory (mincore). True for an empty range.
 bool PagesResident(const char* data, size_t size);
+
 
 }  // namespace rockcache::storage

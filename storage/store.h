@@ -121,6 +121,14 @@ class WriteGroup {
   [[nodiscard]] virtual Status CommitAndReindex() = 0;
 };
 
+// With mmap reads (Options::mmap_reads), how long a network thread's no-wait read trusts a 64 KB
+// stretch of an SST file it found in memory before asking the kernel again (milliseconds; <= 0:
+// ask on every read). Process-wide, any thread, any time; storage/no_wait_files.h.
+void SetResidencyMemoMs(int64_t ms);
+// The calling thread's mincore calls for no-wait reads so far (INFO, tests: how often the memo
+// above did not answer).
+uint64_t ResidencyChecksOfThisThread();
+
 // Runs `critical` while holding the caller's key lock of `key` (see SweepExpired).
 using WithKeyLock =
     std::function<void(std::string_view key, const std::function<void()>& critical)>;

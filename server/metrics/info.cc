@@ -475,6 +475,7 @@ void CacheSection(Server& server, std::string* out) {
   Field(out, "cache_rtc_answers", server.stats().rtc_answers());
   Field(out, "cache_rtc_reads", server.settings().rtc_reads.load() ? "yes" : "no");
   Field(out, "cache_rtc_storage_fills", server.stats().rtc_storage_fills());
+  Field(out, "cache_rtc_resident_checks", server.stats().rtc_resident_checks());
   Field(out, "cache_fills", s.fills);
   Field(out, "cache_fills_rejected", s.rejected);
   Field(out, "cache_updates", s.updates);

@@ -127,6 +127,66 @@ TEST_CASE("A no-wait read answers from resident file pages and refuses the other
   }
 }
 
+// Sets the residency memo's period for the scope (process-wide), and back to 0 after.
+class MemoPeriod {
+ public:
+  explicit MemoPeriod(int64_t ms) { SetResidencyMemoMs(ms); }
+  ~MemoPeriod() { SetResidencyMemoMs(0); }
+  MemoPeriod(const MemoPeriod&) = delete;
+  MemoPeriod& operator=(const MemoPeriod&) = delete;
+};
+
+TEST_CASE("The residency memo trusts a wholly resident stretch for its period, nothing else",
+          "[storage][no-wait]") {
+  TempDir dir;
+  Options o;
+  o.dir = dir.path();
+  o.write_buffer_bytes = 4 << 20;
+  o.block_cache_bytes = 64 << 10;
+  o.mmap_reads = true;
+  auto store = Ok(Store::Open(o));
+  const std::string value(400, 'v');
+  constexpr int kKeys = 20000;
+  for (int i = 0; i < kKeys; i += 500) {
+    std::vector<std::string> keys;
+    std::vector<std::pair<std::string_view, std::string_view>> kvs;
+    for (int j = i; j < i + 500; ++j) keys.push_back(KeyOf(j));
+    for (const auto& k : keys) kvs.emplace_back(k, value);
+    REQUIRE(store->MSet(kvs).ok());
+  }
+  REQUIRE(store->CompactAll().ok());
+  DropFromPageCache(dir.path());
+  auto try_get = [&](int i) {
+    return store->TryGetString(KeyOf(i), 1 << 20, MemoryReach::kResidentFiles).outcome;
+  };
+  // Each read counts the mincore calls it made.
+  auto checks_of = [](auto&& read) {
+    const uint64_t before = ResidencyChecksOfThisThread();
+    read();
+    return ResidencyChecksOfThisThread() - before;
+  };
+  MemoPeriod memo(60000);
+  const int key = 7777;
+  // Not resident: refused, and nothing is remembered (each try asks again).
+  MemoryRead::Outcome outcome{};
+  CHECK(checks_of([&] { outcome = try_get(key); }) >= 1);
+  CHECK(outcome == MemoryRead::Outcome::kNeedsStorage);
+  CHECK(checks_of([&] { outcome = try_get(key); }) >= 1);
+  CHECK(outcome == MemoryRead::Outcome::kNeedsStorage);
+
+  ReadIntoPageCache(dir.path());
+  CHECK(checks_of([&] { outcome = try_get(key); }) >= 1);  // found resident: remembered
+  CHECK(outcome == MemoryRead::Outcome::kString);
+  CHECK(checks_of([&] { outcome = try_get(key); }) == 0);  // the memo answers
+  CHECK(outcome == MemoryRead::Outcome::kString);
+  CHECK(checks_of([&] { outcome = try_get(key + 1); }) == 0);  // its neighbour: same stretch
+  CHECK(outcome == MemoryRead::Outcome::kString);
+
+  SetResidencyMemoMs(0);  // off: every read asks
+  CHECK(checks_of([&] { outcome = try_get(key); }) == 1);
+  CHECK(outcome == MemoryRead::Outcome::kString);
+}
+
 TEST_CASE("Without mmap reads a no-wait read never reads a file", "[storage][no-wait]") {
   TempDir dir;
   Options o;
