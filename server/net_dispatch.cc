@@ -151,6 +151,9 @@ void NetLoop::ProcessInput(Connection* conn) {
   Server& server = *server_;
   LoopMetrics& metrics = server.metrics().loop(index_);
   std::vector<PreparedCommand> batch;
+  // Whether replies from before this pass wait to be written (see the end).
+  const bool replies_pending = conn->output_pos < conn->output.size();
+  bool blocking = false;  // `batch` ends with a blocking command
   // Whether every command of `batch` only reads (or was answered here): a cache read behind
   // them can still be answered from the cache in this thread (below).
   bool batch_reads_only = true;
@@ -419,6 +422,7 @@ void NetLoop::ProcessInput(Connection* conn) {
         // Alone in its batch, and nothing after it runs until it is answered (as Redis).
         if (!to_pool(/*rtc_missed=*/false)) continue;
         BeginWait(conn, &batch.back());
+        blocking = true;
         break;
       case Route::kPool:
         to_pool(/*rtc_missed=*/false);
@@ -449,6 +453,13 @@ void NetLoop::ProcessInput(Connection* conn) {
     BatchTimes times;
     times.parsed = parsed;
     SubmitOrPark(conn, std::move(batch), times);
+    // The replies answered here wait for a batch of reads (a pipeline's cache misses) and go
+    // out with its replies in one write (the completion's pass flushes): one system call and
+    // one wakeup of the client fewer per pipeline, as Redis writes a pass's replies after all
+    // its commands ran. Not ahead of writes, a transaction or a script (they may take long,
+    // and a client may be waiting for the replies before them), nor of a blocking command, nor
+    // when older replies are waiting already.
+    if (batch_reads_only && !blocking && !replies_pending) return;
   }
   Flush(conn);
 }

@@ -266,9 +266,10 @@ TEST_CASE("CLIENT PAUSE: nothing expires while paused; errors as redis-server's"
     rockcache::testing::Client info(server.port());
     return std::stoll(InfoFields(InfoText(info, "stats"))["expired_keys"]);
   };
-  CHECK(admin.Call({"SET", "e", "v", "PX", "100"}) == "+OK\r\n");
+  // 500 ms: the PAUSE must be in place before the key expires, also on a loaded machine.
+  CHECK(admin.Call({"SET", "e", "v", "PX", "500"}) == "+OK\r\n");
   CHECK(admin.Call({"CLIENT", "PAUSE", "100000", "WRITE"}) == "+OK\r\n");
-  SleepMs(600);                                  // several expiry sweeps (hz 10)
+  SleepMs(1000);                                 // several expiry sweeps (hz 10) after it expired
   CHECK(admin.Call({"GET", "e"}) == "$-1\r\n");  // expired for every reader...
   CHECK(expired_keys() == 0);                    // ...but not deleted
   CHECK(admin.Call({"CLIENT", "UNPAUSE"}) == "+OK\r\n");
