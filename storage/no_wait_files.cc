@@ -1,8 +1,6 @@
 // The no-wait file system: see no_wait_files.h.
 #include "storage/no_wait_files.h"
 
-#include "storage/store.h"
-
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <utility>
+
+#include "storage/store.h"
 
 namespace rockcache::storage {
 

@@ -58,5 +58,4 @@ rocksdb::Env* NoWaitEnv();
 // Whether every page of [data, data + size) is in memory (mincore). True for an empty range.
 bool PagesResident(const char* data, size_t size);
 
-
 }  // namespace rockcache::storage
