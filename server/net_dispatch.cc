@@ -21,6 +21,7 @@
 #include "server/replication/replication.h"
 #include "server/server.h"
 #include "server/tx/transaction.h"
+#include "storage/store.h"
 
 namespace rockcache::server {
 namespace {
