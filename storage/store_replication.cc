@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "storage/batch_records.h"
+#include "storage/data_dir.h"
 #include "storage/rocks_options.h"
 #include "storage/rocks_store.h"
 
@@ -508,9 +509,10 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
   WriterMutexLock lock(&lifecycle_);
   if (closed_ || db_ == nullptr) return Status::Shutdown("store is closed");
   namespace fs = std::filesystem;
-  std::string base = options_.dir;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  const std::string old_dir = base + ".replaced";
+  // Both renames stay inside the data directory, on one file system. A crash between them
+  // leaves no database and the old one at old_dir: the next open puts it back (data_dir.h).
+  const std::string& base = db_path_;
+  const std::string old_dir = data_dir::ReplacedPath(options_.dir);
   std::error_code ec;
   fs::remove_all(old_dir, ec);
   DropDb();
@@ -524,6 +526,7 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
     if (!reopened.ok()) closed_ = true;
     return Status::IOError("cannot move " + staged_dir + " into place: " + ec.message());
   }
+  (void)data_dir::SyncDirectory(options_.dir);  // the swap made durable (best effort)
   Status s = OpenDb();
   if (!s.ok()) {
     closed_ = true;
