@@ -19,6 +19,7 @@ constexpr const char* kDatabase = "db";
 constexpr const char* kMigrating = "db.migrating";
 constexpr const char* kReceived = "sync";
 constexpr const char* kReplaced = "replaced";
+constexpr const char* kDiscarded = "discarded";
 constexpr const char* kSyncCheckpointPrefix = "sync-checkpoint-";
 constexpr const char* kLock = "LOCK";
 
@@ -33,9 +34,9 @@ bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefi
 // A name RocksDB gives an entry of its database directory (its filename.cc): the ones moved by
 // the migration. LOCK is not among them (it stays, as the directory's lock).
 bool IsRocksDbEntry(const std::string& name) {
-  if (name == "CURRENT" || name == "IDENTITY" || name == "archive") return true;
-  if (StartsWith(name, "LOG") || StartsWith(name, "MANIFEST-") || StartsWith(name, "OPTIONS-") ||
-      StartsWith(name, "METADB-")) {
+  if (name == "CURRENT" || name == "IDENTITY" || name == "LOG" || name == "archive") return true;
+  if (StartsWith(name, "LOG.old.") || StartsWith(name, "MANIFEST-") ||
+      StartsWith(name, "OPTIONS-") || StartsWith(name, "METADB-")) {
     return true;
   }
   // <number>.log / .sst / .ldb / .blob / .dbtmp, and their .trash.
@@ -96,6 +97,7 @@ std::string Trimmed(const std::string& dir) {
 std::string DatabasePath(const std::string& dir) { return Join(dir, kDatabase); }
 std::string ReceivedSyncPath(const std::string& dir) { return Join(dir, kReceived); }
 std::string ReplacedPath(const std::string& dir) { return Join(dir, kReplaced); }
+std::string DiscardedPath(const std::string& dir) { return Join(dir, kDiscarded); }
 std::string SyncCheckpointPath(const std::string& dir, uint64_t n) {
   return Join(dir, (kSyncCheckpointPrefix + std::to_string(n)).c_str());
 }
@@ -156,25 +158,24 @@ Status Prepare(const std::string& dir, std::string* notes) {
   const std::string replaced = ReplacedPath(dir);
   const std::string migrating = Join(dir, kMigrating);
 
-  // A swap cut between its renames: the old database goes back.
+  // A swap that did not reach its commit point: the old database goes back (data_dir.h).
   if (fs::exists(replaced, ec)) {
-    if (!fs::exists(database, ec)) {
-      fs::rename(replaced, database, ec);
-      if (ec) return Error("cannot move back", replaced, ec);
-      if (Status s = SyncDirectory(dir); !s.ok()) return s;
-      Note(notes, "a full sync was cut while swapping databases: put " + replaced + " back");
-    } else {
-      fs::remove_all(replaced, ec);
-      if (ec) return Error("cannot remove", replaced, ec);
-      Note(notes, "removed " + replaced + " (left by a full sync)");
+    if (fs::exists(database, ec)) {
+      fs::remove_all(database, ec);
+      if (ec) return Error("cannot remove", database, ec);
     }
+    fs::rename(replaced, database, ec);
+    if (ec) return Error("cannot move back", replaced, ec);
+    if (Status s = SyncDirectory(dir); !s.ok()) return s;
+    Note(notes,
+         "a full sync was cut before it committed: put the old database " + replaced + " back");
   }
 
   // Full-sync leftovers: the received copy, the checkpoints being sent.
   std::vector<fs::path> leftovers;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name == kReceived || StartsWith(name, kSyncCheckpointPrefix)) {
+    if (name == kReceived || name == kDiscarded || StartsWith(name, kSyncCheckpointPrefix)) {
       leftovers.push_back(entry.path());
     }
   }

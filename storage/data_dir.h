@@ -8,7 +8,8 @@
 //   dir/checkpoint-<unix ms>/    BGSAVE / SAVE checkpoints (server/persistence/checkpoints.h)
 //   dir/sync-checkpoint-<n>/     primary: a checkpoint being sent to a replica (full sync)
 //   dir/sync/                    replica: the primary's checkpoint being received
-//   dir/replaced/                replica: its old database while the received one moves in
+//   dir/replaced/                replica: its old database until the received one is committed
+//   dir/discarded/               replica: the old database being removed after the commit
 //   dir/db.migrating/            start-up: an old-layout database moving into dir/db
 //
 // Before this layout the RocksDB files (CURRENT, MANIFEST-*, OPTIONS-*, *.sst, *.log, archive/,
@@ -24,17 +25,20 @@
 // finds dir/db.migrating knows a migration was cut short and finishes it: moves whatever RocksDB
 // entries are still at the root, then renames. Until that last rename there is no dir/db, so a
 // half-moved database is never opened. LOCK stays at the root (it becomes the directory's lock).
-// Only RocksDB's own names are moved (CURRENT, IDENTITY, LOG*, MANIFEST-*, OPTIONS-*, METADB-*,
-// archive, and <number>.<anything>); the checkpoint-* directories and any other file stay where
-// they are. A `dir` with both CURRENT at its root and dir/db is refused (which one is the data
-// is the operator's call). The same migration opens a BGSAVE checkpoint used as `dir` (a
+// Only RocksDB's own names are moved (CURRENT, IDENTITY, LOG, LOG.old.*, MANIFEST-*, OPTIONS-*,
+// METADB-*, archive, and <number>.<anything>); the checkpoint-* directories and any other file stay
+// where they are. A `dir` with both CURRENT at its root and dir/db is refused (which one is the
+// data is the operator's call). The same migration opens a BGSAVE checkpoint used as `dir` (a
 // checkpoint is an old-layout directory).
 //
-// Leftovers of a crash: dir/sync and dir/sync-checkpoint-* are removed at start-up (a full
-// sync starts over). dir/replaced with no dir/db is a swap cut between its two renames: the old
-// database is put back (the received copy is discarded: the replication state that goes with it
-// was not written yet, so the old database with its own state is the consistent one); with
-// dir/db present, dir/replaced is removed.
+// Leftovers of a crash: dir/sync, dir/sync-checkpoint-* and dir/discarded are removed at
+// start-up (a full sync starts over). A replica's swap (RocksStore::ReplaceDatabase) renames
+// dir/db to dir/replaced and dir/sync to dir/db, opens it and writes the replication state that
+// goes with the new data: that fsynced write is the commit point, after which dir/replaced is
+// renamed to dir/discarded (one step) and removed. So dir/replaced at start-up is always the
+// database of a swap that did not commit: the new copy at dir/db, if any, is removed (its data
+// does not match the replication state it holds) and dir/replaced is put back, with its own
+// state; the replica then syncs again from it.
 //
 // Threads: Prepare runs once, at open, before anything else uses `dir`. The path helpers are pure.
 #pragma once
@@ -54,6 +58,8 @@ std::string DatabasePath(const std::string& dir);
 std::string ReceivedSyncPath(const std::string& dir);
 // dir/replaced: a replica's old database during the swap (ReplaceDatabase).
 std::string ReplacedPath(const std::string& dir);
+// dir/discarded: the old database once the swap committed, being removed.
+std::string DiscardedPath(const std::string& dir);
 // dir/sync-checkpoint-<n>: a primary's checkpoint for a replica's full sync (`n` distinct per
 // sync within a process; the previous processes' ones are removed by Prepare).
 std::string SyncCheckpointPath(const std::string& dir, uint64_t n);

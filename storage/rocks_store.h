@@ -325,7 +325,7 @@ class RocksStore final : public Store, public DbView {
   WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) override;
   StatusOr<ReplicationState> GetReplicationState() override;
   Status SetReplicationState(const ReplicationState& state) override;
-  Status ReplaceDatabase(const std::string& staged_dir) override;
+  Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) override;
   Status ResumeWrites() override;
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;
   Status FlushThreadWriteGroup() override;

@@ -652,11 +652,15 @@ class Store {
   virtual Status SetReplicationState(const ReplicationState& state) = 0;
   // Replica, full synchronization: replaces the whole database with the one in `staged_dir`
   // (a checkpoint received from the primary; data_dir::ReceivedSyncPath, on the data
-  // directory's file system): closes the database, moves it to data_dir::ReplacedPath, moves
-  // `staged_dir` in its place and opens it, with fresh counters and filters. Other threads' calls
-  // wait meanwhile (the lifecycle lock, held exclusive). On failure before the swap the old data
-  // stays. BLOCKS for the reopen (a pass over every meta).
-  virtual Status ReplaceDatabase(const std::string& staged_dir) = 0;
+  // directory's file system) and records `state` as its replication state: closes the
+  // database, moves it to data_dir::ReplacedPath, moves `staged_dir` in its place, opens it
+  // with fresh counters and filters, writes `state` (fsynced: the commit point), then removes
+  // the old database. A crash before the commit point leaves the old database to the next
+  // open (data_dir::Prepare puts it back). Other threads' calls wait meanwhile (the lifecycle
+  // lock, held exclusive). On failure before the swap the old data stays open; a failure to
+  // open the new one or write `state` closes the store (the next open rolls back).
+  // BLOCKS for the reopen (a pass over every meta).
+  virtual Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) = 0;
   // A replica becoming a primary: takes up the version counter the primary persisted.
   virtual Status ResumeWrites() = 0;
 

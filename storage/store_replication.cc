@@ -505,16 +505,20 @@ void RocksStore::DropDb() {
   db_ = nullptr;
 }
 
-Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
+Status RocksStore::ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) {
   WriterMutexLock lock(&lifecycle_);
   if (closed_ || db_ == nullptr) return Status::Shutdown("store is closed");
   namespace fs = std::filesystem;
-  // Both renames stay inside the data directory, on one file system. A crash between them
-  // leaves no database and the old one at old_dir: the next open puts it back (data_dir.h).
+  // Every rename stays inside the data directory, on one file system. Until the new database
+  // holds `state` (the commit point) the old one waits at old_dir, and a crash before it is
+  // rolled back by the next open; after it, old_dir is renamed away in one step and then
+  // removed (data_dir.h).
   const std::string& base = db_path_;
   const std::string old_dir = data_dir::ReplacedPath(options_.dir);
+  const std::string discarded = data_dir::DiscardedPath(options_.dir);
   std::error_code ec;
   fs::remove_all(old_dir, ec);
+  fs::remove_all(discarded, ec);
   DropDb();
   fs::rename(base, old_dir, ec);
   if (!ec) fs::rename(staged_dir, base, ec);
@@ -528,11 +532,21 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
   }
   (void)data_dir::SyncDirectory(options_.dir);  // the swap made durable (best effort)
   Status s = OpenDb();
+  if (s.ok()) {
+    // The commit point: the replication state that goes with the new data, fsynced.
+    rocksdb::WriteOptions wo = write_options_;
+    wo.sync = true;
+    s = FromRocks(db_->Put(wo, props_cf_, kPropsReplState, EncodeState(state)));
+  }
   if (!s.ok()) {
+    // The old database stays at old_dir; the next open puts it back.
+    if (db_ != nullptr) DropDb();
     closed_ = true;
     return s;
   }
-  fs::remove_all(old_dir, ec);
+  fs::rename(old_dir, discarded, ec);
+  if (!ec) (void)data_dir::SyncDirectory(options_.dir);
+  fs::remove_all(ec ? old_dir : discarded, ec);
   {
     MutexLock sweep(&sweep_mu_);
     sweep_db_ = 0;

@@ -1126,7 +1126,7 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
     cache::KeyLocks::WriteWindow window(locks, std::move(all));
     if (cache::Cache* cache = server_->cache()) cache->Clear();
-    Status s = store->ReplaceDatabase(staged);
+    Status s = store->ReplaceDatabase(staged, {replid, offset});
     if (!s.ok()) {
       spdlog::error("replication: loading the full sync failed: {}", s.ToString());
       std::filesystem::remove_all(staged, ec);
@@ -1135,8 +1135,6 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     if (cache::Cache* cache = server_->cache()) cache->Clear();
   }
   FireReplacedEffects(*server_);
-  Status s = store->SetReplicationState({replid, offset});
-  if (!s.ok()) spdlog::error("replication: saving the replication state: {}", s.ToString());
   ResetApplied(offset + 1, store->LatestSequence() + 1);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -272,7 +272,7 @@ TEST_CASE("a dir holding both layouts is refused", "[data-dir]") {
   CHECK(Run(c, {"GET", "k"}) == "bulk:v");
 }
 
-TEST_CASE("start-up rolls back a swap cut between its renames and removes sync leftovers",
+TEST_CASE("start-up rolls back a swap that did not commit and removes sync leftovers",
           "[replication][data-dir]") {
   TestServer server;
   const std::string dir = server.dir() + "/db";
@@ -295,14 +295,20 @@ TEST_CASE("start-up rolls back a swap cut between its renames and removes sync l
   }
   CHECK(Names(dir) == std::set<std::string>{"LOCK", "db"});
 
-  // A swap that completed but was killed before removing the old database: it is removed.
+  // A replica killed after both renames, before the received copy's replication state was
+  // written (the commit point): the copy is dropped, the old database put back. And one killed
+  // while removing the old database after the commit: the rest is removed.
   REQUIRE(server.Stop() == 0);
-  fs::create_directories(dir + "/replaced");
-  std::ofstream(dir + "/replaced/CURRENT") << "MANIFEST-000001\n";
+  fs::rename(dir + "/db", dir + "/replaced");
+  fs::create_directories(dir + "/db");
+  std::ofstream(dir + "/db/CURRENT") << "MANIFEST-000001\n";
+  fs::create_directories(dir + "/discarded");
+  std::ofstream(dir + "/discarded/000007.sst") << "partial";
   server.Restart();
   Client c(server.port());
   CHECK(Run(c, {"GET", "k"}) == "bulk:v");
   CHECK(Names(dir) == std::set<std::string>{"LOCK", "db"});
+  CHECK(Count(server.Log(), "a full sync was cut before it committed") == 2);
 }
 
 TEST_CASE("a second server on the same dir is refused", "[data-dir]") {

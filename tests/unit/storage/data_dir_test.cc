@@ -109,7 +109,7 @@ TEST_CASE("a directory with both layouts is refused untouched", "[storage][data-
   CHECK(Names(dir.path()) == before);
 }
 
-TEST_CASE("start-up puts back a database a cut swap moved aside", "[storage][data-dir]") {
+TEST_CASE("start-up puts back the database of a swap that did not commit", "[storage][data-dir]") {
   TempDir dir;
   fs::create_directories(dir.path() + "/replaced");
   Touch(dir.path() + "/replaced/CURRENT", "old");
@@ -124,9 +124,21 @@ TEST_CASE("start-up puts back a database a cut swap moved aside", "[storage][dat
   std::string text;
   current >> text;
   CHECK(text == "old");
-  // With dir/db in place, a leftover dir/replaced is the old database of a finished swap.
-  fs::create_directories(dir.path() + "/replaced");
-  Touch(dir.path() + "/replaced/CURRENT", "older");
+  // Cut after the second rename (dir/db is the received copy, its replication state not yet
+  // written): the copy is dropped and the old database put back.
+  fs::rename(dir.path() + "/db", dir.path() + "/replaced");
+  fs::create_directories(dir.path() + "/db");
+  Touch(dir.path() + "/db/CURRENT", "new");
+  Touch(dir.path() + "/db/000012.sst", "new");
+  REQUIRE(data_dir::Prepare(dir.path()).ok());
+  CHECK(Names(dir.path()) == std::set<std::string>{"LOCK", "db"});
+  CHECK(Names(dir.path() + "/db") == std::set<std::string>{"CURRENT"});
+  std::ifstream again(dir.path() + "/db/CURRENT");
+  again >> text;
+  CHECK(text == "old");
+  // Cut while removing the old database of a committed swap: the rest of it is removed.
+  fs::create_directories(dir.path() + "/discarded");
+  Touch(dir.path() + "/discarded/000007.sst", "older");
   REQUIRE(data_dir::Prepare(dir.path()).ok());
   CHECK(Names(dir.path()) == std::set<std::string>{"LOCK", "db"});
 }
@@ -136,6 +148,7 @@ TEST_CASE("the staging paths are inside dir", "[storage][data-dir]") {
   CHECK(data_dir::DatabasePath("/data//") == "/data/db");
   CHECK(data_dir::ReceivedSyncPath("/data/") == "/data/sync");
   CHECK(data_dir::ReplacedPath("rel") == "rel/replaced");
+  CHECK(data_dir::DiscardedPath("rel/") == "rel/discarded");
   CHECK(data_dir::SyncCheckpointPath("/data", 7) == "/data/sync-checkpoint-7");
   CHECK(data_dir::DatabasePath("/") == "/db");
 }
