@@ -517,8 +517,19 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir, const Replicat
   const std::string old_dir = data_dir::ReplacedPath(options_.dir);
   const std::string discarded = data_dir::DiscardedPath(options_.dir);
   std::error_code ec;
-  fs::remove_all(old_dir, ec);
-  fs::remove_all(discarded, ec);
+  // Removes old_dir (an earlier swap's, committed) through `discarded`: a kill while removing
+  // never leaves part of it at old_dir, which the next open would put back. Left in place when
+  // the rename fails (the next open then rolls back to it: consistent, if older).
+  auto discard_old = [&] {
+    std::error_code e;
+    fs::remove_all(discarded, e);
+    if (!fs::exists(old_dir, e)) return;
+    fs::rename(old_dir, discarded, e);
+    if (e) return;
+    (void)data_dir::SyncDirectory(options_.dir);
+    fs::remove_all(discarded, e);
+  };
+  discard_old();
   DropDb();
   fs::rename(base, old_dir, ec);
   if (!ec) fs::rename(staged_dir, base, ec);
@@ -544,9 +555,7 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir, const Replicat
     closed_ = true;
     return s;
   }
-  fs::rename(old_dir, discarded, ec);
-  if (!ec) (void)data_dir::SyncDirectory(options_.dir);
-  fs::remove_all(ec ? old_dir : discarded, ec);
+  discard_old();
   {
     MutexLock sweep(&sweep_mu_);
     sweep_db_ = 0;
