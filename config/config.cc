@@ -65,7 +65,8 @@ const std::vector<OptionSpec> kOptionTable = {
    "fires: cache eviction drops only a cached copy."},
   // ---- process ----
   {"dir", T::kString, "./data", 0, 0, nullptr, false,
-   "Directory of the RocksDB database (created if missing)."},
+   "Data directory (created if missing): the RocksDB database in <dir>/db, BGSAVE checkpoints and "
+   "a full sync's staged files beside it; all inside, so it may be a mount point."},
   {"checkpoint-keep", T::kInt, "1", 0, 1000, nullptr, true,
    "BGSAVE/SAVE checkpoints kept under dir (checkpoint-<unix ms>); a new one removes the oldest "
    "beyond this; 0 = keep all (each pins the SST files it links, compacted away or not)."},

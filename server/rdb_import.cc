@@ -220,6 +220,7 @@ int RunRdbImport(const config::Config& config, const std::string& path) {
     spdlog::critical("import-rdb: cannot open the store: {}", store.status().ToString());
     return 1;
   }
+  LogOpenNotes(**store);
   spdlog::info("import-rdb: loading {} into {}", path, config.GetString("dir"));
   RdbImportStats stats;
   const Status s = ImportRdb(path, **store, &stats);

@@ -382,6 +382,17 @@ int Server::NetThreads() const {
   return threads > 0 ? threads : pool::AutoNetThreads(pool::UsableCores());
 }
 
+void LogOpenNotes(const storage::Store& store) {
+  const std::string notes = store.OpenNotes();
+  size_t start = 0;
+  while (start < notes.size()) {
+    size_t end = notes.find('\n', start);
+    if (end == std::string::npos) end = notes.size();
+    spdlog::warn("data directory: {}", notes.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 storage::Options StoreOptions(const config::Config& config) {
   storage::Options store_options;
   store_options.dir = config.GetString("dir");
@@ -420,6 +431,7 @@ Status Server::Start() {
   auto store = storage::Store::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
+  LogOpenNotes(*store_);
   checkpoints_ = std::make_unique<Checkpoints>(config_, store_.get());
   // Before the loops: every command asks it whether the server is a read-only replica.
   replication_ = std::make_unique<replication::Replication>(this);

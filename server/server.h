@@ -164,5 +164,7 @@ class Server {
 // The storage options of `config` (dir, storage-sync, rocksdb-*, databases...): what the server
 // opens its store with (Server::Start) and what --import-rdb opens it with.
 storage::Options StoreOptions(const config::Config& config);
+// Logs, one warning a line, what opening `store` did to its data directory (Store::OpenNotes).
+void LogOpenNotes(const storage::Store& store);
 
 }  // namespace rockcache::server

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "storage/data_dir.h"
 #include "storage/meta_read_ahead.h"
 #include "storage/no_wait_files.h"
 #include "storage/perf_counters.h"
@@ -97,6 +98,11 @@ StatusOr<std::unique_ptr<Store>> RocksStore::OpenRocks(const Options& options) {
   store->options_ = options;
   store->verify_point_checksums_ = options.verify_point_read_checksums;
   store->filter_ctx_ = std::make_shared<FilterContext>();
+  // The directory first: locked against a second server, then a cut swap recovered, sync
+  // leftovers removed, an old layout migrated (data_dir.h).
+  if (Status s = store->dir_lock_.Acquire(options.dir); !s.ok()) return s;
+  if (Status s = data_dir::Prepare(options.dir, &store->open_notes_); !s.ok()) return s;
+  store->db_path_ = data_dir::DatabasePath(options.dir);
   if (Status s = store->OpenDb(); !s.ok()) return s;
   return std::unique_ptr<Store>(std::move(store));
 }
@@ -113,8 +119,8 @@ Status RocksStore::OpenDb() {
   store->no_wait_reads_ = open->db.env == NoWaitEnv();
 
   std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
-  if (ec) return Status::IOError("cannot create " + options.dir + ": " + ec.message());
+  std::filesystem::create_directories(db_path_, ec);
+  if (ec) return Status::IOError("cannot create " + db_path_ + ": " + ec.message());
 
   if (options.databases < 1 || options.databases > kMaxDatabases) {
     return Status::InvalidArgument("databases must be between 1 and " +
@@ -124,8 +130,7 @@ Status RocksStore::OpenDb() {
   int physical = options.databases;
   {
     std::vector<std::string> existing;
-    rocksdb::Status ls =
-        rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), options.dir, &existing);
+    rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), db_path_, &existing);
     if (ls.ok()) {
       for (const auto& name : existing) {
         if (name.size() > 2 && name.compare(0, 2, "db") == 0) {
@@ -139,7 +144,7 @@ Status RocksStore::OpenDb() {
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = open->column_families;
   for (int db = 1; db < physical; ++db) cfs.push_back({MetaCfName(db), open->meta});
 
-  rocksdb::Status s = rocksdb::DB::Open(open->db, options.dir, cfs, &store->handles_, &store->db_);
+  rocksdb::Status s = rocksdb::DB::Open(open->db, db_path_, cfs, &store->handles_, &store->db_);
   if (!s.ok()) return FromRocks(s);
   store->meta_cfs_.clear();
   store->meta_cfs_.push_back(store->handles_[0]);
@@ -274,6 +279,7 @@ Status RocksStore::Close() {
   rocksdb::Status close = db_->Close();
   delete db_;
   db_ = nullptr;
+  dir_lock_.Release();
   if (!flush.ok()) return FromRocks(flush);
   return FromRocks(close);
 }

@@ -48,6 +48,7 @@
 #include "config/mutex.h"
 #include "storage/compaction_filter.h"
 #include "storage/counting_cache.h"
+#include "storage/data_dir.h"
 #include "storage/db_view.h"
 #include "storage/encoding.h"
 #include "storage/key_filter.h"
@@ -310,6 +311,7 @@ class RocksStore final : public Store, public DbView {
   // store_checkpoint.cc
   Status CreateCheckpoint(const std::string& path, uint64_t* sequence) override;
   std::string InfoRocksDb() override;
+  std::string OpenNotes() const override { return open_notes_; }
   Status Close() override;
 
   // ---- replication (store_replication.cc) ----
@@ -323,7 +325,7 @@ class RocksStore final : public Store, public DbView {
   WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) override;
   StatusOr<ReplicationState> GetReplicationState() override;
   Status SetReplicationState(const ReplicationState& state) override;
-  Status ReplaceDatabase(const std::string& staged_dir) override;
+  Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) override;
   Status ResumeWrites() override;
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;
   Status FlushThreadWriteGroup() override;
@@ -608,7 +610,7 @@ class RocksStore final : public Store, public DbView {
   Status StoreSet(Records* batch, std::string_view dst, const MetaLookup& old,
                   const std::vector<std::string>& members);
 
-  // Opens the database under options_.dir and sets every member that describes it (handles,
+  // Opens the database at db_path_ and sets every member that describes it (handles,
   // counters, filters, versions, the database mapping). OpenRocks and ReplaceDatabase.
   // REQUIRES: db_ == nullptr; no other thread uses the store (or lifecycle_ held exclusive).
   Status OpenDb();
@@ -618,6 +620,9 @@ class RocksStore final : public Store, public DbView {
   Status LoadDbMap();
 
   Options options_;
+  data_dir::DirLock dir_lock_;  // options_.dir's, from open to Close
+  std::string db_path_;         // data_dir::DatabasePath(options_.dir)
+  std::string open_notes_;      // what data_dir::Prepare did (OpenNotes)
   std::string compression_note_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::vector<rocksdb::ColumnFamilyHandle*> meta_cfs_;  // by physical database

@@ -135,7 +135,9 @@ using WithKeyLock =
 
 class Store {
  public:
-  // Opens (creating if needed) the database under options.dir. Blocking.
+  // Opens (creating if needed) the database in the data directory options.dir (its layout,
+  // lock and start-up recovery: data_dir.h). Busy when another process uses the directory.
+  // Blocking.
   static StatusOr<std::unique_ptr<Store>> Open(const Options& options);
   virtual ~Store() = default;
   Store(const Store&) = delete;
@@ -657,11 +659,16 @@ class Store {
   virtual StatusOr<ReplicationState> GetReplicationState() = 0;
   virtual Status SetReplicationState(const ReplicationState& state) = 0;
   // Replica, full synchronization: replaces the whole database with the one in `staged_dir`
-  // (a checkpoint received from the primary): closes the database, moves `staged_dir` in its
-  // place and opens it, with fresh counters and filters. Other threads' calls wait meanwhile
-  // (the lifecycle lock, held exclusive). On failure before the swap the old data stays.
+  // (a checkpoint received from the primary; data_dir::ReceivedSyncPath, on the data
+  // directory's file system) and records `state` as its replication state: closes the
+  // database, moves it to data_dir::ReplacedPath, moves `staged_dir` in its place, opens it
+  // with fresh counters and filters, writes `state` (fsynced: the commit point), then removes
+  // the old database. A crash before the commit point leaves the old database to the next
+  // open (data_dir::Prepare puts it back). Other threads' calls wait meanwhile (the lifecycle
+  // lock, held exclusive). On failure before the swap the old data stays open; a failure to
+  // open the new one or write `state` closes the store (the next open rolls back).
   // BLOCKS for the reopen (a pass over every meta).
-  virtual Status ReplaceDatabase(const std::string& staged_dir) = 0;
+  virtual Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) = 0;
   // A replica becoming a primary: takes up the version counter the primary persisted.
   virtual Status ResumeWrites() = 0;
 
@@ -686,6 +693,9 @@ class Store {
   // A few "name:value" lines of RocksDB figures for INFO (sst size, memtable size, pending
   // compaction bytes, ...), each ending in "\r\n".
   virtual std::string InfoRocksDb() = 0;
+  // What Open did to the data directory before opening (a migrated layout, a cut full sync
+  // recovered, leftovers removed): one line each, for the log; empty when nothing.
+  virtual std::string OpenNotes() const = 0;
   // Flushes memtables and closes the database. Idempotent; later calls fail with kShutdown.
   virtual Status Close() = 0;
 

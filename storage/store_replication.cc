@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "storage/batch_records.h"
+#include "storage/data_dir.h"
 #include "storage/rocks_options.h"
 #include "storage/rocks_store.h"
 
@@ -504,15 +505,31 @@ void RocksStore::DropDb() {
   db_ = nullptr;
 }
 
-Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
+Status RocksStore::ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) {
   WriterMutexLock lock(&lifecycle_);
   if (closed_ || db_ == nullptr) return Status::Shutdown("store is closed");
   namespace fs = std::filesystem;
-  std::string base = options_.dir;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  const std::string old_dir = base + ".replaced";
+  // Every rename stays inside the data directory, on one file system. Until the new database
+  // holds `state` (the commit point) the old one waits at old_dir, and a crash before it is
+  // rolled back by the next open; after it, old_dir is renamed away in one step and then
+  // removed (data_dir.h).
+  const std::string& base = db_path_;
+  const std::string old_dir = data_dir::ReplacedPath(options_.dir);
+  const std::string discarded = data_dir::DiscardedPath(options_.dir);
   std::error_code ec;
-  fs::remove_all(old_dir, ec);
+  // Removes old_dir (an earlier swap's, committed) through `discarded`: a kill while removing
+  // never leaves part of it at old_dir, which the next open would put back. Left in place when
+  // the rename fails (the next open then rolls back to it: consistent, if older).
+  auto discard_old = [&] {
+    std::error_code e;
+    fs::remove_all(discarded, e);
+    if (!fs::exists(old_dir, e)) return;
+    fs::rename(old_dir, discarded, e);
+    if (e) return;
+    (void)data_dir::SyncDirectory(options_.dir);
+    fs::remove_all(discarded, e);
+  };
+  discard_old();
   DropDb();
   fs::rename(base, old_dir, ec);
   if (!ec) fs::rename(staged_dir, base, ec);
@@ -524,12 +541,21 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir) {
     if (!reopened.ok()) closed_ = true;
     return Status::IOError("cannot move " + staged_dir + " into place: " + ec.message());
   }
+  (void)data_dir::SyncDirectory(options_.dir);  // the swap made durable (best effort)
   Status s = OpenDb();
+  if (s.ok()) {
+    // The commit point: the replication state that goes with the new data, fsynced.
+    rocksdb::WriteOptions wo = write_options_;
+    wo.sync = true;
+    s = FromRocks(db_->Put(wo, props_cf_, kPropsReplState, EncodeState(state)));
+  }
   if (!s.ok()) {
+    // The old database stays at old_dir; the next open puts it back.
+    if (db_ != nullptr) DropDb();
     closed_ = true;
     return s;
   }
-  fs::remove_all(old_dir, ec);
+  discard_old();
   {
     MutexLock sweep(&sweep_mu_);
     sweep_db_ = 0;

@@ -17,7 +17,7 @@
 namespace rockcache::storage {
 
 struct Options {
-  std::string dir = "./data";  // RocksDB directory; created if missing
+  std::string dir = "./data";  // data directory (data_dir.h); created if missing
   bool sync_writes = false;    // fsync the WAL on every write (storage-sync always)
   uint64_t block_cache_bytes = 64ull << 20;
   uint64_t write_buffer_bytes = 16ull << 20;

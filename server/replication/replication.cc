@@ -26,6 +26,7 @@
 #include "server/replication/applied_effects.h"
 #include "server/replication/link_io.h"
 #include "server/server.h"
+#include "storage/data_dir.h"
 #include "storage/store.h"
 
 namespace rockcache::server::replication {
@@ -49,12 +50,6 @@ std::string Resp(const std::vector<std::string>& args) {
   std::string out = "*" + std::to_string(args.size()) + "\r\n";
   for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
   return out;
-}
-
-// `dir` without trailing slashes: siblings of the database directory are named after it.
-std::string DirBase(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir;
 }
 
 // The first sequence number and the record count of a WriteBatch's bytes.
@@ -132,8 +127,9 @@ class Sender {
 
   void FullSync(const std::function<bool()>& stop) {
     static std::atomic<uint64_t> next_checkpoint{0};
-    const std::string dir = DirBase(repl_->server_->config().GetString("dir")) + ".checkpoint-" +
-                            std::to_string(getpid()) + "-" + std::to_string(next_checkpoint++);
+    // Inside `dir`, beside the database: its SST files are hard-linked, not copied.
+    const std::string dir = storage::data_dir::SyncCheckpointPath(
+        repl_->server_->config().GetString("dir"), next_checkpoint++);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     const int64_t started = NowUnixMs();
@@ -1056,7 +1052,9 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     link_.sync_in_progress = true;
   }
   const int64_t started = NowUnixMs();
-  const std::string staged = DirBase(server_->config().GetString("dir")) + ".sync";
+  // Inside `dir`, so that moving it into place is a rename on one file system.
+  const std::string staged =
+      storage::data_dir::ReceivedSyncPath(server_->config().GetString("dir"));
   std::error_code ec;
   std::filesystem::remove_all(staged, ec);
   std::filesystem::create_directories(staged, ec);
@@ -1128,7 +1126,7 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
     cache::KeyLocks::WriteWindow window(locks, std::move(all));
     if (cache::Cache* cache = server_->cache()) cache->Clear();
-    Status s = store->ReplaceDatabase(staged);
+    Status s = store->ReplaceDatabase(staged, {replid, offset});
     if (!s.ok()) {
       spdlog::error("replication: loading the full sync failed: {}", s.ToString());
       std::filesystem::remove_all(staged, ec);
@@ -1137,8 +1135,6 @@ void Replication::ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint6
     if (cache::Cache* cache = server_->cache()) cache->Clear();
   }
   FireReplacedEffects(*server_);
-  Status s = store->SetReplicationState({replid, offset});
-  if (!s.ok()) spdlog::error("replication: saving the replication state: {}", s.ToString());
   ResetApplied(offset + 1, store->LatestSequence() + 1);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -252,7 +252,8 @@ class Replication {
   // One connection to the primary, from connect to link down. Returns after the link ends.
   void RunLink(const std::string& host, int port, uint64_t generation);
   bool Stale(uint64_t generation) const;
-  // A full sync: receives the checkpoint into "<dir>.sync" and swaps the database for it.
+  // A full sync: receives the checkpoint into "<dir>/sync" (storage/data_dir.h) and swaps the
+  // database for it.
   void ReceiveCheckpoint(LinkIo* io, const std::string& replid, uint64_t offset,
                          uint64_t generation);
   // After +CONTINUE: applies batches until the link ends.

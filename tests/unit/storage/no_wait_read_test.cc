@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/data_dir.h"
 #include "storage/no_wait_files.h"
 #include "tests/unit/storage/store_fixture.h"
 
@@ -29,11 +30,11 @@ std::string KeyOf(int i) {
   return buf;
 }
 
-// Calls `fn(fd)` for every SST file under `dir`.
+// Calls `fn(fd)` for every SST file of the database in the data directory `dir`.
 template <typename Fn>
 void ForEachSst(const std::string& dir, Fn fn) {
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir::DatabasePath(dir))) {
     if (entry.path().extension() != ".sst") continue;
     const int fd = open(entry.path().c_str(), O_RDONLY);
     REQUIRE(fd >= 0);

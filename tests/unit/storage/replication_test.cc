@@ -137,14 +137,21 @@ TEST_CASE("a replica store swaps in a checkpoint of the primary", "[storage][rep
   auto files = primary->CreateCheckpoint(checkpoint);
   REQUIRE(files.ok());
   CHECK(!files->files.empty());
-  REQUIRE(replica->ReplaceDatabase(checkpoint).ok());
+  const std::string replid(40, 'a');
+  REQUIRE(replica->ReplaceDatabase(checkpoint, {replid, 12345}).ok());
   CHECK(!std::filesystem::exists(checkpoint));
+  // The state went in with the data; the old database is gone.
+  CHECK(replica->GetReplicationState()->replid == replid);
+  CHECK(replica->GetReplicationState()->offset == 12345);
+  CHECK(!std::filesystem::exists(rdir.path() + "/replaced"));
+  CHECK(!std::filesystem::exists(rdir.path() + "/discarded"));
   CHECK(*replica->DbSize() == 101);
   CHECK(!replica->Get("old")->has_value());
   CHECK(*replica->HGet("h", "f") == std::optional<std::string>("v"));
-  CHECK(replica->LatestSequence() == primary->LatestSequence());
-  // Writes after the checkpoint follow from the replica's own position.
-  uint64_t next = replica->LatestSequence() + 1;
+  // The checkpoint's last sequence, and one more: the replication state written with it.
+  CHECK(replica->LatestSequence() == primary->LatestSequence() + 1);
+  // Writes after the checkpoint follow from the primary's position at the checkpoint.
+  uint64_t next = primary->LatestSequence() + 1;
   REQUIRE(primary->Set("after", "1", SetOptions()).ok());
   Ship(*primary, *replica, &next);
   CHECK(*replica->Get("after") == std::optional<std::string>("1"));
