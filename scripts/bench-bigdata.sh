@@ -316,8 +316,11 @@ for config in $CONFIGS; do
   stop_server "$RC_PID"
 
   # RocksDB alone on the same files and block cache size.
-  "$ROCKS_REF" --dir "$dir" --keys "$KEYS" --seconds "$SECONDS_PER_RUN" \
-    --block-cache-bytes "$block_bytes" >"$OUT/logs/reference-$config.txt" 2>&1 || true
+  if ! "$ROCKS_REF" --dir "$dir" --keys "$KEYS" --seconds "$SECONDS_PER_RUN" \
+    --block-cache-bytes "$block_bytes" >"$OUT/logs/reference-$config.txt" 2>&1; then
+    echo "  rocksdb-reference FAILED (its figures below are 0):" \
+      "$(tail -1 "$OUT/logs/reference-$config.txt")"
+  fi
   mapfile -t ref < <(awk '/^reference=/ {
       split($3, o, "="); split($4, n, "="); ops[++k] = o[2]; nf += n[2] }
     END { for (i = 1; i <= 4; i++) print (i in ops) ? ops[i] : 0; print nf + 0 }' \

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "storage/compaction_filter.h"
+#include "storage/data_dir.h"
 #include "storage/rocks_options.h"
 #include "tests/bench/bigdata/bench_util.h"
 
@@ -111,10 +112,12 @@ std::unique_ptr<ReadOnlyDb> Open(const Flags& flags) {
     std::fprintf(stderr, "rocksdb-reference: options: %s\n", open.status().ToString().c_str());
     return nullptr;
   }
+  // The server's database is <dir>/db (storage/data_dir.h).
+  const std::string path = storage::data_dir::DatabasePath(flags.dir);
   std::vector<std::string> names;
-  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(open->db, flags.dir, &names);
+  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(open->db, path, &names);
   if (!s.ok()) {
-    std::fprintf(stderr, "rocksdb-reference: %s: %s\n", flags.dir.c_str(), s.ToString().c_str());
+    std::fprintf(stderr, "rocksdb-reference: %s: %s\n", path.c_str(), s.ToString().c_str());
     return nullptr;
   }
   // Each family as rockcache declares it; the metas of databases 1.. ("db<N>") as `meta`.
@@ -128,10 +131,9 @@ std::unique_ptr<ReadOnlyDb> Open(const Flags& flags) {
   }
   auto out = std::make_unique<ReadOnlyDb>();
   rocksdb::DB* db = nullptr;
-  s = rocksdb::DB::OpenForReadOnly(open->db, flags.dir, cfs, &out->handles, &db);
+  s = rocksdb::DB::OpenForReadOnly(open->db, path, cfs, &out->handles, &db);
   if (!s.ok()) {
-    std::fprintf(stderr, "rocksdb-reference: open %s: %s\n", flags.dir.c_str(),
-                 s.ToString().c_str());
+    std::fprintf(stderr, "rocksdb-reference: open %s: %s\n", path.c_str(), s.ToString().c_str());
     return nullptr;
   }
   out->db.reset(db);
