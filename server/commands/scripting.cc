@@ -48,16 +48,15 @@ void RunEval(CommandContext& ctx, Args& argv, std::string* out, bool by_sha, boo
   }
   scripting::ScriptCache& cache = ctx.scripting().cache();
   std::string sha;
-  std::string body;
+  std::shared_ptr<const std::string> body;
   if (by_sha) {
     sha = Lower(argv[1]);
-    std::optional<std::string> found = cache.Find(sha);
-    if (!found) return (void)out->append(kNoScript);
-    body = std::move(*found);
+    body = cache.Find(sha);
+    if (body == nullptr) return (void)out->append(kNoScript);
   } else {
     sha = scripting::Sha1Hex(argv[1]);
   }
-  const std::string_view text = by_sha ? std::string_view(body) : std::string_view(argv[1]);
+  const std::string_view text = by_sha ? std::string_view(*body) : std::string_view(argv[1]);
   scripting::ScriptShebang shebang;
   size_t code_offset = 0;
   if (Status s = scripting::ParseScriptShebang(text, &shebang, &code_offset); !s.ok()) {

@@ -5,16 +5,16 @@ namespace rockcache::server::scripting {
 void ScriptCache::Add(const std::string& sha, std::string_view body, uint64_t max_bytes) {
   MutexLock lock(&mu_);
   if (scripts_.count(sha) != 0) return;
-  scripts_.emplace(sha, std::string(body));
+  scripts_.emplace(sha, std::make_shared<const std::string>(body));
   order_.push_back(sha);
   bytes_ += body.size() + sha.size();
   EvictLocked(max_bytes);
 }
 
-std::optional<std::string> ScriptCache::Find(std::string_view sha) const {
+std::shared_ptr<const std::string> ScriptCache::Find(const std::string& sha) const {
   MutexLock lock(&mu_);
-  auto it = scripts_.find(std::string(sha));
-  if (it == scripts_.end()) return std::nullopt;
+  auto it = scripts_.find(sha);
+  if (it == scripts_.end()) return nullptr;
   return it->second;
 }
 
@@ -46,7 +46,7 @@ void ScriptCache::EvictLocked(uint64_t max_bytes) {
   while (bytes_ > max_bytes && order_.size() > 1) {
     auto it = scripts_.find(order_.front());
     if (it != scripts_.end()) {
-      bytes_ -= it->second.size() + it->first.size();
+      bytes_ -= it->second->size() + it->first.size();
       scripts_.erase(it);
     }
     order_.pop_front();

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,8 +30,9 @@ class ScriptCache {
   // Adds `body` under `sha` (its SHA-1 in lowercase hex) unless it is there, then drops the
   // oldest scripts while the bodies pass `max_bytes` (lua-script-cache-bytes).
   void Add(const std::string& sha, std::string_view body, uint64_t max_bytes);
-  // The body of `sha` (lowercase hex), or nullopt.
-  std::optional<std::string> Find(std::string_view sha) const;
+  // The body of `sha` (lowercase hex), or null. The body stays valid while the pointer is held,
+  // even if the script is flushed or evicted meanwhile.
+  std::shared_ptr<const std::string> Find(const std::string& sha) const;
   bool Exists(std::string_view sha) const;
   // Drops every script and moves generation().
   void Flush();
@@ -43,7 +44,7 @@ class ScriptCache {
   void EvictLocked(uint64_t max_bytes) REQUIRES(mu_);
 
   mutable Mutex mu_;
-  std::unordered_map<std::string, std::string> scripts_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> scripts_ GUARDED_BY(mu_);
   std::deque<std::string> order_ GUARDED_BY(mu_);  // oldest first
   uint64_t bytes_ GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> generation_{0};

@@ -90,6 +90,7 @@ void UnitKeys::NoteCall(int command_id, uint64_t exec_ns, bool failed) {
   call.command_id = command_id;
   call.exec_ns = exec_ns;
   call.failed = failed;
+  if (calls_->capacity() == 0) calls_->reserve(4);  // one allocation for a script's first calls
   calls_->push_back(call);
 }
 

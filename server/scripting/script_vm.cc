@@ -25,6 +25,7 @@ extern "C" {
 #include "server/metrics/info.h"
 #include "server/protocol/reply.h"
 #include "server/scripting/lua_cmsgpack.h"
+#include "server/scripting/lua_memory.h"
 #include "server/scripting/lua_struct.h"
 #include "server/scripting/lua_values.h"
 #include "server/scripting/script_unit.h"
@@ -44,29 +45,6 @@ constexpr const char* kOverranError =
     "ERR the script ran long beside other scripts; running it again";
 // The memory cap of a state no server configures (a network thread compiling for SCRIPT LOAD).
 constexpr size_t kDefaultMemoryCap = 64u << 20;
-
-// The state's allocator: counts bytes and refuses to grow past the cap (Lua then raises its
-// "not enough memory" error, which the run reports).
-struct Memory {
-  size_t used = 0;
-  size_t cap = kDefaultMemoryCap;
-};
-
-void* Allocate(void* ud, void* ptr, size_t old_size, size_t new_size) {
-  auto* memory = static_cast<Memory*>(ud);
-  if (ptr == nullptr) old_size = 0;
-  if (new_size == 0) {
-    std::free(ptr);
-    memory->used -= old_size;
-    return nullptr;
-  }
-  if (new_size > old_size && memory->cap != 0 && memory->used - old_size + new_size > memory->cap) {
-    return nullptr;
-  }
-  void* grown = std::realloc(ptr, new_size);
-  if (grown != nullptr) memory->used = memory->used - old_size + new_size;
-  return grown;
-}
 
 // The run on this thread (redis.call and the hook find it here).
 struct ActiveRun {
@@ -115,7 +93,7 @@ bool AllowedFromScript(const CommandSpec& spec) {
 // A number argument as Redis's Lua writes it: its LUA_NUMBER_FMT is "%.17g" (stock Lua's, and
 // so lua_tolstring's, is "%.14g": 1e14 would be sent as "1e+14", 2^53 as "9.007199254741e+15").
 // Integral values below 1e17 in magnitude have an integer's digits, written without sprintf.
-void AppendNumber(lua_Number n, Args* argv) {
+void FormatNumber(lua_Number n, std::string* arg) {
   char buf[32];
   size_t len = 0;
   if (n > -1e17 && n < 1e17 && n == std::floor(n) && !(n == 0 && std::signbit(n))) {
@@ -124,35 +102,64 @@ void AppendNumber(lua_Number n, Args* argv) {
   } else {
     len = static_cast<size_t>(std::snprintf(buf, sizeof(buf), "%.17g", n));
   }
-  argv->emplace_back(buf, len);
+  arg->assign(buf, len);
 }
 
-int CallCommand(lua_State* L, bool raise) {
-  ActiveRun* active = tls_run;
-  if (active == nullptr || active->run == nullptr) {
-    return ErrorOrRaise(L, raise, "ERR redis.call is only available while a script runs");
-  }
-  const ScriptRun& run = *active->run;
-  const int argc = lua_gettop(L);
-  if (argc == 0) {
-    return ErrorOrRaise(L, raise,
-                        "ERR Please specify at least one argument for this redis lib call");
-  }
+// What one redis.call builds: its arguments, keys and reply. A worker's calls reuse one set (their
+// strings keep their capacity: no allocation per call once warm); a call made while another is
+// being served on the thread (not reachable today: a command never runs Lua) gets its own.
+struct CallScratch {
+  static constexpr size_t kKeepBytes = 64 * 1024;  // a bigger argument or reply is not kept
   Args argv;
-  argv.reserve(static_cast<size_t>(argc));
+  std::vector<std::string_view> keys;
+  std::string reply;
+  bool busy = false;
+
+  void Release() {
+    busy = false;
+    if (reply.capacity() > kKeepBytes) std::string().swap(reply);
+    for (std::string& arg : argv) {
+      if (arg.capacity() > kKeepBytes) std::string().swap(arg);
+    }
+    if (argv.size() > 64) Args().swap(argv);
+  }
+};
+thread_local CallScratch tls_call_scratch;
+
+class ScratchLease {
+ public:
+  ScratchLease() : scratch_(tls_call_scratch.busy ? &own_ : &tls_call_scratch) {
+    scratch_->busy = true;
+  }
+  ~ScratchLease() { scratch_->Release(); }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  CallScratch& operator*() const { return *scratch_; }
+
+ private:
+  CallScratch own_;
+  CallScratch* scratch_;
+};
+
+// redis.call / redis.pcall with `argc` arguments on the stack, built in `scratch`.
+int CallWithScratch(lua_State* L, bool raise, int argc, ActiveRun& active, CallScratch& scratch) {
+  const ScriptRun& run = *active.run;
+  Args& argv = scratch.argv;
+  argv.resize(static_cast<size_t>(argc));
   for (int i = 1; i <= argc; ++i) {
     const int type = lua_type(L, i);
     if (type != LUA_TSTRING && type != LUA_TNUMBER) {
       return ErrorOrRaise(L, raise,
                           "ERR Lua redis lib command arguments must be strings or integers");
     }
+    std::string& arg = argv[static_cast<size_t>(i - 1)];
     if (type == LUA_TNUMBER) {
-      AppendNumber(lua_tonumber(L, i), &argv);
+      FormatNumber(lua_tonumber(L, i), &arg);
       continue;
     }
     size_t len = 0;
     const char* text = lua_tolstring(L, i, &len);
-    argv.emplace_back(text, len);
+    arg.assign(text, len);
   }
   int command_id = -1;
   const CommandSpec* spec = FindCommand(argv[0], &command_id);
@@ -167,7 +174,9 @@ int CallCommand(lua_State* L, bool raise) {
   if (run.read_only && (spec->flags & kWrite)) {
     return ErrorOrRaise(L, raise, "ERR Write commands are not allowed from read-only scripts.");
   }
-  std::vector<std::string_view> keys = CommandKeys(*spec, argv);
+  std::vector<std::string_view>& keys = scratch.keys;
+  keys.clear();
+  AppendCommandKeys(*spec, argv, &keys);
   UnitKeys* unit = UnitKeys::Current();
   if (unit != nullptr && unit->Overran()) RaiseErrorTable(L, kOverranError);
   // PUBLISH and the like take effect at once: a script that calls one is never run again, so it
@@ -184,7 +193,8 @@ int CallCommand(lua_State* L, bool raise) {
     (void)unit->group()->Commit();
     unit->group()->BeginAtomic();
   }
-  std::string reply;
+  std::string& reply = scratch.reply;
+  reply.clear();
   CallRequest request;
   request.spec = spec;
   request.argv = &argv;
@@ -197,7 +207,7 @@ int CallCommand(lua_State* L, bool raise) {
   const uint64_t start = Clock::Now();
   {
     // The script reads replies in the protocol it chose, whatever its client speaks.
-    ReplyProtocolScope protocol(active->resp3 ? Protocol::kResp3 : Protocol::kResp2);
+    ReplyProtocolScope protocol(active.resp3 ? Protocol::kResp3 : Protocol::kResp2);
     CallNested(*run.ctx, request);
   }
   if (unit != nullptr) {
@@ -217,6 +227,20 @@ int CallCommand(lua_State* L, bool raise) {
   const char* pos = reply.data();
   PushReply(L, &pos, reply.data() + reply.size());
   return 1;
+}
+
+int CallCommand(lua_State* L, bool raise) {
+  ActiveRun* active = tls_run;
+  if (active == nullptr || active->run == nullptr) {
+    return ErrorOrRaise(L, raise, "ERR redis.call is only available while a script runs");
+  }
+  const int argc = lua_gettop(L);
+  if (argc == 0) {
+    return ErrorOrRaise(L, raise,
+                        "ERR Please specify at least one argument for this redis lib call");
+  }
+  ScratchLease lease;  // Debian's liblua5.1-c++ raises Lua errors as C++ exceptions: it unwinds
+  return CallWithScratch(L, raise, argc, *active, *lease);
 }
 
 int RedisCall(lua_State* L) { return CallCommand(L, /*raise=*/true); }
@@ -586,7 +610,7 @@ void LoadHook(lua_State* L, lua_Debug*);
 class Vm {
  public:
   Vm() {
-    L_ = lua_newstate(Allocate, &memory_);
+    L_ = lua_newstate(LuaMemory::Allocate, &memory_);
     if (L_ == nullptr) return;
     OpenLibrary(L_, luaopen_base, "");
     OpenLibrary(L_, luaopen_table, LUA_TABLIBNAME);
@@ -694,7 +718,7 @@ class Vm {
   Vm& operator=(const Vm&) = delete;
 
   lua_State* state() { return L_; }
-  void set_cap(size_t cap) { memory_.cap = cap; }
+  void set_cap(size_t cap) { memory_.set_cap(cap); }
   // An incremental collection step every kGcPeriod runs, as Redis: a step after every run cost
   // ~10k instructions, as much as the rest of a small script's run.
   void CollectSometimes() {
@@ -704,7 +728,7 @@ class Vm {
   }
   // The change of this state's memory since the last call (for INFO's used_memory_vm_eval).
   int64_t TakeMemoryDelta() {
-    const auto used = static_cast<int64_t>(memory_.used);
+    const auto used = static_cast<int64_t>(memory_.used());
     const int64_t delta = used - reported_;
     reported_ = used;
     return delta;
@@ -866,7 +890,7 @@ class Vm {
   }
 
  private:
-  Memory memory_;
+  LuaMemory memory_{kDefaultMemoryCap};
   lua_State* L_ = nullptr;
   int globals_ref_ = LUA_NOREF;
   int scripts_ref_ = LUA_NOREF;
