@@ -33,7 +33,7 @@ class LuaMemory {
   // lua_Alloc: `ud` is a LuaMemory*.
   static void* Allocate(void* ud, void* ptr, size_t old_size, size_t new_size);
 
-  size_t used() const { return used_; }  // bytes Lua holds (what it asked for)
+  size_t used() const { return used_; }     // bytes Lua holds (what it asked for)
   void set_cap(size_t cap) { cap_ = cap; }  // 0: no cap
 
  private:
