@@ -422,8 +422,7 @@ StatusOr<uint64_t> RocksStore::NewVersion() {
     PutFixed64BE(&v, reserve);
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    rocksdb::Status s = db_->Put(wo, props_cf_, kPropsNextVersion, v);
-    if (!s.ok()) return FromRocks(s);
+    if (Status s = PutOwn(wo, props_cf_, kPropsNextVersion, v); !s.ok()) return s;
     reserved_version_ = reserve;
   }
   return next_version_++;

@@ -327,6 +327,9 @@ class RocksStore final : public Store, public DbView {
   Status SetReplicationState(const ReplicationState& state) override;
   Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) override;
   Status ResumeWrites() override;
+  void OrderOwnWritesWithApplied(bool on) override {
+    order_own_writes_.store(on, std::memory_order_release);
+  }
   std::unique_ptr<WriteGroup> OpenWriteGroup() override;
   Status FlushThreadWriteGroup() override;
   void NoteForReplicas(std::string note) override;
@@ -420,6 +423,14 @@ class RocksStore final : public Store, public DbView {
   Status Write(Records* batch);
   // Writes `batch` now, whatever group is open. REQUIRES: the lifecycle hold.
   Status WriteNow(rocksdb::WriteBatch* batch);
+  // Every write of this store's own (all but ApplyReplicated's) reaches RocksDB here: while
+  // order_own_writes_ is on, under applied_write_mu_ (OrderOwnWritesWithApplied).
+  Status WriteOwn(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch);
+  Status PutOwn(const rocksdb::WriteOptions& options, rocksdb::ColumnFamilyHandle* cf,
+                std::string_view key, std::string_view value);
+  // A batch carrying a replication state (ApplyReplicated's, SetReplicationState's): always
+  // under applied_write_mu_, so while own writes are ordered it is alone in its WAL record.
+  Status WriteReplicationRecord(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch);
   // Every range deletion in a data column family goes through here: it adds a point delete of
   // kHintBreakerKey before it (see CollectionPrefix in rocks_options.cc: RocksDB 7.8 would hand a
   // range deletion the insert hint of its collection's point entries, which belongs to another
@@ -637,6 +648,9 @@ class RocksStore final : public Store, public DbView {
   bool no_wait_reads_ = false;  // SST reads honour NoWaitReads (no_wait_files.h)
   std::shared_ptr<FilterContext> filter_ctx_;
   rocksdb::WriteOptions write_options_;
+  std::atomic<bool> order_own_writes_{false};  // OrderOwnWritesWithApplied
+  Mutex applied_write_mu_;                     // WriteReplicationRecord's; WriteOwn's while
+                                               // order_own_writes_
   // Which keys may have a meta record, by physical database (key_filter.h): ReadMeta,
   // TryGetString, MGet and MSet skip RocksDB for keys it rules out; every meta Put adds its key.
   std::unique_ptr<KeyFilter> key_filter_;

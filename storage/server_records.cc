@@ -21,14 +21,15 @@ std::string RecordKey(std::string_view name) {
 Status RocksStore::PutServerRecord(std::string_view name, std::string_view value) {
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  return FromRocks(
-      db_->Put(wo, props_cf_, RecordKey(name), rocksdb::Slice(value.data(), value.size())));
+  return PutOwn(wo, props_cf_, RecordKey(name), value);
 }
 
 Status RocksStore::DeleteServerRecord(std::string_view name) {
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  return FromRocks(db_->Delete(wo, props_cf_, RecordKey(name)));
+  rocksdb::WriteBatch batch;
+  if (Status s = FromRocks(batch.Delete(props_cf_, RecordKey(name))); !s.ok()) return s;
+  return WriteOwn(wo, &batch);
 }
 
 StatusOr<std::vector<std::pair<std::string, std::string>>> RocksStore::ServerRecords(

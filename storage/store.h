@@ -671,6 +671,13 @@ class Store {
   virtual Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) = 0;
   // A replica becoming a primary: takes up the version counter the primary persisted.
   virtual Status ResumeWrites() = 0;
+  // On while this store is a replica's: then its own writes (a writable replica's clients'
+  // commands, its server records) never share a WAL record with a batch ApplyReplicated writes.
+  // RocksDB joins the batches of writers that queue at the same time into one record, and a
+  // chained replica's sender must find each applied batch alone in its record
+  // (ClassifyWalBatch). Off on a primary, whose writers then group freely. Set it before the
+  // first ApplyReplicated (a write already under way when it turns on is not ordered).
+  virtual void OrderOwnWritesWithApplied(bool on) = 0;
 
   // ---- maintenance ----
   // Compacts every column family now (expired metas and stale collection entries are dropped).

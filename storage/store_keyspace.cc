@@ -257,7 +257,7 @@ Status RocksStore::FlushAll() {
   rocksdb::WriteOptions wo = write_options_;
   wo.sync = true;
   rocksdb::WriteBatch write_batch = batch.TakeBatch();
-  if (Status s = FromRocks(db_->Write(wo, &write_batch)); !s.ok()) return s;
+  if (Status s = WriteOwn(wo, &write_batch); !s.ok()) return s;
   for (int db = 0; db < physical_dbs_; ++db) ResetCounters(db);
   return Status::OK();
 }
@@ -281,7 +281,7 @@ Status RocksStore::FlushDb() {
   rocksdb::WriteOptions wo = write_options_;
   wo.sync = true;
   rocksdb::WriteBatch write_batch = batch.TakeBatch();
-  if (Status s = FromRocks(db_->Write(wo, &write_batch)); !s.ok()) return s;
+  if (Status s = WriteOwn(wo, &write_batch); !s.ok()) return s;
   ResetCounters(db);
   return Status::OK();
 }
@@ -300,7 +300,7 @@ Status RocksStore::SwapDb(int a, int b) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  if (Status s = FromRocks(db_->Put(wo, props_cf_, kPropsDbMapKey, bytes)); !s.ok()) return s;
+  if (Status s = PutOwn(wo, props_cf_, kPropsDbMapKey, bytes); !s.ok()) return s;
   db_map_[a].store(map[a], std::memory_order_release);
   db_map_[b].store(map[b], std::memory_order_release);
   return Status::OK();

@@ -350,7 +350,7 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
 
   std::string record = EncodeState(state);
   if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
-  if (Status s = FromRocks(db_->Write(write_options_, &batch)); !s.ok()) return s;
+  if (Status s = WriteReplicationRecord(write_options_, &batch); !s.ok()) return s;
   wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
   if (local_first != nullptr) {
     // The write set the batch's header to the sequence number it was given.
@@ -491,7 +491,11 @@ Status RocksStore::SetReplicationState(const ReplicationState& state) {
   if (Status s = Enter(&hold); !s.ok()) return s;
   rocksdb::WriteOptions wo = write_options_;
   wo.sync = true;
-  return FromRocks(db_->Put(wo, props_cf_, kPropsReplState, EncodeState(state)));
+  rocksdb::WriteBatch batch;
+  if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, EncodeState(state))); !s.ok()) {
+    return s;
+  }
+  return WriteReplicationRecord(wo, &batch);
 }
 
 void RocksStore::DropDb() {
@@ -547,7 +551,9 @@ Status RocksStore::ReplaceDatabase(const std::string& staged_dir, const Replicat
     // The commit point: the replication state that goes with the new data, fsynced.
     rocksdb::WriteOptions wo = write_options_;
     wo.sync = true;
-    s = FromRocks(db_->Put(wo, props_cf_, kPropsReplState, EncodeState(state)));
+    rocksdb::WriteBatch batch;
+    s = FromRocks(batch.Put(props_cf_, kPropsReplState, EncodeState(state)));
+    if (s.ok()) s = WriteReplicationRecord(wo, &batch);
   }
   if (!s.ok()) {
     // The old database stays at old_dir; the next open puts it back.

@@ -494,9 +494,34 @@ Status RocksStore::Write(Records* batch) {
 }
 
 Status RocksStore::WriteNow(rocksdb::WriteBatch* batch) {
-  Status s = FromRocks(db_->Write(write_options_, batch));
+  Status s = WriteOwn(write_options_, batch);
   if (s.ok()) wal_bytes_.fetch_add(batch->GetDataSize(), std::memory_order_relaxed);
   return s;
+}
+
+Status RocksStore::WriteOwn(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch) {
+  if (!order_own_writes_.load(std::memory_order_acquire)) {
+    return FromRocks(db_->Write(options, batch));
+  }
+  MutexLock ordered(&applied_write_mu_);
+  return FromRocks(db_->Write(options, batch));
+}
+
+Status RocksStore::WriteReplicationRecord(const rocksdb::WriteOptions& options,
+                                          rocksdb::WriteBatch* batch) {
+  MutexLock alone(&applied_write_mu_);
+  return FromRocks(db_->Write(options, batch));
+}
+
+Status RocksStore::PutOwn(const rocksdb::WriteOptions& options, rocksdb::ColumnFamilyHandle* cf,
+                          std::string_view key, std::string_view value) {
+  rocksdb::WriteBatch batch;
+  if (Status s = FromRocks(batch.Put(cf, rocksdb::Slice(key.data(), key.size()),
+                                     rocksdb::Slice(value.data(), value.size())));
+      !s.ok()) {
+    return s;
+  }
+  return WriteOwn(options, &batch);
 }
 
 Status RocksStore::WriteGroupBatch(rocksdb::WriteBatch* batch) {

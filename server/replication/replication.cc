@@ -438,6 +438,7 @@ Status Replication::BecomeReplicaOf(const std::string& host, int port, bool from
   ApplySettings();  // a primary's writes are refused from here on
   StopSenders();    // our replicas resynchronize, as Redis's do
   storage::Store* store = server_->store();
+  store->OrderOwnWritesWithApplied(true);  // before the link applies anything
   if (was_primary) {
     storage::ReplicationState state;
     if (from_config) {
@@ -511,6 +512,7 @@ void Replication::BecomePrimary() {
     replid_ = RandomHex40();
     replica_.store(false, std::memory_order_release);
   }
+  store->OrderOwnWritesWithApplied(false);  // no batch is applied any more: writers group freely
   ApplySettings();
   Status s = store->ResumeWrites();
   if (!s.ok()) spdlog::error("replication: resuming writes: {}", s.ToString());

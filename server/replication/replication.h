@@ -12,7 +12,8 @@
 // A server serves replicas from its own WAL (a replica too: chained replication): the batches it
 // applied as a replica go out as the primary sent them (Store::ClassifyWalBatch trims its state
 // record and restores the primary's numbering), its own writes numbered as above, and nothing
-// else (state records, local writes of a writable replica). Where an applied offset lies in the
+// else (state records, local writes of a writable replica: Store::OrderOwnWritesWithApplied keeps
+// those out of an applied batch's WAL record). Where an applied offset lies in the
 // local WAL is kept in memory (a mark every kMarkEvery applied batches, at most kMaxMarks);
 // an offset that is not found takes a full sync.
 //

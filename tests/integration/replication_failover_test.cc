@@ -185,6 +185,45 @@ TEST_CASE("a replica of a replica gets what its primary applied, under the top p
   CHECK(Count(leaf.Log(), "full sync loaded") == 1);
 }
 
+TEST_CASE("a writable replica's own writes never reach its replicas, however they interleave",
+          "[replication][chained]") {
+  // The middle server applies the top one's batches while its clients write keys of its own
+  // (replica-read-only no). RocksDB joins the batches of writers that queue together into one
+  // WAL record; the leaf must still get exactly the top's writes, in order, with no resync.
+  TestServer top;
+  Client a(top.port());
+  TestServer middle(ReplicaArgs(top));
+  Client b(middle.port());
+  REQUIRE(WaitCaughtUp(a, b, top, middle));
+  REQUIRE(Run(b, {"CONFIG", "SET", "replica-read-only", "no"}) == "status:OK");
+  TestServer leaf(ReplicaOfArgs(middle.port()));
+  Client c(leaf.port());
+  REQUIRE(WaitCaughtUp(a, c, top, leaf));
+  constexpr int kRounds = 200;
+  constexpr int kPerRound = 50;
+  Reply reply;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kPerRound; ++i) {
+      const std::string n = std::to_string(round * kPerRound + i);
+      a.Append({"SET", "top:" + n, n});
+      b.Append({"SET", "own:" + n, n});
+    }
+    for (int i = 0; i < kPerRound; ++i) {
+      REQUIRE(a.GetReply(&reply));
+      REQUIRE(b.GetReply(&reply));
+    }
+  }
+  REQUIRE(Run(a, {"SET", "last", "1"}) == "status:OK");
+  REQUIRE(WaitCaughtUp(a, c, top, leaf));
+  CHECK(Field(c, "slave_repl_offset") == Field(a, "master_repl_offset"));
+  CHECK(Run(c, {"DBSIZE"}) == "int:" + std::to_string(kRounds * kPerRound + 1));
+  CHECK(Run(c, {"GET", "top:9999"}) == "bulk:9999");
+  CHECK(Run(c, {"EXISTS", "own:0", "own:5000", "own:9999"}) == "int:0");
+  CHECK(Run(b, {"DBSIZE"}) == "int:" + std::to_string(2 * kRounds * kPerRound + 1));
+  CHECK(Count(leaf.Log(), "full sync loaded") == 1);
+  CHECK(Stat(b, "sync_full") == "1");
+}
+
 TEST_CASE("a replica whose link is down refuses replicas of its own", "[replication][chained]") {
   TestServer orphan({"--replicaof", "127.0.0.1 1"});  // nothing listens there
   Client o(orphan.port());
