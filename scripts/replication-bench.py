@@ -3,9 +3,11 @@
 replica vs none, and replication lag (offsets and milliseconds) under a SET load.
 
 usage: scripts/replication-bench.py [--keys N] [--value-size B] [--compression C]
-       [--replica-events KEA]
+       [--replica-events KEA] [--redis]
 Runs build/rockcache-server (two processes on loopback ports, data under a temporary directory)
-and redis-benchmark. Needs Debian's python3-redis (/usr/bin/python3).
+and redis-benchmark. With --redis the same figures of redis-server (appendonly yes, appendfsync
+everysec, as the peer with rockcache's crash guarantee), the reference for the ratios. Needs
+Debian's python3-redis (/usr/bin/python3).
 """
 import argparse
 import os
@@ -31,6 +33,8 @@ ap.add_argument("--rounds", type=int, default=3,
 ap.add_argument("--replica-events", default="",
                 help="the replica's notify-keyspace-events (e.g. KEA): the primary then ships "
                      "those events in its WAL records")
+ap.add_argument("--redis", action="store_true",
+                help="measure redis-server (AOF everysec) instead of --binary")
 args = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="rockcache-repl-bench-")
 procs = []
@@ -46,10 +50,16 @@ def free_port():
 
 def start(name, port, extra=()):
     log = open(os.path.join(TMP, name + ".log"), "a")
-    p = subprocess.Popen([args.binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
-                          os.path.join(TMP, name), "--metrics-port", "0",
-                          "--rocksdb-compression", args.compression, *extra],
-                         stdout=log, stderr=subprocess.STDOUT)
+    if args.redis:
+        os.makedirs(os.path.join(TMP, name), exist_ok=True)
+        cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir",
+               os.path.join(TMP, name), "--save", "", "--appendonly", "yes", "--appendfsync",
+               "everysec"]
+    else:
+        cmd = [args.binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
+               os.path.join(TMP, name), "--metrics-port", "0", "--rocksdb-compression",
+               args.compression]
+    p = subprocess.Popen([*cmd, *extra], stdout=log, stderr=subprocess.STDOUT)
     procs.append(p)
     c = redis.Redis(port=port, decode_responses=True)
     for _ in range(200):
