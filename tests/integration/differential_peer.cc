@@ -143,7 +143,7 @@ void RespPeer::Send(const std::string& request) {
 }
 
 std::string RespPeer::ReadReply() {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);
   size_t end;
   while ((end = ReplyEnd(0)) == std::string::npos) {
     Check(std::chrono::steady_clock::now() < deadline);
