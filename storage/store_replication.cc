@@ -108,12 +108,12 @@ struct BatchOp {
   int db;  // kMeta: physical database
   bool put;
   bool range;
-  std::string key;
+  std::string_view key;      // in the decoded WriteBatch's bytes (valid while it lives, unchanged)
   int64_t expire_at_ms = 0;  // put of a meta
   uint32_t filter_tag = 0;   // kFilteredEntry
 };
 
-// Collects the records of a batch.
+// Collects the records of a batch (its keys as views into the batch).
 class BatchDecoder : public rocksdb::WriteBatch::Handler {
  public:
   using Classify = std::function<CfKind(uint32_t cf_id, int* db, uint32_t* tag)>;
@@ -163,7 +163,7 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
     op.kind = classify_(cf, &op.db, &op.filter_tag);
     op.put = put;
     op.range = range;
-    op.key.assign(key.data(), key.size());
+    op.key = std::string_view(key.data(), key.size());
     return op;
   }
 
@@ -238,13 +238,13 @@ Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
         if (op.range) {
           keys->flushed_dbs.push_back(op.db);
         } else if (op.key != kMetaHintBreakerKey) {
-          keys->metas.emplace_back(op.db, std::move(op.key));
+          keys->metas.emplace_back(op.db, std::string(op.key));
         }
         break;
       case CfKind::kProps:
         if (op.key == kPropsDbMapKey) keys->all_keys = true;
-        if (std::string_view(op.key).substr(0, kServerRecordPrefix.size()) == kServerRecordPrefix) {
-          keys->server_records.push_back(op.key.substr(kServerRecordPrefix.size()));
+        if (op.key.substr(0, kServerRecordPrefix.size()) == kServerRecordPrefix) {
+          keys->server_records.emplace_back(op.key.substr(kServerRecordPrefix.size()));
         }
         break;
       case CfKind::kEntry:
@@ -294,9 +294,11 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
     }
     return CfKind::kEntry;
   });
-  rocksdb::WriteBatch batch{std::string(rep)};
-  if (batch.Count() == 0) return Status::Corruption("empty replicated batch");
-  if (Status s = FromRocks(batch.Iterate(&decoder)); !s.ok()) return s;
+  // The ops' keys are views into `decoded`, which stays as it is; `batch`, what is written,
+  // gets the state record appended.
+  const rocksdb::WriteBatch decoded{std::string(rep)};
+  if (decoded.Count() == 0) return Status::Corruption("empty replicated batch");
+  if (Status s = FromRocks(decoded.Iterate(&decoder)); !s.ok()) return s;
 
   // Each meta's state before the batch (read) and after it (its last record in the batch): the
   // key counters move by the difference.
@@ -306,7 +308,17 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
     bool after_present = false;
     int64_t after_expire = 0;
   };
-  std::unordered_map<std::string, KeyState> metas;  // key: BE16 db + user key
+  struct MetaId {
+    int db;
+    std::string_view key;
+    bool operator==(const MetaId& o) const { return db == o.db && key == o.key; }
+  };
+  struct MetaIdHash {
+    size_t operator()(const MetaId& id) const {
+      return std::hash<std::string_view>()(id.key) ^ static_cast<size_t>(id.db);
+    }
+  };
+  std::unordered_map<MetaId, KeyState, MetaIdHash> metas;
   std::vector<int> flushed;
   bool db_map_changed = false;
   for (const BatchOp& op : decoder.ops) {
@@ -323,17 +335,14 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
       flushed.push_back(op.db);
       continue;
     }
-    std::string id;
-    id.push_back(static_cast<char>(op.db >> 8));
-    id.push_back(static_cast<char>(op.db & 0xff));
-    id += op.key;
-    auto [it, inserted] = metas.try_emplace(std::move(id));
+    auto [it, inserted] = metas.try_emplace(MetaId{op.db, op.key});
     KeyState& ks = it->second;
     // A key the key filter rules out has no meta: no read (a new key, most of a SET load).
     if (inserted && key_filter_->MayContain(static_cast<uint32_t>(op.db), op.key)) {
       rocksdb::PinnableSlice value;
       rocksdb::ReadOptions ro;
-      rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(op.db)], op.key, &value);
+      rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(op.db)],
+                                   rocksdb::Slice(op.key.data(), op.key.size()), &value);
       if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
       if (s.ok()) {
         ks.before_present = true;
@@ -349,6 +358,7 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   }
 
   std::string record = EncodeState(state);
+  rocksdb::WriteBatch batch{std::string(rep)};
   if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
   if (Status s = WriteReplicationRecord(write_options_, &batch); !s.ok()) return s;
   wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
@@ -361,8 +371,7 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
 
   std::vector<CounterDelta> deltas;
   for (const auto& [id, ks] : metas) {
-    const int db = (static_cast<uint8_t>(id[0]) << 8) | static_cast<uint8_t>(id[1]);
-    CounterDelta d{db, 0, 0, 0};
+    CounterDelta d{id.db, 0, 0, 0};
     d.keys = static_cast<int64_t>(ks.after_present) - static_cast<int64_t>(ks.before_present);
     if (ks.before_present && ks.before_expire != 0) {
       d.expires -= 1;
