@@ -9,6 +9,9 @@
 // from the system is at most its peak use (bounded by the cap), as with malloc's own caches.
 // Larger blocks go to malloc/realloc/free.
 //
+// Under AddressSanitizer every block goes to malloc (kPooled false), so ASan keeps checking Lua's
+// memory.
+//
 // Lua 5.1 passes every block's exact size when it frees or resizes it (its GC accounting needs
 // it), which is what lets a block's class be found without a header.
 //
@@ -20,9 +23,21 @@
 
 namespace rockcache::server::scripting {
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ROCKCACHE_LUA_MEMORY_POOLED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ROCKCACHE_LUA_MEMORY_POOLED 0
+#endif
+#endif
+#ifndef ROCKCACHE_LUA_MEMORY_POOLED
+#define ROCKCACHE_LUA_MEMORY_POOLED 1
+#endif
+
 class LuaMemory {
  public:
-  static constexpr size_t kSmallMax = 512;
+  static constexpr bool kPooled = ROCKCACHE_LUA_MEMORY_POOLED != 0;
+  static constexpr size_t kSmallMax = kPooled ? 512 : 0;
   static constexpr size_t kChunkBytes = 64 * 1024;
 
   explicit LuaMemory(size_t cap) : cap_(cap) {}
@@ -38,7 +53,7 @@ class LuaMemory {
 
  private:
   static constexpr size_t kGrain = 16;
-  static constexpr size_t kClasses = kSmallMax / kGrain;
+  static constexpr size_t kClasses = kSmallMax / kGrain + 1;
   static size_t ClassOf(size_t size) { return (size - 1) / kGrain; }
 
   void* Take(size_t size);
