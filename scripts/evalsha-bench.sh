@@ -6,11 +6,15 @@
 # Usage: scripts/evalsha-bench.sh BINARY [BASE_PORT] [PIPELINES]
 #   BASE_PORT default 7611 (uses three ports from it); PIPELINES default "1 16";
 #   N (requests, default 200000). redis-benchmark -r 100000 -c 50, as the issue states.
+#   ROUNDS (default 1): the three servers are measured in turn this many times per pipeline
+#   and, with more than one, the median of each ratio is printed too (on a noisy machine one
+#   round's ratio moves with the moment it ran in).
 set -euo pipefail
 BIN=${1:?usage: $0 BINARY [BASE_PORT] [PIPELINES]}
 BASE=${2:-7611}
 PIPES=${3:-"1 16"}
 N=${N:-200000}
+ROUNDS=${ROUNDS:-1}
 WORK=$(mktemp -d /tmp/evalsha-bench-XXXXXX)
 PIDS=()
 cleanup() {
@@ -43,9 +47,23 @@ rps() {  # port pipeline -> requests per second
 }
 printf '%-3s %10s %10s %10s %9s %9s\n' P gc-no gc-yes redis-aof yes/aof no/aof
 for p in $PIPES; do
-  a=$(rps "$BASE" "$p")
-  b=$(rps $((BASE + 1)) "$p")
-  r=$(rps $((BASE + 2)) "$p")
-  awk -v p="$p" -v a="$a" -v b="$b" -v r="$r" \
-    'BEGIN {printf "%-3s %10d %10d %10d %9.2f %9.2f\n", p, a, b, r, b / r, a / r}'
+  rows=""
+  for _ in $(seq 1 "$ROUNDS"); do
+    a=$(rps "$BASE" "$p")
+    b=$(rps $((BASE + 1)) "$p")
+    r=$(rps $((BASE + 2)) "$p")
+    row=$(awk -v p="$p" -v a="$a" -v b="$b" -v r="$r" \
+      'BEGIN {printf "%-3s %10d %10d %10d %9.2f %9.2f", p, a, b, r, b / r, a / r}')
+    echo "$row"
+    rows+="$row"$'\n'
+  done
+  if [ "$ROUNDS" -gt 1 ]; then  # the median of each column's ratios
+    printf '%s' "$rows" | awk -v p="$p" '
+      { y[NR] = $5; n[NR] = $6 }
+      function median(a, k,   i, j, t) {
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+      }
+      END { printf "%-3s %32s median of %d: %9.2f %9.2f\n", p, "", NR, median(y, NR), median(n, NR) }'
+  fi
 done
