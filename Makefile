@@ -4,9 +4,11 @@
 # Every module folder's *.cc is compiled; tests/unit/**/*_test.cc form build/unit-tests and
 # tests/integration/*_test.cc form build/integration-tests. By default a unity build: see UNITY.
 
-# Parallel by default: one job per CPU (JOBS=N to choose), unless the command line gives -j.
+# Parallel by default: one job per CPU (JOBS=N to choose); a -j on the command line wins. Only
+# the top-level make sets it: a recursive make shares its parent's job slots (GNU make 4.3 does
+# not show the parent's -j to the sub-make's parse, and forcing one there resets the jobserver).
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-ifeq ($(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),)
+ifeq ($(MAKELEVEL),0)
   MAKEFLAGS += -j$(JOBS)
 endif
 

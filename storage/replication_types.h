@@ -52,6 +52,23 @@ struct ReplicatedKeys {
   std::vector<std::string> notes;
 };
 
+// A primary's batch as a replica received it, decoded once (Store::DecodeReplicated): the keys
+// it touches, for the server (locks, cache, watchers, events), and its records, which
+// Store::ApplyReplicated writes. Applying spends the records; the keys stay.
+class ReplicatedBatch {
+ public:
+  ReplicatedBatch();
+  ~ReplicatedBatch();
+  ReplicatedBatch(const ReplicatedBatch&) = delete;
+  ReplicatedBatch& operator=(const ReplicatedBatch&) = delete;
+
+  ReplicatedKeys keys;
+
+  // The decoded records: storage's own (store_replication.cc).
+  struct Records;
+  std::unique_ptr<Records> records;
+};
+
 // Where a replica stands: the replication id of the history it follows (40 hex characters) and
 // the last sequence number of that history it holds. Persisted with the data it describes.
 struct ReplicationState {

@@ -319,8 +319,8 @@ class RocksStore final : public Store, public DbView {
   uint64_t WalBytesWritten() const override { return wal_bytes_.load(std::memory_order_relaxed); }
   StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) override;
   StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) override;
-  Status DescribeBatch(std::string_view rep, ReplicatedKeys* keys) override;
-  Status ApplyReplicated(std::string_view rep, const ReplicationState& state,
+  Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) override;
+  Status ApplyReplicated(ReplicatedBatch* batch, const ReplicationState& state,
                          uint64_t* local_first = nullptr) override;
   WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) override;
   StatusOr<ReplicationState> GetReplicationState() override;

@@ -638,15 +638,17 @@ class Store {
   // A reader of the committed batches from sequence `from` on (WalReader). NotFound when the WAL
   // no longer holds `from` (the replica needs a full synchronization).
   virtual StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) = 0;
-  // The keys the batch `rep` (a WalReader's) touches. Pure decoding; Corruption for bad bytes.
-  virtual Status DescribeBatch(std::string_view rep, ReplicatedKeys* keys) = 0;
-  // Replica: writes the primary's batch `rep` as one batch, together with the replication state
-  // `state` (the offset the batch ends at), and keeps the key counters, the key and entry
-  // filters and the database mapping right. REQUIRES: the caller holds the key locks of every
-  // key DescribeBatch names (every key when all_keys or flushed_dbs), and nothing else writes.
-  // BLOCKS on the WAL. *local_first (when not null) receives the sequence number this store
-  // gave the batch's first record (the written batch has one record more: the state).
-  virtual Status ApplyReplicated(std::string_view rep, const ReplicationState& state,
+  // Decodes the batch `rep` (a WalReader's) into *batch: the keys it touches and the records
+  // ApplyReplicated writes. Pure decoding; Corruption for bad bytes.
+  virtual Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) = 0;
+  // Replica: writes the primary's batch (DecodeReplicated's) as one batch, together with the
+  // replication state `state` (the offset the batch ends at), and keeps the key counters, the
+  // key and entry filters and the database mapping right; spends batch->records. REQUIRES: the
+  // caller holds the key locks of every key batch->keys names (every key when all_keys or
+  // flushed_dbs), and nothing else writes. BLOCKS on the WAL. *local_first (when not null)
+  // receives the sequence number this store gave the batch's first record (the written batch
+  // has one record more: the state).
+  virtual Status ApplyReplicated(ReplicatedBatch* batch, const ReplicationState& state,
                                  uint64_t* local_first = nullptr) = 0;
   // A batch `rep` of this store's own WAL (a WalReader's): kReplicated when it is a batch
   // ApplyReplicated wrote; then *state is the state written with it and *rep is trimmed to the
@@ -717,7 +719,7 @@ class Store {
   // Adds `note` (opaque bytes: the server's keyspace events for replicas) to the calling
   // thread's open WriteGroup: the group's next write of records carries it in the same WAL record,
   // as a RocksDB LogData record (not applied to the database), so the batches ReadWalFrom returns
-  // hold it and DescribeBatch hands it back (ReplicatedKeys::notes). Dropped when the thread has
+  // hold it and DecodeReplicated hands it back (ReplicatedKeys::notes). Dropped when the thread has
   // no open group, and with a transaction that rolls back or a group that writes nothing more.
   virtual void NoteForReplicas(std::string note) = 0;
 

@@ -7,6 +7,7 @@
 #include <rocksdb/transaction_log.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <unordered_map>
@@ -17,6 +18,42 @@
 #include "storage/rocks_store.h"
 
 namespace rockcache::storage {
+
+// A replicated batch's records, decoded (DecodeReplicated) for ApplyReplicated.
+struct ReplicatedBatch::Records {
+  // What one record does, by column family.
+  enum class CfKind : uint8_t { kUnknown, kMeta, kProps, kEntry, kFilteredEntry };
+  // A column family as the records name it (by id: the replica's database is a checkpoint of
+  // the primary's, so the ids are the same).
+  struct CfClass {
+    CfKind kind = CfKind::kEntry;
+    int db = 0;               // kMeta: physical database
+    uint32_t filter_tag = 0;  // kFilteredEntry: the entry filter's tag
+  };
+  struct Op {
+    CfClass cf;
+    bool put;
+    bool range;
+    std::string_view key;      // in batch's bytes (valid while they are unchanged)
+    int64_t expire_at_ms = 0;  // put of a meta
+  };
+
+  // Room for the replication state ApplyReplicated appends, so appending does not copy.
+  explicit Records(std::string_view rep) : batch(WithRoom(rep)) {}
+  static std::string WithRoom(std::string_view rep) {
+    std::string bytes;
+    bytes.reserve(rep.size() + 128);
+    bytes.append(rep);
+    return bytes;
+  }
+
+  rocksdb::WriteBatch batch;  // the primary's batch, as received
+  std::vector<Op> ops;        // its records, in order
+};
+
+ReplicatedBatch::ReplicatedBatch() = default;
+ReplicatedBatch::~ReplicatedBatch() = default;
+
 namespace {
 
 // Where a replica keeps the replication state it holds ("props": never user data).
@@ -100,41 +137,31 @@ class RocksWalReader final : public WalReader {
   int stale_polls_ = 0;
 };
 
-// What one record of a replicated batch does, by column family.
-enum class CfKind : uint8_t { kUnknown, kMeta, kProps, kEntry, kFilteredEntry };
-
-struct BatchOp {
-  CfKind kind;
-  int db;  // kMeta: physical database
-  bool put;
-  bool range;
-  std::string_view key;      // in the decoded WriteBatch's bytes (valid while it lives, unchanged)
-  int64_t expire_at_ms = 0;  // put of a meta
-  uint32_t filter_tag = 0;   // kFilteredEntry
-};
+using CfKind = ReplicatedBatch::Records::CfKind;
+using CfClass = ReplicatedBatch::Records::CfClass;
+using BatchOp = ReplicatedBatch::Records::Op;
 
 // Collects the records of a batch (its keys as views into the batch).
 class BatchDecoder : public rocksdb::WriteBatch::Handler {
  public:
-  using Classify = std::function<CfKind(uint32_t cf_id, int* db, uint32_t* tag)>;
-  explicit BatchDecoder(Classify classify) : classify_(std::move(classify)) {}
-
-  std::vector<BatchOp> ops;
+  // classes[id]: the column family with that id (ids past the end: collection entries).
+  BatchDecoder(const std::vector<CfClass>& classes, std::vector<BatchOp>* ops,
+               std::vector<std::string>* notes)
+      : classes_(classes), ops_(*ops), notes_(*notes) {}
 
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
                         const rocksdb::Slice& value) override {
-    BatchOp op = Make(cf, key, true, false);
-    if (op.kind == CfKind::kMeta) {
+    BatchOp& op = Add(cf, key, true, false);
+    if (op.cf.kind == CfKind::kMeta) {
       Meta meta;
       if (DecodeMetaHeader(std::string_view(value.data(), value.size()), &meta)) {
         op.expire_at_ms = meta.expire_at_ms;
       }
     }
-    ops.push_back(std::move(op));
     return rocksdb::Status::OK();
   }
   rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    ops.push_back(Make(cf, key, false, false));
+    Add(cf, key, false, false);
     return rocksdb::Status::OK();
   }
   rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
@@ -142,36 +169,41 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
   }
   rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice& begin,
                                 const rocksdb::Slice& /*end*/) override {
-    ops.push_back(Make(cf, begin, false, true));
+    Add(cf, begin, false, true);
     return rocksdb::Status::OK();
   }
   rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key,
                           const rocksdb::Slice& /*value*/) override {
-    ops.push_back(Make(cf, key, true, false));
+    Add(cf, key, true, false);
     return rocksdb::Status::OK();
   }
   void LogData(const rocksdb::Slice& blob) override {
-    notes.emplace_back(blob.data(), blob.size());
+    notes_.emplace_back(blob.data(), blob.size());
   }
 
-  std::vector<std::string> notes;
-
  private:
-  BatchOp Make(uint32_t cf, const rocksdb::Slice& key, bool put, bool range) {
-    BatchOp op;
-    op.db = 0;
-    op.kind = classify_(cf, &op.db, &op.filter_tag);
+  BatchOp& Add(uint32_t cf, const rocksdb::Slice& key, bool put, bool range) {
+    BatchOp& op = ops_.emplace_back();
+    if (cf < classes_.size()) op.cf = classes_[cf];
     op.put = put;
     op.range = range;
     op.key = std::string_view(key.data(), key.size());
     return op;
   }
 
-  Classify classify_;
+  const std::vector<CfClass>& classes_;
+  std::vector<BatchOp>& ops_;
+  std::vector<std::string>& notes_;
 };
 
 std::string EncodeState(const ReplicationState& state) {
-  return state.replid + ":" + std::to_string(state.offset);
+  char offset[24];
+  offset[0] = ':';
+  char* end = std::to_chars(offset + 1, offset + sizeof(offset), state.offset).ptr;
+  std::string out;
+  out.reserve(state.replid.size() + static_cast<size_t>(end - offset));
+  out.append(state.replid).append(offset, static_cast<size_t>(end - offset));
+  return out;
 }
 
 }  // namespace
@@ -214,31 +246,37 @@ StatusOr<std::unique_ptr<WalReader>> RocksStore::ReadWalFrom(uint64_t from) {
   return std::unique_ptr<WalReader>(std::move(reader));
 }
 
-Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
+Status RocksStore::DecodeReplicated(std::string_view rep, ReplicatedBatch* out) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::unordered_map<uint32_t, int> meta_db;
+  // The open database's column families by id (every other id: collection entries).
+  uint32_t max_id = 0;
+  for (const auto* cf : handles_) max_id = std::max(max_id, cf->GetID());
+  std::vector<CfClass> classes(max_id + 1);
+  auto classify = [&classes](const rocksdb::ColumnFamilyHandle* cf, CfClass c) {
+    classes[cf->GetID()] = c;
+  };
   for (size_t db = 0; db < meta_cfs_.size(); ++db) {
-    meta_db[meta_cfs_[db]->GetID()] = static_cast<int>(db);
+    classify(meta_cfs_[db], {CfKind::kMeta, static_cast<int>(db), 0});
   }
-  const uint32_t props_id = props_cf_->GetID();
-  BatchDecoder decoder([&](uint32_t cf, int* db, uint32_t*) {
-    if (auto it = meta_db.find(cf); it != meta_db.end()) {
-      *db = it->second;
-      return CfKind::kMeta;
-    }
-    return cf == props_id ? CfKind::kProps : CfKind::kEntry;
-  });
-  rocksdb::WriteBatch batch{std::string(rep)};
-  if (Status s = FromRocks(batch.Iterate(&decoder)); !s.ok()) return s;
-  for (BatchOp& op : decoder.ops) {
+  classify(props_cf_, {CfKind::kProps, 0, 0});
+  for (const auto* cf : {hash_cf_, set_cf_, zset_cf_}) {
+    classify(cf, {CfKind::kFilteredEntry, 0, EntryFilterTag(cf)});
+  }
+
+  auto records = std::make_unique<ReplicatedBatch::Records>(rep);
+  ReplicatedKeys* keys = &out->keys;
+  records->ops.reserve(records->batch.Count());
+  BatchDecoder decoder(classes, &records->ops, &keys->notes);
+  if (Status s = FromRocks(records->batch.Iterate(&decoder)); !s.ok()) return s;
+  for (const BatchOp& op : records->ops) {
     ++keys->records;
-    switch (op.kind) {
+    switch (op.cf.kind) {
       case CfKind::kMeta:
         if (op.range) {
-          keys->flushed_dbs.push_back(op.db);
+          keys->flushed_dbs.push_back(op.cf.db);
         } else if (op.key != kMetaHintBreakerKey) {
-          keys->metas.emplace_back(op.db, std::string(op.key));
+          keys->metas.emplace_back(op.cf.db, std::string(op.key));
         }
         break;
       case CfKind::kProps:
@@ -264,41 +302,20 @@ Status RocksStore::DescribeBatch(std::string_view rep, ReplicatedKeys* keys) {
       }
     }
   }
-  keys->notes = std::move(decoder.notes);
   std::sort(keys->entry_keys.begin(), keys->entry_keys.end());
   keys->entry_keys.erase(std::unique(keys->entry_keys.begin(), keys->entry_keys.end()),
                          keys->entry_keys.end());
+  out->records = std::move(records);
   return Status::OK();
 }
 
-Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState& state,
+Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const ReplicationState& state,
                                    uint64_t* local_first) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
-  std::unordered_map<uint32_t, int> meta_db;
-  for (size_t db = 0; db < meta_cfs_.size(); ++db) {
-    meta_db[meta_cfs_[db]->GetID()] = static_cast<int>(db);
-  }
-  const uint32_t props_id = props_cf_->GetID();
-  BatchDecoder decoder([&](uint32_t cf, int* db, uint32_t* tag) {
-    if (auto it = meta_db.find(cf); it != meta_db.end()) {
-      *db = it->second;
-      return CfKind::kMeta;
-    }
-    if (cf == props_id) return CfKind::kProps;
-    for (auto* handle : {hash_cf_, set_cf_, zset_cf_}) {
-      if (handle->GetID() == cf) {
-        *tag = EntryFilterTag(handle);
-        return CfKind::kFilteredEntry;
-      }
-    }
-    return CfKind::kEntry;
-  });
-  // The ops' keys are views into `decoded`, which stays as it is; `batch`, what is written,
-  // gets the state record appended.
-  const rocksdb::WriteBatch decoded{std::string(rep)};
-  if (decoded.Count() == 0) return Status::Corruption("empty replicated batch");
-  if (Status s = FromRocks(decoded.Iterate(&decoder)); !s.ok()) return s;
+  std::unique_ptr<ReplicatedBatch::Records> records = std::move(replicated->records);
+  if (records == nullptr) return Status::InvalidArgument("replicated batch not decoded");
+  if (records->batch.Count() == 0) return Status::Corruption("empty replicated batch");
 
   // Each meta's state before the batch (read) and after it (its last record in the batch): the
   // key counters move by the difference.
@@ -321,27 +338,28 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
   std::unordered_map<MetaId, KeyState, MetaIdHash> metas;
   std::vector<int> flushed;
   bool db_map_changed = false;
-  for (const BatchOp& op : decoder.ops) {
-    if (op.kind == CfKind::kProps) {
+  for (const BatchOp& op : records->ops) {
+    if (op.cf.kind == CfKind::kProps) {
       if (op.key == kPropsDbMapKey) db_map_changed = true;
       continue;
     }
-    if (op.kind == CfKind::kFilteredEntry && op.put) {
-      entry_filter_->Add(op.filter_tag, op.key);  // before the entry can be read (key_filter.h)
+    if (op.cf.kind == CfKind::kFilteredEntry && op.put) {
+      entry_filter_->Add(op.cf.filter_tag, op.key);  // before the entry can be read (key_filter.h)
       continue;
     }
-    if (op.kind != CfKind::kMeta || op.key == kMetaHintBreakerKey) continue;
+    if (op.cf.kind != CfKind::kMeta || op.key == kMetaHintBreakerKey) continue;
     if (op.range) {
-      flushed.push_back(op.db);
+      flushed.push_back(op.cf.db);
       continue;
     }
-    auto [it, inserted] = metas.try_emplace(MetaId{op.db, op.key});
+    const int db = op.cf.db;
+    auto [it, inserted] = metas.try_emplace(MetaId{db, op.key});
     KeyState& ks = it->second;
     // A key the key filter rules out has no meta: no read (a new key, most of a SET load).
-    if (inserted && key_filter_->MayContain(static_cast<uint32_t>(op.db), op.key)) {
+    if (inserted && key_filter_->MayContain(static_cast<uint32_t>(db), op.key)) {
       rocksdb::PinnableSlice value;
       rocksdb::ReadOptions ro;
-      rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(op.db)],
+      rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(db)],
                                    rocksdb::Slice(op.key.data(), op.key.size()), &value);
       if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
       if (s.ok()) {
@@ -354,21 +372,8 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
     }
     ks.after_present = op.put;
     ks.after_expire = op.put ? op.expire_at_ms : 0;
-    if (op.put) key_filter_->Add(static_cast<uint32_t>(op.db), op.key);
+    if (op.put) key_filter_->Add(static_cast<uint32_t>(db), op.key);
   }
-
-  std::string record = EncodeState(state);
-  rocksdb::WriteBatch batch{std::string(rep)};
-  if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, record)); !s.ok()) return s;
-  if (Status s = WriteReplicationRecord(write_options_, &batch); !s.ok()) return s;
-  wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
-  if (local_first != nullptr) {
-    // The write set the batch's header to the sequence number it was given.
-    uint64_t seq = 0;
-    std::memcpy(&seq, batch.Data().data(), 8);
-    *local_first = seq;
-  }
-
   std::vector<CounterDelta> deltas;
   for (const auto& [id, ks] : metas) {
     CounterDelta d{id.db, 0, 0, 0};
@@ -383,6 +388,23 @@ Status RocksStore::ApplyReplicated(std::string_view rep, const ReplicationState&
     }
     if (d.keys != 0 || d.expires != 0 || d.expire_sum != 0) deltas.push_back(d);
   }
+  metas.clear();  // its keys are views into the batch, which the state record extends
+
+  // The batch as received, with the replica's state appended: written as one.
+  rocksdb::WriteBatch& batch = records->batch;
+  records->ops.clear();
+  if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, EncodeState(state))); !s.ok()) {
+    return s;
+  }
+  if (Status s = WriteReplicationRecord(write_options_, &batch); !s.ok()) return s;
+  wal_bytes_.fetch_add(batch.GetDataSize(), std::memory_order_relaxed);
+  if (local_first != nullptr) {
+    // The write set the batch's header to the sequence number it was given.
+    uint64_t seq = 0;
+    std::memcpy(&seq, batch.Data().data(), 8);
+    *local_first = seq;
+  }
+
   ApplyDeltas(deltas.data(), deltas.size());
   // A range deletion of metas (FLUSHDB, FLUSHALL): count the database again (what survives it).
   for (int db : flushed) {

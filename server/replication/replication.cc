@@ -1216,8 +1216,9 @@ void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
 bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationState& state,
                              uint64_t generation) {
   storage::Store* store = server_->store();
-  storage::ReplicatedKeys keys;
-  if (Status s = store->DescribeBatch(rep, &keys); !s.ok()) {
+  storage::ReplicatedBatch batch;
+  const storage::ReplicatedKeys& keys = batch.keys;
+  if (Status s = store->DecodeReplicated(rep, &batch); !s.ok()) {
     spdlog::error("replication: undecodable batch: {}", s.ToString());
     return false;
   }
@@ -1262,7 +1263,7 @@ bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationS
         }
       }
     }
-    s = store->ApplyReplicated(rep, state, &local_first);
+    s = store->ApplyReplicated(&batch, state, &local_first);
     if (!s.ok() && cache != nullptr) cache->Clear();
   }
   guard.Unlock();

@@ -217,7 +217,9 @@ TEST_CASE("a replica too far behind takes a full sync", "[replication]") {
   // No WAL kept past recovery, and small memtables so writes roll the WAL over.
   TestServer primary(
       {"--repl-wal-ttl", "0", "--repl-wal-size-limit", "0", "--rocksdb-write-buffer-size", "1mb"});
-  Client p(primary.port());
+  // 10 MB through 1 MB memtables: on a loaded machine, flushes fall behind and RocksDB stalls
+  // the writes for a while (more than the default 10 s reply wait).
+  Client p(primary.port(), 60000);
   TestServer replica(ReplicaArgs(primary));
   {
     Client r(replica.port());

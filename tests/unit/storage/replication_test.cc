@@ -58,11 +58,11 @@ int Ship(Store& primary, Store& replica, uint64_t* next) {
     REQUIRE(got.ok());
     if (!*got) break;
     REQUIRE(first == *next);
-    ReplicatedKeys keys;
-    REQUIRE(replica.DescribeBatch(rep, &keys).ok());
-    CHECK(keys.records > 0);
+    ReplicatedBatch batch;
+    REQUIRE(replica.DecodeReplicated(rep, &batch).ok());
+    CHECK(batch.keys.records > 0);
     *next = (*reader)->next_sequence();
-    REQUIRE(replica.ApplyReplicated(rep, {"replid", *next - 1}).ok());
+    REQUIRE(replica.ApplyReplicated(&batch, {"replid", *next - 1}).ok());
     ++batches;
   }
   return batches;
@@ -198,7 +198,9 @@ TEST_CASE("a replica's WAL gives back the primary's batches byte for byte",
       if (!*got) break;
       next = (*reader)->next_sequence();
       uint64_t local = 0;
-      REQUIRE(replica->ApplyReplicated(rep, {"replid", next - 1}, &local).ok());
+      ReplicatedBatch batch;
+      REQUIRE(replica->DecodeReplicated(rep, &batch).ok());
+      REQUIRE(replica->ApplyReplicated(&batch, {"replid", next - 1}, &local).ok());
       CHECK(local == replica->LatestSequence() - (next - first));  // the batch and its state
       sent.emplace_back(first, rep);
       locals.push_back(local);
