@@ -22,7 +22,7 @@ namespace rockcache::storage {
 // A replicated batch's records, decoded (DecodeReplicated) for ApplyReplicated.
 struct ReplicatedBatch::Records {
   // What one record does, by column family.
-  enum class CfKind : uint8_t { kUnknown, kMeta, kProps, kEntry, kFilteredEntry };
+  enum class CfKind : uint8_t { kMeta, kProps, kEntry, kFilteredEntry };
   // A column family as the records name it (by id: the replica's database is a checkpoint of
   // the primary's, so the ids are the same).
   struct CfClass {
@@ -286,8 +286,7 @@ Status RocksStore::DecodeReplicated(std::string_view rep, ReplicatedBatch* out) 
         }
         break;
       case CfKind::kEntry:
-      case CfKind::kFilteredEntry:
-      case CfKind::kUnknown: {
+      case CfKind::kFilteredEntry: {
         if (op.range) {
           keys->all_keys = true;
           break;
