@@ -31,6 +31,7 @@ DOWN_AFTER_MS = 2000
 TMP = tempfile.mkdtemp(prefix="rockcache-sentinel-")
 procs = {}
 failures = []
+writer_stop = [None]  # the writer thread's stop event, once it runs
 
 
 def check(cond, what):
@@ -140,7 +141,10 @@ def main():
                 errors[0] += 1
                 time.sleep(0.05)
 
-    t = threading.Thread(target=writer)
+    # A daemon, stopped in `finally` too: a failed check must not leave it writing forever
+    # (the interpreter would wait for it at exit, and the test with it).
+    t = threading.Thread(target=writer, daemon=True)
+    writer_stop[0] = stop
     t.start()
     time.sleep(3)
     last_waited_before = waited[-1] if waited else 0
@@ -188,6 +192,8 @@ except Exception as e:  # noqa: BLE001
     failures.append(repr(e))
     print("FAIL", repr(e), flush=True)
 finally:
+    if writer_stop[0] is not None:
+        writer_stop[0].set()
     for p in procs.values():
         if p.poll() is None:
             p.terminate()

@@ -20,9 +20,11 @@ TEST_CASE("Sentinel fails over from a killed primary to a replica", "[replicatio
   std::string ports;
   for (int i = 0; i < 6; ++i) ports += (i ? "," : "") + std::to_string(FreePort());
   int rc = -1;
-  const std::string out = RunShell("ROCKCACHE_TEST_PORTS=" + ports + " /usr/bin/python3 " + script +
-                                       " " + ServerBinary() + " 2>&1",
-                                   &rc);
+  // The script bounds each of its waits; `timeout` bounds the whole (a hang fails the case).
+  const std::string out =
+      RunShell("ROCKCACHE_TEST_PORTS=" + ports + " timeout -k 10 900 " + "/usr/bin/python3 " +
+                   script + " " + ServerBinary() + " 2>&1",
+               &rc);
   std::printf("%s", out.c_str());
   std::fflush(stdout);
   if (rc == 77) {
