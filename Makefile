@@ -2,7 +2,9 @@
 #
 # Objects go under $(BUILD) (build/ by default; build/asan and build/tsan for sanitizer builds).
 # Every module folder's *.cc is compiled; tests/unit/**/*_test.cc form build/unit-tests and
-# tests/integration/*_test.cc form build/integration-tests. By default a unity build: see UNITY.
+# tests/integration/*_test.cc with the fixtures' sources in tests/support/*.cc form
+# build/integration-tests (tests/support/*.h: the fixtures both programs include). By default a
+# unity build: see UNITY.
 
 # Parallel by default: one job per CPU (JOBS=N to choose); a -j on the command line wins. Only
 # the top-level make sets it: a recursive make shares its parent's job slots (GNU make 4.3 does
@@ -39,7 +41,10 @@ CORE_SRCS   = $(foreach m,$(MODULES),$(wildcard $(m)/*.cc $(m)/*/*.cc))
 CORE_OBJS   = $(CORE_SRCS:%.cc=$(BUILD)/%.o)
 UNIT_SRCS   = $(wildcard tests/unit/*.cc tests/unit/*/*.cc)
 UNIT_OBJS   = $(UNIT_SRCS:%.cc=$(BUILD)/%.o)
-INTEG_SRCS  = $(wildcard tests/integration/*.cc)
+# The shared test fixtures' sources (TestServer, the differential peer, the Prometheus text
+# parser): compiled into the integration tests (the unit tests' fixtures are header-only).
+SUPPORT_SRCS = $(wildcard tests/support/*.cc)
+INTEG_SRCS  = $(wildcard tests/integration/*.cc) $(SUPPORT_SRCS)
 INTEG_OBJS  = $(INTEG_SRCS:%.cc=$(BUILD)/%.o)
 BENCH_SRCS  = $(wildcard tests/bench/*.cc)
 

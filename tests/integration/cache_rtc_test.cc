@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/cache_helpers.h"
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/cache_helpers.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::CacheVerify;
 using rockcache::testing::Client;

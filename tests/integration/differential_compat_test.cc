@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/differential.h"
-#include "tests/integration/differential_peer.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/differential.h"
+#include "tests/support/differential_peer.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::ReferenceRedis;
 using rockcache::testing::TestServer;

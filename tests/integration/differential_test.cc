@@ -12,7 +12,7 @@
 // ties among set or sorted-set elements), ties Redis breaks with an unstable partial sort (SORT
 // BY ... LIMIT, GEO COUNT) and scores that are not integers (ZRANGE WITHSCORES after STOREDIST:
 // rockcache writes doubles as Redis 7.2 does).
-#include "tests/integration/differential.h"
+#include "tests/support/differential.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/differential_peer.h"
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/differential_peer.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::Client;
 using rockcache::testing::ReferenceRedis;

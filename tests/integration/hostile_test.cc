@@ -16,7 +16,7 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/integration/test_helpers.h"
+#include "tests/support/test_helpers.h"
 
 namespace rockcache::testing {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <string>
 
-#include "tests/integration/differential_peer.h"
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/differential_peer.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 using namespace rockcache::testing;
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/replication_helpers.h"
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/replication_helpers.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::Client;
 using rockcache::testing::Contains;

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "tests/integration/test_server.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::FreePort;
 using rockcache::testing::RunShell;

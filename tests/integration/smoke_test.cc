@@ -1,7 +1,7 @@
 // The quick-start promise: a server starts, answers PING, stores and returns a string.
 #include <catch2/catch.hpp>
 
-#include "tests/integration/test_server.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::Client;
 using rockcache::testing::Str;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cache/hash.h"
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 using namespace rockcache::testing;
 

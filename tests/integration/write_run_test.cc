@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "tests/integration/differential_peer.h"
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/differential_peer.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 using rockcache::testing::Client;
 using rockcache::testing::InfoFields;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "storage/records.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 using namespace rockcache::storage;
 

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "config/current_db.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 // This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
 // folder share one translation unit, and their helpers share names.

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "storage/perf_counters.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 namespace rockcache::storage {
 namespace {

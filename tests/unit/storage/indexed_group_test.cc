@@ -15,7 +15,7 @@
 
 #include "storage/perf_counters.h"
 #include "storage/store.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 using namespace rockcache;
 using namespace rockcache::storage;

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 // librocksdb's LookupKey constructor and destructor (exported; the class is in a private
 // header), called as the free functions they compile to, to check MemTableKeyOf's layout.

@@ -14,7 +14,7 @@
 
 #include "storage/data_dir.h"
 #include "storage/no_wait_files.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 // This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
 // folder share one translation unit, and their helpers share names.

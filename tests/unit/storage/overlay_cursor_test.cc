@@ -22,7 +22,7 @@
 
 #include "storage/store.h"
 #include "storage/tx_overlay.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 using namespace rockcache;
 using namespace rockcache::storage;

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 // This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
 // folder share one translation unit, and their helpers share names.

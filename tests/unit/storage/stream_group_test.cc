@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "storage/perf_counters.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 // This file's own namespace: in a unity build (scripts/unity-chunks.sh) the test files of a
 // folder share one translation unit, and their helpers share names.

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "storage/store.h"
-#include "tests/unit/storage/store_fixture.h"
+#include "tests/support/store_fixture.h"
 
 using namespace rockcache;
 using namespace rockcache::storage;

@@ -1,4 +1,4 @@
-#include "tests/integration/differential_peer.h"
+#include "tests/support/differential_peer.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,8 +16,8 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 namespace rockcache::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/integration/prometheus_text.h"
+#include "tests/support/prometheus_text.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests/integration/test_helpers.h"
+#include "tests/support/test_helpers.h"
 
 namespace rockcache::testing {
 

@@ -1,4 +1,4 @@
-#include "tests/integration/test_server.h"
+#include "tests/support/test_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
-// Helpers for the tests of the read cache (cache_test.cc, list_cache_test.cc): INFO figures,
-// commandstats' rtc_calls (a command answered in the network thread), DEBUG CACHE-VERIFY, and
-// the replies a modelled list gives.
+// Helpers for the integration tests of the read cache (cache_*_test.cc, list_cache_test.cc...):
+// INFO figures, commandstats' rtc_calls (a command answered in the network thread), DEBUG
+// CACHE-VERIFY, and the replies a modelled list gives.
 #pragma once
 
 #include <cctype>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/test_helpers.h"
-#include "tests/integration/test_server.h"
+#include "tests/support/test_helpers.h"
+#include "tests/support/test_server.h"
 
 namespace rockcache::testing {
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/integration/test_server.h"
+#include "tests/support/test_server.h"
 
 namespace rockcache::testing {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/differential_peer.h"
+#include "tests/support/differential_peer.h"
 
 namespace rockcache::testing::differential {
 
