@@ -211,7 +211,8 @@ bench-bigdata: deps
 # ASan holds freed memory back (256 MB by default) to catch use after free; the hostile tests'
 # RSS bounds would count it, so the quarantine is kept small.
 asan: deps
-	@ROCKCACHE_SANITIZER=address UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+	@ROCKCACHE_SANITIZER=address TEST_CASE_TIMEOUT=3600 \
+	  UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
 	  ASAN_OPTIONS="quarantine_size_mb=8" \
 	  $(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SANFLAGS="-fsanitize=address,undefined" test-only
@@ -222,7 +223,7 @@ asan: deps
 # The deadlock detector is on: the key stripes (FLUSHALL holds all 4096, past its 64-lock limit)
 # are shown to it as one reader-writer lock in this build (cache/key_locks.cc, "TSan").
 tsan: deps
-	@ROCKCACHE_SANITIZER=thread \
+	@ROCKCACHE_SANITIZER=thread TEST_CASE_TIMEOUT=3600 \
 	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) halt_on_error=1 detect_deadlocks=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1" \
 	  $(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" \
 	  test-only

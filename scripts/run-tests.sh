@@ -8,12 +8,15 @@
 # starts from the copy committed as tests/<suite>-durations.txt). A test case that fails
 # while others run beside it is run once more alone: the suite's verdict is that second run, and
 # the summary names every case that passed only alone (a test too sensitive to a loaded machine
-# is a defect to fix, reported rather than hidden). Without TEST_JOBS, or with 1, the binary runs
+# is a defect to fix, reported rather than hidden). Each case process is stopped after
+# TEST_CASE_TIMEOUT seconds (default 900; the sanitizer targets give more) and counts as failed,
+# so a case that hangs cannot hold the suite. Without TEST_JOBS, or with 1, the binary runs
 # once, as it is, in the foreground.
 set -uo pipefail
 suite=$1; shift
 binary=$1; shift
 jobs=${TEST_JOBS:-1}
+case_timeout=${TEST_CASE_TIMEOUT:-900}
 
 summarize() {  # LOG RC -> prints the summary line, returns RC
   local log=$1 rc=$2 line passed=0 failed=0
@@ -67,12 +70,34 @@ ran_one() {
   grep -qE '^(All tests passed .* in 1 test case|test cases: 1 \| 1 passed)' "$1"
 }
 
+# run_bounded LOG SPEC: runs the binary on one test spec, output to LOG, under `timeout`, which
+# gives it a process group of its own: what the case leaves running when it ends (the servers of
+# a test process that died by a signal or an abort, whose destructors did not run) is killed
+# with the group, and noted in LOG. Returns the case's exit status.
+run_bounded() {
+  local log=$1 spec=$2 pid rc
+  timeout -k 10 "$case_timeout" "$binary" "$spec" > "$log" 2>&1 &
+  pid=$!
+  wait "$pid"
+  rc=$?
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "(stopped after ${case_timeout}s: TEST_CASE_TIMEOUT)" >> "$log"
+  fi
+  if kill -0 -- "-$pid" 2>/dev/null; then
+    local left
+    left=$(ps -o pid=,args= -g "$pid" 2>/dev/null | head -5 | tr '\n' ';')
+    kill -KILL -- "-$pid" 2>/dev/null
+    echo "(processes the case left running were killed: $left)" >> "$log"
+  fi
+  return "$rc"
+}
+
 # run_case "INDEX<tab>NAME": runs one case, logs to $work/INDEX.log, records "rc ms name".
 run_case() {
   local index=${1%%$'\t'*} name=${1#*$'\t'} spec start rc
   spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
   start=$(date +%s%N)
-  "$binary" "$spec" > "$work/$index.log" 2>&1
+  run_bounded "$work/$index.log" "$spec"
   rc=$?
   # A spec that selected nothing would exit 0 without running the case: count it as a failure.
   if [ "$rc" -eq 0 ] && ! ran_one "$work/$index.log"; then
@@ -81,8 +106,8 @@ run_case() {
   printf '%s\t%s\t%s\n' "$rc" "$((($(date +%s%N) - start) / 1000000))" "$name" > "$work/$index.done"
   if [ "$rc" -ne 0 ]; then echo "[$suite] FAILED (with $jobs at a time): $name"; fi
 }
-export -f run_case ran_one
-export binary work suite jobs
+export -f run_case run_bounded ran_one
+export binary work suite jobs case_timeout
 
 started=$(date +%s)
 awk '{ printf "%d\t%s\n", NR, $0 }' "$work/order" | tr '\n' '\0' |
@@ -104,7 +129,7 @@ for done_file in "$work"/*.done; do
   if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); continue; fi
   echo "== [$suite] rerunning alone: $name"
   spec=$(printf '%s' "$name" | sed -e 's/[][\\,*~"]/\\&/g; s/^-/\\-/')
-  if "$binary" "$spec" > "$work/rerun.log" 2>&1 &&
+  if run_bounded "$work/rerun.log" "$spec" &&
      ran_one "$work/rerun.log"; then
     passed=$((passed + 1)); flaky+=("$name")
     echo "---- [$suite] what '$name' printed when it failed beside others (last 60 lines):"
