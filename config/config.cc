@@ -32,7 +32,8 @@ const std::vector<OptionSpec> kOptionTable = {
   {"protected-mode", T::kBool, "yes", 0, 0, nullptr, true,
    "With no requirepass, refuse clients that are not on a loopback address."},
   {"net-threads", T::kInt, "0", 0, 64, nullptr, false,
-   "Network event loops, each with its own SO_REUSEPORT listener; 0 = one per 4 cores (min 1)."},
+   "Network event loops, each with its own SO_REUSEPORT listener; 0 = auto (one per core up to 2, "
+   "then one per 4 cores)."},
   {"maxclients", T::kInt, "10000", 1, 1000000, nullptr, true,
    "Connections beyond this are refused with an error; bounded by the file descriptor limit."},
   {"timeout", T::kInt, "0", 0, INT_MAX, nullptr, true,
@@ -155,10 +156,11 @@ const std::vector<OptionSpec> kOptionTable = {
    "against RocksDB's memory (memtables, block cache, resident file pages; never a disk read) "
    "and fills the cache, for strings up to this size and absent keys; 0 = every miss goes to the "
    "pool."},
-  {"rtc-storage-read-mapped", T::kInt, "2", 0, 1000000, nullptr, true,
+  {"rtc-storage-read-mapped", T::kInt, "-1", -1, 1000000, nullptr, true,
    "With rocksdb-mmap-reads, the first this many misses of a client's pipeline the network thread "
    "tries also read SST file pages the OS holds in memory (mincore, never a disk wait); later ones "
-   "go to a worker, read together (MultiGet) beside this thread (but see rtc-storage-read-balance)."},
+   "go to a worker, read together (MultiGet) beside this thread (but see rtc-storage-read-balance)"
+   "; -1 = auto (64 when the network threads have every core, else 2)."},
   {"rtc-storage-read-balance", T::kBool, "yes", 0, 0, nullptr, true,
    "With rocksdb-mmap-reads, while the pool still runs the last batches a network thread sent, "
    "that thread reads its later misses from resident file pages itself instead of queueing them."},

@@ -1,6 +1,19 @@
 // pool/auto_tune — the worker pool's defaults, derived from the machine (the "auto" value, 0 or
 // -1, of pool-threads, workers-per-list, pool-spin-count and pool-max-yield-usec).
 //
+// The network threads: one per core up to two, then one per 4 cores (2 on 2-8 cores, 4 on 16).
+// A network thread does by itself all a read needs when the cache or memory holds it (a hit; a
+// miss read from resident file pages, rtc-storage-read-mapped): with one network thread on 2
+// cores that thread was the limit of every read-heavy load while the worker idled. Measured on
+// 2 cores, 1M keys of 400 B with a sixth in memory, the same binary alternated (net-threads 1,
+// 2 misses a pipeline read in the network thread / net-threads 2, 64): uniform GET P16 134-175k
+// -> 163-176k, Zipf GET P16 284-360k -> 377-473k, P1 rows +5-10%; SET -r 1000000 P1/P16 and a
+// hot GET 3-10% lower (three busy threads on two cores); README "Threads".
+// With as many network threads as cores, a miss handed to a worker buys no parallelism, only the
+// hop, so the network thread reads up to 64 misses of a pipeline itself
+// (AutoMappedReadsPerPipeline); with cores to spare, 2, and the rest go to the workers (read
+// together with one MultiGet).
+//
 // The rule: the pool must not take the CPU of the threads that produce its work. A network
 // thread parses commands, answers cache hits and hands everything else to the pool; a worker
 // that spins or yields while idle, or a worker too many, competes with it for a core, and every
@@ -39,8 +52,12 @@ struct AutoTune {
 // The CPUs the calling process may run on (>= 1).
 int UsableCores();
 
-// The network threads' default: one per 4 cores, at least 1.
+// The network threads' default: min(cores, 2), or one per 4 cores when that is more.
 int AutoNetThreads(int cores);
+
+// rtc-storage-read-mapped's default: 64 when the network threads have every core (a hop to a
+// worker would buy no parallelism), else 2.
+int AutoMappedReadsPerPipeline(int cores, int net_threads);
 
 // workers_per_list for `threads` workers, whether the thread count is auto or set: all of them
 // in one list up to 4, else lists of 2.

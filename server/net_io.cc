@@ -10,6 +10,7 @@
 #include "server/clock.h"
 #include "server/net_loop.h"
 #include "server/server.h"
+#include "server/tx/transaction.h"
 
 namespace rockcache::server {
 namespace {
@@ -77,6 +78,11 @@ bool NetLoop::CloseIfOverQueryLimit(Connection* conn) {
 }
 
 void NetLoop::Flush(Connection* conn) {
+  // A command that queued or dropped a transaction's commands (MULTI ... DISCARD) changed what the
+  // client holds: published before its reply leaves, so a CLIENT LIST on another network thread
+  // after the reply sees it.
+  const uint64_t multi = conn->tx != nullptr ? conn->tx->queued_bytes : 0;
+  if (conn->info->multi_memory.load(std::memory_order_relaxed) != multi) NoteClientMemory(conn);
   while (conn->output_pos < conn->output.size()) {
     ssize_t n = write(conn->fd, conn->output.data() + conn->output_pos,
                       conn->output.size() - conn->output_pos);

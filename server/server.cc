@@ -236,7 +236,6 @@ const SettingBinding<uint64_t> kUint64Settings[] = {
     {"proto-max-bulk-len", &Settings::proto_max_bulk_len},
     {"client-query-buffer-limit", &Settings::client_query_buffer_limit},
     {"rtc-storage-read-max-bytes", &Settings::rtc_storage_read_max_bytes},
-    {"rtc-storage-read-mapped", &Settings::rtc_storage_read_mapped},
     {"slice-items", &Settings::slice_items},
     {"slice-usec", &Settings::slice_usec},
     {"lua-maxmemory", &Settings::lua_maxmemory},
@@ -296,6 +295,14 @@ void Server::ApplySetting(const std::string& name, const std::string& value) {
     return;
   }
   auto as_int = [&value] { return std::stoll(value.empty() ? "0" : value); };
+  if (name == "rtc-storage-read-mapped") {
+    const int64_t mapped = as_int();
+    settings_.rtc_storage_read_mapped.store(
+        mapped >= 0 ? static_cast<uint64_t>(mapped)
+                    : static_cast<uint64_t>(
+                          pool::AutoMappedReadsPerPipeline(pool::UsableCores(), NetThreads())));
+    return;
+  }
   if (name == "rtc-storage-read-resident-ms") {
     storage::SetResidencyMemoMs(as_int());
     return;

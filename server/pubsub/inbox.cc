@@ -159,6 +159,17 @@ void PubSubInbox::Drain() {
     for (uint64_t id : delivery.conn_ids) {
       Connection* conn = loop_->FindConnection(id);
       if (conn == nullptr || conn->pubsub == nullptr) continue;  // closed or unsubscribed
+      // A batch can hold many messages a publisher on another thread sent while this loop
+      // waited for a core: before one would take the receiver past the hard limit, what it
+      // holds is written (as much as its socket takes), so the limit applies to what the
+      // receiver does not read, as for messages published on its own thread.
+      if (hard != 0 && conn->output.size() - conn->output_pos + conn->held_pushes.size() +
+                               delivery.bytes->size() >
+                           hard) {
+        loop_->Flush(conn);
+        conn = loop_->FindConnection(id);
+        if (conn == nullptr || conn->pubsub == nullptr) continue;
+      }
       const auto& set = delivery.pattern ? conn->pubsub->patterns
                         : delivery.shard ? conn->pubsub->shard_channels
                                          : conn->pubsub->channels;
