@@ -32,8 +32,7 @@ const std::vector<OptionSpec> kOptionTable = {
   {"protected-mode", T::kBool, "yes", 0, 0, nullptr, true,
    "With no requirepass, refuse clients that are not on a loopback address."},
   {"net-threads", T::kInt, "0", 0, 64, nullptr, false,
-   "Network event loops, each with its own SO_REUSEPORT listener; 0 = auto (one per core up to 2, "
-   "then one per 4 cores)."},
+   "Network event loops, each with its own SO_REUSEPORT listener; 0 = one per 4 cores (min 1)."},
   {"maxclients", T::kInt, "10000", 1, 1000000, nullptr, true,
    "Connections beyond this are refused with an error; bounded by the file descriptor limit."},
   {"timeout", T::kInt, "0", 0, INT_MAX, nullptr, true,

@@ -17,7 +17,7 @@ int UsableCores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-int AutoNetThreads(int cores) { return std::max(std::min(std::max(1, cores), 2), cores / 4); }
+int AutoNetThreads(int cores) { return std::max(1, cores / 4); }
 
 int AutoMappedReadsPerPipeline(int cores, int net_threads) { return net_threads >= cores ? 64 : 2; }
 

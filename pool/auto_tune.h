@@ -1,18 +1,20 @@
 // pool/auto_tune — the worker pool's defaults, derived from the machine (the "auto" value, 0 or
 // -1, of pool-threads, workers-per-list, pool-spin-count and pool-max-yield-usec).
 //
-// The network threads: one per core up to two, then one per 4 cores (2 on 2-8 cores, 4 on 16).
-// A network thread does by itself all a read needs when the cache or memory holds it (a hit; a
-// miss read from resident file pages, rtc-storage-read-mapped): with one network thread on 2
-// cores that thread was the limit of every read-heavy load while the worker idled. Measured on
-// 2 cores, 1M keys of 400 B with a sixth in memory, the same binary alternated (net-threads 1,
-// 2 misses a pipeline read in the network thread / net-threads 2, 64): uniform GET P16 134-175k
-// -> 163-176k, Zipf GET P16 284-360k -> 377-473k, P1 rows +5-10%; SET -r 1000000 P1/P16 and a
-// hot GET 3-10% lower (three busy threads on two cores); README "Threads".
+// The network threads: one per 4 cores, at least one. Two on 2 cores (net-threads 2) serve reads
+// the cache or memory holds on both cores — a network thread does all such a read needs by
+// itself — and were measured (2026-11-29, 1M keys of 400 B, a sixth in memory, one binary in
+// alternated runs) at +9-16% uniform GET, +16-40% Zipf GET and +10-31% for the 90/10 GET/SET mix
+// at pipeline 16; but each loop hands the pool groups half the size, and the one worker's CPU per
+// write rose 10-30% (SET -r 1000000 at pipelines 1 and 16: -6% and -4-20% requests a second) and
+// 30-100% for a hot key's SADD at pipeline 16 (its write runs split across two loops: -12-23%).
+// So one stays the default, where writes keep their group sizes; README ("Data bigger than
+// memory") advises 2 for read-heavy loads on data bigger than the cache.
 // With as many network threads as cores, a miss handed to a worker buys no parallelism, only the
 // hop, so the network thread reads up to 64 misses of a pipeline itself
 // (AutoMappedReadsPerPipeline); with cores to spare, 2, and the rest go to the workers (read
-// together with one MultiGet).
+// together with one MultiGet). With net-threads 2 on 2 cores, 64 instead of 2: uniform GET P16
+// 126-151k -> 155-176k a second (alternated runs).
 //
 // The rule: the pool must not take the CPU of the threads that produce its work. A network
 // thread parses commands, answers cache hits and hands everything else to the pool; a worker
@@ -52,7 +54,7 @@ struct AutoTune {
 // The CPUs the calling process may run on (>= 1).
 int UsableCores();
 
-// The network threads' default: min(cores, 2), or one per 4 cores when that is more.
+// The network threads' default: one per 4 cores, at least 1.
 int AutoNetThreads(int cores);
 
 // rtc-storage-read-mapped's default: 64 when the network threads have every core (a hop to a

@@ -9,9 +9,9 @@ namespace rockcache::pool::auto_tune_test {
 namespace {
 
 TEST_CASE("Pool defaults leave the network threads their cores", "[pool][auto-tune]") {
-  SECTION("2 cores: two network threads, one worker, no spinning") {
+  SECTION("2 cores: one worker (the core the network thread leaves), no spinning") {
     AutoTune t = DerivePoolDefaults(2, AutoNetThreads(2), /*sync_writes=*/false);
-    CHECK(AutoNetThreads(2) == 2);
+    CHECK(AutoNetThreads(2) == 1);
     CHECK(t.threads == 1);
     CHECK(t.workers_per_list == 1);
     CHECK(t.spin_count == 0);
@@ -29,24 +29,15 @@ TEST_CASE("Pool defaults leave the network threads their cores", "[pool][auto-tu
     CHECK(DerivePoolDefaults(1, 1, false).spin_count == 0);
   }
   SECTION("3 cores: no core to spare for a spinner") {
-    CHECK(AutoNetThreads(3) == 2);
     AutoTune t = DerivePoolDefaults(3, AutoNetThreads(3), false);
-    CHECK(t.threads == 1);
-    CHECK(t.spin_count == 0);
-    CHECK(t.max_yield_usec == 0);
-  }
-  SECTION("4 cores: two network threads, two workers in one list, no spinning") {
-    CHECK(AutoNetThreads(4) == 2);
-    AutoTune t = DerivePoolDefaults(4, AutoNetThreads(4), false);
     CHECK(t.threads == 2);
-    CHECK(t.workers_per_list == 2);
     CHECK(t.spin_count == 0);
     CHECK(t.max_yield_usec == 0);
   }
-  SECTION("8 cores: two network threads, six workers, idle workers may spin") {
-    CHECK(AutoNetThreads(8) == 2);
-    AutoTune t = DerivePoolDefaults(8, AutoNetThreads(8), false);
-    CHECK(t.threads == 6);
+  SECTION("4 cores: three workers, one list, idle workers may spin") {
+    AutoTune t = DerivePoolDefaults(4, AutoNetThreads(4), false);
+    CHECK(t.threads == 3);
+    CHECK(t.workers_per_list == 3);
     CHECK(t.spin_count == 200);
     CHECK(t.max_yield_usec == 100);
   }
@@ -66,10 +57,10 @@ TEST_CASE("Pool defaults leave the network threads their cores", "[pool][auto-tu
 
 TEST_CASE("Network threads read a pipeline's misses themselves when they have every core",
           "[pool][auto-tune]") {
-  CHECK(AutoNetThreads(1) == 1);
-  CHECK(AutoMappedReadsPerPipeline(1, 1) == 64);
-  CHECK(AutoMappedReadsPerPipeline(2, AutoNetThreads(2)) == 64);
-  CHECK(AutoMappedReadsPerPipeline(2, 1) == 2);  // net-threads 1: the worker has a core
+  CHECK(AutoMappedReadsPerPipeline(1, AutoNetThreads(1)) == 64);
+  CHECK(AutoMappedReadsPerPipeline(2, 2) == 64);                 // net-threads 2 on 2 cores
+  CHECK(AutoMappedReadsPerPipeline(2, AutoNetThreads(2)) == 2);  // the worker has a core
+  CHECK(AutoMappedReadsPerPipeline(4, 4) == 64);
   CHECK(AutoMappedReadsPerPipeline(4, AutoNetThreads(4)) == 2);
   CHECK(AutoMappedReadsPerPipeline(16, AutoNetThreads(16)) == 2);
 }
