@@ -11,6 +11,7 @@
 #include "server/pubsub/notify.h"
 #include "server/replication/replication.h"
 #include "server/server.h"
+#include "server/unit_cache.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -76,19 +77,10 @@ class Discipline {
     // The discipline holds even while cache-maxmemory is 0: a write that skipped the window
     // could race a fill that started just after CONFIG SET turned the cache back on.
     cache::Cache* cache = server_.cache();
+    if (request_.mode == CallMode::kAtomic) return BeforeInUnit(cache);
     if (spec_.flags & kWrite) {
       reply_start_ = request_.out->size();
       if (cache == nullptr) return true;
-      if (request_.mode == CallMode::kAtomic) {
-        // The window is the caller's; the unit's reads do not use the cache (ctx.cache stays
-        // null), so its keys only leave it.
-        if (spec_.flags & kAllKeys) {
-          cache->Clear();
-        } else {
-          for (auto key : CommandKeys(spec_, *request_.argv)) cache->Erase(key);
-        }
-        return true;
-      }
       cache::KeyLocks& locks = server_.key_locks();
       if (spec_.flags & kAllKeys) {
         std::vector<uint32_t> all(locks.stripe_count());
@@ -126,6 +118,47 @@ class Discipline {
       ctx_.cache_generation = cache->generation();
     }
     return true;
+  }
+
+  // kAtomic: the unit's locks and window are its caller's; its commands see the cache through
+  // the unit's (server/unit_cache.h): a write stages its keys and runs against the staging
+  // cache, a read of no staged key against the shared one, as a worker's.
+  bool BeforeInUnit(cache::Cache* cache) {
+    const bool write = (spec_.flags & kWrite) != 0;
+    if (write) reply_start_ = request_.out->size();
+    UnitCache* unit = UnitCache::Current();
+    if (cache == nullptr || unit == nullptr || !(write || (spec_.flags & kCacheRead))) {
+      // No unit cache (the cache is off): a write's keys only leave the cache; reads read
+      // storage.
+      if (write && cache != nullptr) EraseFrom(cache);
+      return true;
+    }
+    if (spec_.flags & kAllKeys) {
+      if (write) unit->DropAll();  // FLUSHALL, FLUSHDB, SWAPDB: the unit committed before
+      return true;
+    }
+    cache::Cache* view = unit->Enter(CommandKeys(spec_, *request_.argv), write, request_.now_ms);
+    if (write) {
+      if (!(spec_.flags & kCacheAware)) EraseFrom(view);
+    } else {
+      // A script's or transaction's read is a client's read: counted (a staged key's lookup in
+      // the staging cache is not).
+      RtcContext rtc{view, request_.now_ms, /*count_stats=*/view == cache, &server_.services(),
+                     request_.db};
+      if (spec_.rtc(rtc, *request_.argv, request_.out)) return false;
+    }
+    ctx_.cache = view;
+    ctx_.cache_generation = view->generation();
+    return true;
+  }
+
+  // A write that does not keep the cache right itself: its keys leave `cache` first.
+  void EraseFrom(cache::Cache* cache) {
+    if (spec_.flags & kAllKeys) {
+      cache->Clear();
+    } else {
+      for (auto key : CommandKeys(spec_, *request_.argv)) cache->Erase(key);
+    }
   }
 
   // After the handler.

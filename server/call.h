@@ -32,9 +32,11 @@ enum class CallMode {
   kWorker,
   // A worker inside a unit that commits at its end as one WriteBatch (EXEC, a script): the
   // caller holds the locks of every key the unit may touch and keeps a write window open over
-  // them until its commit. The cache is neither read nor filled (the unit's own writes are not
-  // committed yet); a write erases its keys from the cache before it runs. Blocking commands do
-  // not block; clients blocked on written keys are served by the caller after the commit.
+  // them until its commit. The unit sees the cache through its UnitCache (server/unit_cache.h):
+  // writes and reads of written keys use the unit's staging cache, which reaches the shared cache
+  // after the commit; other reads answer from or fill the shared cache as kWorker's. Blocking
+  // commands do not block; clients blocked on written keys are served by the caller after the
+  // commit.
   kAtomic,
 };
 

@@ -14,6 +14,9 @@
 //   to the group's commit, which happens before the locks are released and before any reply is
 //   handed back; a failed commit erases the keys it wrote from the cache (still under the locks)
 //   and turns their replies into errors.
+// - A unit (EXEC, a script) writes to a staging cache of its own and publishes it after its
+//   commit, under its locks and window (server/unit_cache.h): the shared cache keeps the committed
+//   values meanwhile, so readers never see part of a unit.
 // - A read miss holds the key lock of its key(s) across its RocksDB read and the fill, so a fill
 //   can never install a value older than a write that finished meanwhile. A second reader of the
 //   same key waits on that lock and then finds the value cached: a coalesced miss, one RocksDB

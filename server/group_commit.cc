@@ -23,6 +23,7 @@
 #include "server/slicing/slice_task.h"
 #include "server/tracking/tracking.h"
 #include "server/tx/transaction.h"
+#include "server/unit_cache.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -454,9 +455,9 @@ class GroupTask : public pool::Task {
   // Runs the scripts order_[j, j + n) as one segment: the stripes of every key they declare
   // locked at once, one write window over them, one transaction (WriteGroup::BeginAtomic) in
   // which each script is all-or-nothing (a savepoint: RunScriptInSegment), one commit for all
-  // of them. No other client observes a script's effect before that commit: its keys are
-  // erased from the cache before it writes and cannot be filled while the window is open, and
-  // storage readers need the stripes. Clients blocked on keys the scripts wrote are served after
+  // of them. No other client observes a script's effect before that commit: its writes go to the
+  // unit's staging cache (server/unit_cache.h), published after the commit; the shared cache
+  // cannot be filled while the window is open, and storage readers need the stripes. Clients blocked on keys the scripts wrote are served after
   // the commit, as after a script unit. Returns how many scripts ran (or were skipped: their
   // batch was over): fewer than n when order_[j + returned] needs keys the segment does not hold
   // (the caller runs it alone next; the segment's earlier scripts are committed by then).
@@ -469,6 +470,7 @@ class GroupTask : public pool::Task {
     auto guard = locks.Lock(segment_keys_);
     cache::KeyLocks::WriteWindow window;
     if (server_->cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());
+    UnitCache::Scope unit_cache(server_->cache());
     write_group_->BeginAtomic();
     script_written_.clear();
     // A script run again must not publish its keyspace events twice: with events on, no bound.
@@ -503,6 +505,11 @@ class GroupTask : public pool::Task {
       (void)write_group_->Commit();  // nothing ran: ends the (empty) transaction
     } else {
       committed = CommitPending();
+    }
+    if (committed) {
+      unit_cache.Publish(NowUnixMs());
+    } else {
+      unit_cache.Discard();
     }
     window.Close();
     if (committed && !script_written_.empty() && server_->blocking().any()) {

@@ -91,6 +91,70 @@ bool RtcType(RtcContext& rtc, const Args& argv, std::string* out) {
 }
 
 // EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT]
+// Whether an EXPIRE with `cond` applies to a key whose TTL is `expire_at_ms` (0 = none), as
+// Redis decides it: no TTL counts as infinite for GT and LT.
+bool ExpireApplies(storage::ExpireCondition cond, int64_t expire_at_ms, int64_t at_ms) {
+  switch (cond) {
+    case storage::ExpireCondition::kNX:
+      return expire_at_ms == 0;
+    case storage::ExpireCondition::kXX:
+      return expire_at_ms != 0;
+    case storage::ExpireCondition::kGT:
+      return expire_at_ms != 0 && at_ms > expire_at_ms;
+    case storage::ExpireCondition::kLT:
+      return expire_at_ms == 0 || at_ms < expire_at_ms;
+    case storage::ExpireCondition::kAlways:
+      break;
+  }
+  return true;
+}
+
+// EXPIRE of a string the cache holds, under its key lock (so the entry is what storage holds):
+// its record is written again from the cached value with the new TTL, with no storage read (as
+// IncrementCached). False, with nothing done, when the cache does not hold the key as a live
+// string, its TTL is about to run out, or the new time is already past (the key is deleted: the
+// storage path does that).
+bool ExpireCached(CommandContext& ctx, const std::string& key, int64_t at_ms,
+                  storage::ExpireCondition cond, std::string* out) {
+  constexpr int64_t kTtlMargin = 1000;
+  if (ctx.cache == nullptr || at_ms <= ctx.now_ms + kTtlMargin) return false;
+  std::string value;
+  int64_t expire_at = 0;
+  bool is_string = false;
+  const cache::Lookup found =
+      ctx.cache->Peek(key, ctx.now_ms, [&](const cache::Value& v, int64_t at) {
+        if (!v.is_string()) return;
+        is_string = true;
+        value = v.str;
+        expire_at = at;
+      });
+  if (found != cache::Lookup::kHit || !is_string ||
+      (expire_at != 0 && expire_at <= ctx.now_ms + kTtlMargin)) {
+    return false;
+  }
+  if (!ExpireApplies(cond, expire_at, at_ms)) {
+    AppendInteger(out, 0);
+    return true;
+  }
+  storage::SetOptions options;
+  options.known_present = true;
+  options.known_expire_at_ms = expire_at;
+  options.expiry.mode = storage::Expiry::Mode::kAt;
+  options.expiry.at_ms = at_ms;
+  auto written = ctx.store->Set(key, value, options);
+  if (!written.ok()) {
+    AppendStatusError(out, written.status());
+    return true;
+  }
+  CacheUpdate(ctx, key, [at_ms](cache::Value&, int64_t& cached_expire_at) {
+    cached_expire_at = at_ms;
+    return true;
+  });
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", key);
+  AppendInteger(out, 1);
+  return true;
+}
+
 void Expire(CommandContext& ctx, Args& argv, std::string* out) {
   bool seconds = Is(argv[0], "EXPIRE") || Is(argv[0], "EXPIREAT");
   bool relative = Is(argv[0], "EXPIRE") || Is(argv[0], "PEXPIRE");
@@ -139,6 +203,7 @@ void Expire(CommandContext& ctx, Args& argv, std::string* out) {
     if (!ttl.ok()) return AppendStatusError(out, ttl.status());
     if (*ttl < 0) return AppendInteger(out, 0);
   }
+  if (ExpireCached(ctx, argv[1], at_ms, cond, out)) return;
   auto changed = ctx.store->ExpireAt(argv[1], at_ms, cond);
   if (!changed.ok()) return AppendStatusError(out, changed.status());
   if (*changed) {

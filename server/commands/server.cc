@@ -7,6 +7,7 @@
 #include <cctype>
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "cache/cache.h"
 #include "cache/key_locks.h"
@@ -26,6 +27,7 @@
 #include "server/protocol/reply.h"
 #include "server/replication/replication.h"
 #include "server/server_admin.h"
+#include "server/unit_cache.h"
 #include "storage/numbers.h"
 #include "storage/store.h"
 
@@ -438,16 +440,25 @@ void Flush(CommandContext& ctx, Args& argv, std::string* out) {
 // one of them is locked already (taking it again would deadlock on the spot), and waiting for any
 // other stripe could deadlock against another worker's ascending multi-key Lock, so it is only
 // tried: a key whose stripe another thread holds at that moment is skipped, not counted.
+// Inside a unit (EXEC, a script: server/unit_cache.h) the keys it staged are checked in its
+// staging cache, against storage as the unit sees it; their shared entries (the committed
+// values) are not checked.
 void DebugCacheVerify(CommandContext& ctx, std::string* out) {
   cache::KeyLocks& locks = ctx.key_locks();
-  cache::Cache* cache = ctx.admin().cache();
-  std::vector<std::pair<int, std::string>> keys;  // (physical database, key)
-  cache->ForEachSnapshot(ctx.now_ms, [&keys](std::string_view key, const cache::Value&, int64_t) {
-    keys.emplace_back(CurrentDb(), key);  // ForEachSnapshot scopes each visit to its database
-  });
+  const UnitCache* unit = UnitCache::Current();
+  std::vector<std::tuple<cache::Cache*, int, std::string>> keys;  // (cache, physical db, key)
+  for (cache::Cache* cache : {ctx.admin().cache(), unit != nullptr ? unit->staging() : nullptr}) {
+    if (cache == nullptr) continue;
+    const bool staging = unit != nullptr && cache == unit->staging();
+    cache->ForEachSnapshot(ctx.now_ms, [&](std::string_view key, const cache::Value&, int64_t) {
+      // ForEachSnapshot scopes each visit to its database
+      if (!staging && unit != nullptr && unit->IsStaged(key, CurrentDb())) return;
+      keys.emplace_back(cache, CurrentDb(), key);
+    });
+  }
   uint64_t checked = 0;
   std::vector<std::string> mismatched;
-  for (const auto& [db, key] : keys) {
+  for (const auto& [cache, db, key] : keys) {
     DbScope scope(db);  // the cache and storage reads below look in the entry's database
     cache::KeyLocks::Guard guard;
     if (ctx.held_stripes == nullptr) {

@@ -11,6 +11,7 @@
 #include "server/protocol/reply.h"
 #include "server/scripting/scripting.h"
 #include "server/server.h"
+#include "server/unit_cache.h"
 #include "storage/store.h"
 
 namespace rockcache::server::scripting {
@@ -125,6 +126,7 @@ void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* 
     command->reply.clear();
     cache::KeyLocks::WriteWindow window;
     if (server.cache() != nullptr) window = cache::KeyLocks::WriteWindow(locks, &guard.stripes());
+    UnitCache::Scope unit_cache(server.cache());  // a rerun starts from a new one
     UnitKeys unit(server, guard.stripes(), all, /*may_extend=*/!all, group);
     command->nested.clear();
     unit.set_calls(&command->nested);
@@ -145,10 +147,15 @@ void RunScriptUnit(Server& server, storage::WriteGroup* group, PreparedCommand* 
     Status s = unit.rolled_back() ? Status::OK() : group->Commit();
     if (unit.rolled_back()) group->Rollback();
     if (!s.ok()) {
-      // Nothing of the script reached RocksDB; the cache holds none of its keys (erased before
-      // each write, no fills while it ran).
+      // Nothing of the script reached RocksDB, and the cache still holds its keys' committed
+      // values (its own writes went to the unit's staging cache, dropped below).
       command->reply.clear();
       AppendStatusError(&command->reply, s);
+    }
+    if (s.ok() && !unit.rolled_back()) {
+      unit_cache.Publish(NowUnixMs());
+    } else {
+      unit_cache.Discard();
     }
     window.Close();
     unit.CloseWindows();
@@ -190,16 +197,16 @@ bool RunScriptInSegment(Server& server, storage::WriteGroup* group, PreparedComm
   request.now_ms = NowUnixMs();
   request.budget = budget;
   Call(server, request);
-  if (unit.needs_all()) {
+  if (unit.needs_all() || unit.rolled_back()) {
     group->RollbackToSavepoint();
+    if (UnitCache* unit_cache = UnitCache::Current()) unit_cache->RollbackToSavepoint();
+  }
+  if (unit.needs_all()) {
     command->reply.clear();
     command->nested.clear();
     return false;
   }
-  if (unit.rolled_back()) {
-    group->RollbackToSavepoint();
-    return true;
-  }
+  if (unit.rolled_back()) return true;
   written->insert(written->end(), unit.written().begin(), unit.written().end());
   return true;
 }

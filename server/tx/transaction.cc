@@ -13,6 +13,7 @@
 #include "server/protocol/reply.h"
 #include "server/scripting/script_unit.h"
 #include "server/server.h"
+#include "server/unit_cache.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -205,19 +206,10 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
   }
 
   const std::vector<uint32_t>& stripes = guard.stripes();
-  cache::Cache* cache = server.cache();
   storage::Store* store = server.store();
   cache::KeyLocks::WriteWindow window(locks, &stripes);
-  if (cache != nullptr) {
-    if (all) {
-      cache->Clear();
-    } else {
-      for (const auto& command : payload.commands) {  // each in its own database
-        DbScope scope(store->PhysicalDb(command.db));
-        for (auto key : CommandKeys(*command.spec, command.argv)) cache->Erase(key);
-      }
-    }
-  }
+  // Until the commit, the commands' writes reach only the unit's staging cache.
+  UnitCache::Scope unit_cache(server.cache());
 
   // Every write from here to Commit() reaches RocksDB in that Commit, as one batch; the
   // commands' reads see the earlier writes of the transaction through the store's overlay.
@@ -265,10 +257,15 @@ void RunExec(Server& server, storage::WriteGroup* group, TxPayload& payload, std
                                 : group->Commit();
   if (unit.rolled_back()) group->Rollback();
   if (!s.ok()) {
-    // Nothing of the transaction reached the WAL; the cache holds none of its keys (erased above,
-    // no fills while it ran).
+    // Nothing of the transaction reached the WAL, and the cache still holds its keys' committed
+    // values (its own writes went to the unit's staging cache, dropped below).
     out->clear();
     AppendStatusError(out, s);
+  }
+  if (s.ok() && !unit.rolled_back()) {
+    unit_cache.Publish(NowUnixMs());
+  } else {
+    unit_cache.Discard();
   }
   for (const auto& [db, key] : unit.written()) written_all.emplace_back(db, key);
   payload.ran = s.ok() && (budget == nullptr || !budget->exceeded);

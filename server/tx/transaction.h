@@ -15,11 +15,12 @@
 // watched keys in one KeyLocks::Lock (ascending stripe order, the only lock acquisition of the
 // task at that point: deadlock-free against every other command and group; every stripe when a
 // command touches all keys, FLUSHALL). Holding them it checks the watches (null array when
-// dirty), erases its keys from the cache and marks their stripes' write sequences odd for its
-// whole run (so no cache reader, single- or multi-key, sees a value of the transaction before
-// all of it is done; readers miss, go to a worker and wait for the locks), runs the commands
-// without cache fills or write-through, and commits their writes to RocksDB as one WriteBatch
-// (storage::WriteGroup::BeginAtomic), all before releasing the locks. The commands read the
+// dirty), marks their stripes' write sequences odd for its whole run, runs the commands against
+// the unit's staging cache (server/unit_cache.h: no cache reader, single- or multi-key, sees a
+// value of the transaction before all of it is done; they read the committed values until the
+// commit), commits their writes to RocksDB as one WriteBatch (storage::WriteGroup::BeginAtomic)
+// and then publishes what the staging cache holds to the shared cache, all before releasing the
+// locks. The commands read the
 // transaction's earlier writes (SET k; INCR k; LRANGE...) from the store's per-thread overlay,
 // so nothing of a transaction is in RocksDB (memtables included) before that one write: a
 // kill -9 keeps all of it or none.

@@ -3,6 +3,7 @@
 //
 // Catch2 assertions are not thread-safe: stress threads record problems, the main thread checks.
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -215,7 +216,13 @@ std::string RandomValue(std::mt19937_64& rng, int thread, uint64_t seq) {
   return v;
 }
 
-void StressThread(int port, int t, StressShared* shared, uint64_t seed) {
+// Whether `op` names exactly one key, at args[1] (what a wrapping EVAL declares).
+bool OneKey(const Op& op) { return op.args[0] != "MGET" && op.args[0] != "EXISTS"; }
+
+// With `units`, the ops of a batch go to the server in atomic units too, which see the cache
+// through their staging cache (server/unit_cache.h): runs of 2-5 ops in MULTI/EXEC, and one-key
+// ops in an EVAL that makes the same call (its reply converts back to the same reply).
+void StressThread(int port, int t, StressShared* shared, uint64_t seed, bool units) {
   std::mt19937_64 rng(seed);
   auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   Client c(port, 30000);
@@ -494,20 +501,71 @@ void StressThread(int port, int t, StressShared* shared, uint64_t seed) {
       batch.push_back(std::move(op));
     }
 
-    for (const auto& op : batch) c.Append(op.args);
-    for (auto& op : batch) {
-      Reply r;
-      if (!c.GetReply(&r)) {
-        shared->Violation("thread " + std::to_string(t) + ": connection error on " + op.args[0]);
-        return;
+    // How each op went: alone, in an EVAL, or as the first of `count` ops in MULTI/EXEC.
+    enum class Sent { kPlain, kScript, kExec, kInExec };
+    std::vector<Sent> sent(batch.size(), Sent::kPlain);
+    std::vector<size_t> exec_count(batch.size(), 0);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (units && i + 1 < batch.size() && pick(5) == 0) {
+        const size_t count = std::min<size_t>(2 + pick(4), batch.size() - i);
+        c.Append({"MULTI"});
+        for (size_t j = i; j < i + count; ++j) {
+          c.Append(batch[j].args);
+          sent[j] = Sent::kInExec;
+        }
+        c.Append({"EXEC"});
+        sent[i] = Sent::kExec;
+        exec_count[i] = count;
+        i += count - 1;
+      } else if (units && OneKey(batch[i]) && pick(3) == 0) {
+        std::vector<std::string> eval = {"EVAL", "return redis.call(unpack(ARGV))", "1",
+                                         batch[i].args[1]};
+        eval.insert(eval.end(), batch[i].args.begin(), batch[i].args.end());
+        c.Append(eval);
+        sent[i] = Sent::kScript;
+      } else {
+        c.Append(batch[i].args);
       }
+    }
+    auto check = [&](Op& op, const Reply& r) {
       shared->operations.fetch_add(1, std::memory_order_relaxed);
       if (op.check == kSharedCounter) {
         op.min_int = last_counter;
         if (r.type == REDIS_REPLY_INTEGER) last_counter = r.integer;
       }
       std::string problem = CheckReply(op, r);
-      if (!problem.empty()) shared->Violation("thread " + std::to_string(t) + ": " + problem);
+      if (!problem.empty()) {
+        const Sent how = sent[static_cast<size_t>(&op - batch.data())];
+        const char* via = how == Sent::kPlain    ? ": "
+                          : how == Sent::kScript ? " (EVAL): "
+                                                 : " (EXEC): ";
+        shared->Violation("thread " + std::to_string(t) + via + problem);
+      }
+    };
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Reply r;
+      if (!c.GetReply(&r)) {
+        shared->Violation("thread " + std::to_string(t) + ": connection error on " +
+                          batch[i].args[0]);
+        return;
+      }
+      if (sent[i] != Sent::kExec) {
+        check(batch[i], r);
+        continue;
+      }
+      // MULTI's +OK, a +QUEUED per op, then EXEC's array of their replies.
+      const size_t count = exec_count[i];
+      bool queued = r.type == REDIS_REPLY_STATUS && r.str == "OK";
+      for (size_t j = 0; j < count && queued; ++j) {
+        queued = c.GetReply(&r) && r.type == REDIS_REPLY_STATUS && r.str == "QUEUED";
+      }
+      if (!queued || !c.GetReply(&r) || r.type != REDIS_REPLY_ARRAY || r.elements.size() != count) {
+        shared->Violation("thread " + std::to_string(t) + ": MULTI/EXEC of " +
+                          std::to_string(count) + " failed: " + Describe(r));
+        return;
+      }
+      for (size_t j = 0; j < count; ++j) check(batch[i + j], r.elements[j]);
+      i += count - 1;
     }
     // Every SET of this batch is acknowledged now: tell the partner.
     if (signal_sent > 0) shared->published[pair].store(signal_sent, std::memory_order_release);
@@ -551,12 +609,10 @@ int StressSeconds() {
   return s > 0 ? s : 25;
 }
 
-}  // namespace
-
-TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all the time",
-          "[cache]") {
-  // Two workers, whatever the machine: a 2-core machine's default is one, and the coherence
-  // rule must hold between workers running groups at once (as every bigger machine does).
+// The stress with a 64kb cache that evicts all the time, two workers whatever the machine (a
+// 2-core machine's default is one, and the coherence rule must hold between workers running
+// groups at once, as every bigger machine does). `units`: see StressThread.
+void RunCoherenceStress(bool units, int seconds) {
   TestServer server({"--cache-maxmemory", "64kb", "--pool-threads", "2"});
   Client admin(server.port(), 30000);
   REQUIRE(InfoNumber(admin, "cache", "cache_maxmemory") == 64 * 1024);
@@ -567,9 +623,8 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
   uint64_t base_seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   INFO("seed " << base_seed);
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back(StressThread, server.port(), t, &shared, base_seed + t);
+    threads.emplace_back(StressThread, server.port(), t, &shared, base_seed + t, units);
   }
-  const int seconds = StressSeconds();
   auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds) &&
          shared.violations.load() < 1000) {
@@ -581,8 +636,9 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
   auto cache = InfoFields(InfoText(admin, "cache"));
   VerifyResult verify = CacheVerify(admin);
   uint64_t ops = shared.operations.load(), violations = shared.violations.load();
-  std::cout << "coherence stress: " << ops << " operations, " << violations << " violations, "
-            << verify.mismatches << " mismatches (" << seconds << " s, " << kThreads << " clients, "
+  std::cout << "coherence stress" << (units ? " (with EVAL and MULTI/EXEC)" : "") << ": " << ops
+            << " operations, " << violations << " violations, " << verify.mismatches
+            << " mismatches (" << seconds << " s, " << kThreads << " clients, "
             << shared.signal_checks.load() << " cross-connection checks, "
             << "cache_evictions=" << cache["cache_evictions"]
             << " cache_hits=" << cache["cache_hits"] << " cache_misses=" << cache["cache_misses"]
@@ -610,6 +666,20 @@ TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all t
   CHECK(std::stoull(cache["cache_rtc_answers"]) > 0);
   CHECK(std::stoull(cache["cache_rtc_storage_fills"]) > 0);  // misses filled without a hop
   CHECK(std::stoull(cache["cache_used_bytes"]) <= 64 * 1024);
+}
+
+}  // namespace
+
+TEST_CASE("coherence stress: 8 clients, few keys, a 64kb cache that evicts all the time",
+          "[cache]") {
+  RunCoherenceStress(/*units=*/false, StressSeconds());
+}
+
+TEST_CASE(
+    "coherence stress through scripts and transactions: a unit's writes reach the cache "
+    "at its commit",
+    "[cache][scripting][transaction]") {
+  RunCoherenceStress(/*units=*/true, StressSeconds() * 3 / 5);
 }
 
 }  // namespace cache_stress_test

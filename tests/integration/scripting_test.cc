@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/cache_helpers.h"
 #include "tests/support/test_helpers.h"
 #include "tests/support/test_server.h"
 
@@ -290,6 +291,79 @@ TEST_CASE("Functions: libraries survive kill -9 and restart, deletions too",
   server.Restart();
   Client flushed(server.port());
   CHECK(Run(flushed, {"FUNCTION", "LIST"}) == "[]");
+}
+
+TEST_CASE("Scripts and transactions: their writes reach the cache at their commit, not before",
+          "[scripting][transaction][cache]") {
+  TestServer server;
+  Client client(server.port());
+  // A hit or a miss of the cache, by the counters a GET moves.
+  auto cached_get = [&client](const std::string& key) {
+    const uint64_t hits = InfoNumber(client, "cache", "cache_hits");
+    const uint64_t misses = InfoNumber(client, "cache", "cache_misses");
+    const std::string value = Run(client, {"GET", key});
+    const bool hit = InfoNumber(client, "cache", "cache_hits") == hits + 1 &&
+                     InfoNumber(client, "cache", "cache_misses") == misses;
+    return value + (hit ? " (hit)" : " (miss)");
+  };
+  REQUIRE(Run(client, {"SET", "k", "old"}) == "status:OK");  // written through: cached
+  REQUIRE(cached_get("k") == "bulk:old (hit)");
+
+  SECTION("while a script that wrote runs, others read the committed value from the cache") {
+    // Writes, then runs for ARGV[1] microseconds.
+    const char* write_then_run =
+        "redis.call('set', KEYS[1], 'new') local t0 = redis.call('time') "
+        "repeat local t = redis.call('time') "
+        "until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(ARGV[1]) return 1";
+    std::atomic<bool> done{false};
+    std::string script_reply;
+    ClientThread runner(server, [&] {
+      Client runner_client(server.port(), 30000);
+      script_reply = Run(runner_client, {"EVAL", write_then_run, "1", "k", "1500000"});
+      done = true;
+    });
+    SleepMs(500);
+    CHECK(Run(client, {"GET", "k"}) == "bulk:old");
+    CHECK_FALSE(done.load());  // answered while the script ran, not after it
+    runner.Join();
+    CHECK(script_reply == "int:1");
+    CHECK(cached_get("k") == "bulk:new (hit)");  // published at the commit
+  }
+  SECTION("a script's read-modify-write of a cached counter leaves it cached, TTL and all") {
+    REQUIRE(Run(client, {"SET", "n", "5"}) == "status:OK");
+    const char* incr_expire =
+        "local v = redis.call('incr', KEYS[1]) redis.call('expire', KEYS[1], 60) return v";
+    CHECK(Run(client, {"EVAL", incr_expire, "1", "n"}) == "int:6");
+    CHECK(cached_get("n") == "bulk:6 (hit)");
+    CHECK(Run(client, {"TTL", "n"}) == "int:60");
+    CHECK(Run(client, {"EVAL", incr_expire, "1", "n"}) == "int:7");
+    CHECK(cached_get("n") == "bulk:7 (hit)");
+  }
+  SECTION("a transaction: the same, and a DEL leaves the cache at the commit") {
+    Client other(server.port());
+    REQUIRE(Run(client, {"MULTI"}) == "status:OK");
+    REQUIRE(Run(client, {"SET", "k", "new"}) == "status:QUEUED");
+    REQUIRE(Run(client, {"DEBUG", "SLEEP", "1"}) == "status:QUEUED");
+    client.Append({"EXEC"});
+    SleepMs(400);
+    CHECK(Run(other, {"GET", "k"}) == "bulk:old");  // while EXEC sleeps
+    Reply exec;
+    REQUIRE(client.GetReply(&exec));
+    CHECK(Describe(exec) == "[status:OK, status:OK]");
+    CHECK(cached_get("k") == "bulk:new (hit)");
+    REQUIRE(Run(client, {"MULTI"}) == "status:OK");
+    REQUIRE(Run(client, {"DEL", "k"}) == "status:QUEUED");
+    REQUIRE(Run(client, {"EXEC"}) == "[int:1]");
+    CHECK(Run(client, {"GET", "k"}) == "nil");
+  }
+  SECTION("a script that fails after writing keeps its writes, in the cache too (as Redis)") {
+    CHECK(Run(client,
+              {"EVAL", "redis.call('set', KEYS[1], 'new') return redis.call('nosuch')", "1", "k"})
+              .rfind("err:ERR Unknown Redis command called from script", 0) == 0);
+    CHECK(cached_get("k") == "bulk:new (hit)");
+  }
+  Reply verify = client.Command({"DEBUG", "CACHE-VERIFY"});
+  CHECK(verify.str.find("mismatches:0") != std::string::npos);
 }
 
 TEST_CASE("Scripts: the commands a script calls count in INFO commandstats, as Redis's",
