@@ -174,6 +174,9 @@ const std::vector<OptionSpec> kOptionTable = {
   {"script-group-commit", T::kBool, "yes", 0, 0, nullptr, true,
    "Scripts (EVAL, EVALSHA, FCALL...) that arrive together share one key-lock segment and one "
    "RocksDB write, each still all-or-nothing; no = each script commits alone."},
+  {"script-group-max-scripts", T::kInt, "8", 1, 100000, nullptr, true,
+   "Most one-script batches of different clients that share one worker task (and its segment and "
+   "commit); more go in further tasks, whose replies need not wait for the first's."},
   {"script-group-max-usec", T::kInt, "1000", 10, 1000000, nullptr, true,
    "A script sharing a commit with other clients' scripts that runs longer is rolled back and run "
    "again alone, and the scripts behind it go on without it."},

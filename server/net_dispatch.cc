@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "cache/key_locks.h"
 #include "pool/worker_pool.h"
 #include "server/admission.h"
@@ -137,9 +139,22 @@ void NetLoop::OnSubmitGroup(int, short, void* arg) {
   // The next pass is likely as big: room for it at once rather than growing 1, 2, 4...
   loop->pending_group_.reserve(group.size());
   loop->SendGroup(std::move(group));
+  // One-script batches go in groups of at most script-group-max-scripts: each group's replies
+  // leave when its task ends, while the worker runs the next (with one group for a whole pass,
+  // a pass's clients all waited for its last script, and the network thread and the worker
+  // took turns: EVALSHA at pipeline 1 ran 20-40% slower, alternated runs).
   std::vector<ConnBatch> scripts;
   scripts.swap(loop->pending_scripts_);
-  loop->SendGroup(std::move(scripts));
+  const size_t most = std::max<uint64_t>(
+      1, loop->server_->settings().script_group_max_scripts.load(std::memory_order_relaxed));
+  if (scripts.size() <= most) return loop->SendGroup(std::move(scripts));
+  for (size_t first = 0; first < scripts.size(); first += most) {
+    const size_t end = std::min(scripts.size(), first + most);
+    std::vector<ConnBatch> part;
+    part.reserve(end - first);
+    for (size_t i = first; i < end; ++i) part.push_back(std::move(scripts[i]));
+    loop->SendGroup(std::move(part));
+  }
 }
 
 void NetLoop::SendGroup(std::vector<ConnBatch> group, int level) {

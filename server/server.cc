@@ -240,6 +240,7 @@ const SettingBinding<uint64_t> kUint64Settings[] = {
     {"slice-usec", &Settings::slice_usec},
     {"lua-maxmemory", &Settings::lua_maxmemory},
     {"lua-script-cache-bytes", &Settings::lua_script_cache_bytes},
+    {"script-group-max-scripts", &Settings::script_group_max_scripts},
     {"script-group-max-usec", &Settings::script_group_max_usec},
     {"tracking-table-max-keys", &Settings::tracking_table_max_keys},
 };

@@ -48,9 +48,11 @@ struct Settings {
   std::atomic<uint64_t> lua_maxmemory{128ull << 20};
   std::atomic<uint64_t> lua_script_cache_bytes{64ull << 20};
   std::atomic<int64_t> busy_reply_threshold_ms{5000};
-  // Scripts sharing a group-commit segment (server/group_commit.h): script-group-commit, and
+  // Scripts sharing a group-commit segment (server/group_commit.h): script-group-commit,
+  // script-group-max-scripts, the most one-script batches a worker task takes, and
   // script-group-max-usec, the longest one runs before it is run again alone.
   std::atomic<bool> script_group_commit{true};
+  std::atomic<uint64_t> script_group_max_scripts{8};
   std::atomic<uint64_t> script_group_max_usec{1000};
   std::atomic<uint64_t> tracking_table_max_keys{1000000};
   // maxmemory-clients resolved to bytes (a percentage is of maxmemory); 0 = no limit.
