@@ -457,10 +457,11 @@ class GroupTask : public pool::Task {
   // which each script is all-or-nothing (a savepoint: RunScriptInSegment), one commit for all
   // of them. No other client observes a script's effect before that commit: its writes go to the
   // unit's staging cache (server/unit_cache.h), published after the commit; the shared cache
-  // cannot be filled while the window is open, and storage readers need the stripes. Clients blocked on keys the scripts wrote are served after
-  // the commit, as after a script unit. Returns how many scripts ran (or were skipped: their
-  // batch was over): fewer than n when order_[j + returned] needs keys the segment does not hold
-  // (the caller runs it alone next; the segment's earlier scripts are committed by then).
+  // cannot be filled while the window is open, and storage readers need the stripes. Clients
+  // blocked on keys the scripts wrote are served after the commit, as after a script unit.
+  // Returns how many scripts ran (or were skipped: their batch was over): fewer than n when
+  // order_[j + returned] needs keys the segment does not hold (the caller runs it alone next;
+  // the segment's earlier scripts are committed by then).
   size_t RunScripts(size_t j, size_t n) {
     segment_keys_.clear();
     for (size_t k = j; k < j + n; ++k) {

@@ -90,7 +90,6 @@ bool RtcType(RtcContext& rtc, const Args& argv, std::string* out) {
       [out] { AppendSimple(out, "none"); });
 }
 
-// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT]
 // Whether an EXPIRE with `cond` applies to a key whose TTL is `expire_at_ms` (0 = none), as
 // Redis decides it: no TTL counts as infinite for GT and LT.
 bool ExpireApplies(storage::ExpireCondition cond, int64_t expire_at_ms, int64_t at_ms) {
@@ -155,6 +154,7 @@ bool ExpireCached(CommandContext& ctx, const std::string& key, int64_t at_ms,
   return true;
 }
 
+// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT]
 void Expire(CommandContext& ctx, Args& argv, std::string* out) {
   bool seconds = Is(argv[0], "EXPIRE") || Is(argv[0], "EXPIREAT");
   bool relative = Is(argv[0], "EXPIRE") || Is(argv[0], "PEXPIRE");
