@@ -1,5 +1,6 @@
 #include "server/unit_cache.h"
 
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -61,7 +62,9 @@ bool UnitCache::IsStaged(std::string_view key, int db) const {
 void UnitCache::Stage(std::string_view key, int db, int64_t now_ms) {
   if (static_cast<size_t>(db) >= staged_.size()) staged_.resize(db + 1);
   if (staged_[db].Contains(key)) return;
-  keys_.emplace_back(key);
+  char* bytes = static_cast<char*>(key_bytes_.allocate(key.size() == 0 ? 1 : key.size(), 1));
+  if (!key.empty()) std::memcpy(bytes, key.data(), key.size());
+  keys_.emplace_back(bytes, key.size());
   dbs_.push_back(db);
   staged_[db].Insert(keys_.back());
   // Copied under the shared shard's lock: bounded by kMaxCopyBytes.
@@ -96,7 +99,7 @@ cache::Cache* UnitCache::Enter(const std::vector<std::string_view>& keys, bool w
 void UnitCache::Publish(int64_t now_ms) {
   for (size_t i = 0; i < keys_.size(); ++i) {
     DbScope scope(dbs_[i]);
-    const std::string& key = keys_[i];
+    const std::string_view key = keys_[i];
     std::optional<cache::Value> value;
     int64_t expire_at = 0;
     // Moved out of the staging entry, which the mutator's false then erases.
@@ -135,6 +138,7 @@ void UnitCache::DropAll() {
   EraseStagingEntries();
   for (size_t db = 0; db < staged_.size(); ++db) staged_[db].Clear();
   keys_.clear();
+  key_bytes_.release();
   dbs_.clear();
   shared_had_.clear();
   shared_->Clear();
@@ -150,6 +154,7 @@ void UnitCache::EraseStagingEntries() {
 void UnitCache::Reset() {
   for (int db : dbs_) staged_[db].Clear();
   keys_.clear();
+  key_bytes_.release();
   dbs_.clear();
   shared_had_.clear();
   active_ = false;
