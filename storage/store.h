@@ -642,8 +642,10 @@ class Store {
   // ApplyReplicated writes. Pure decoding; Corruption for bad bytes.
   virtual Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) = 0;
   // Replica: writes the primary's batch (DecodeReplicated's) as one batch, together with the
-  // replication state `state` (the offset the batch ends at), and keeps the key counters, the
-  // key and entry filters and the database mapping right; spends batch->records. REQUIRES: the
+  // replication state `state` (the offset the batch ends at), and keeps the key counters (from
+  // the counts a write group's batch carries, storage/counts_note.h; else by reading each meta
+  // the batch writes), the key and entry filters and the database mapping right; spends
+  // batch->records. REQUIRES: the
   // caller holds the key locks of every key batch->keys names (every key when all_keys or
   // flushed_dbs), and nothing else writes. BLOCKS on the WAL. *local_first (when not null)
   // receives the sequence number this store gave the batch's first record (the written batch

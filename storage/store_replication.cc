@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "storage/batch_records.h"
+#include "storage/counts_note.h"
 #include "storage/data_dir.h"
 #include "storage/rocks_options.h"
 #include "storage/rocks_store.h"
@@ -49,6 +50,7 @@ struct ReplicatedBatch::Records {
 
   rocksdb::WriteBatch batch;  // the primary's batch, as received
   std::vector<Op> ops;        // its records, in order
+  std::string counts;         // its counts note (storage/counts_note.h), or empty
 };
 
 ReplicatedBatch::ReplicatedBatch() = default;
@@ -146,8 +148,8 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
  public:
   // classes[id]: the column family with that id (ids past the end: collection entries).
   BatchDecoder(const std::vector<CfClass>& classes, std::vector<BatchOp>* ops,
-               std::vector<std::string>* notes)
-      : classes_(classes), ops_(*ops), notes_(*notes) {}
+               std::vector<std::string>* notes, std::string* counts)
+      : classes_(classes), ops_(*ops), notes_(*notes), counts_(*counts) {}
 
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
                         const rocksdb::Slice& value) override {
@@ -178,6 +180,10 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
     return rocksdb::Status::OK();
   }
   void LogData(const rocksdb::Slice& blob) override {
+    if (counts_note::Is(std::string_view(blob.data(), blob.size()))) {
+      counts_.assign(blob.data(), blob.size());
+      return;
+    }
     notes_.emplace_back(blob.data(), blob.size());
   }
 
@@ -194,6 +200,7 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
   const std::vector<CfClass>& classes_;
   std::vector<BatchOp>& ops_;
   std::vector<std::string>& notes_;
+  std::string& counts_;
 };
 
 std::string EncodeState(const ReplicationState& state) {
@@ -267,7 +274,7 @@ Status RocksStore::DecodeReplicated(std::string_view rep, ReplicatedBatch* out) 
   auto records = std::make_unique<ReplicatedBatch::Records>(rep);
   ReplicatedKeys* keys = &out->keys;
   records->ops.reserve(records->batch.Count());
-  BatchDecoder decoder(classes, &records->ops, &keys->notes);
+  BatchDecoder decoder(classes, &records->ops, &keys->notes, &records->counts);
   if (Status s = FromRocks(records->batch.Iterate(&decoder)); !s.ok()) return s;
   for (const BatchOp& op : records->ops) {
     ++keys->records;
@@ -337,6 +344,15 @@ Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const Replicatio
   std::unordered_map<MetaId, KeyState, MetaIdHash> metas;
   std::vector<int> flushed;
   bool db_map_changed = false;
+  // The primary's counter changes for the batch (counts_note.h), when it sent them: then no
+  // meta is read to learn what the batch changed.
+  std::vector<CounterDelta> deltas;
+  bool counted =
+      !records->counts.empty() && counts_note::Decode(records->counts, ttl_base_ms_, &deltas);
+  for (const CounterDelta& d : deltas) {
+    if (d.db < 0 || d.db >= physical_dbs_) counted = false;
+  }
+  if (!counted) deltas.clear();
   for (const BatchOp& op : records->ops) {
     if (op.cf.kind == CfKind::kProps) {
       if (op.key == kPropsDbMapKey) db_map_changed = true;
@@ -352,6 +368,10 @@ Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const Replicatio
       continue;
     }
     const int db = op.cf.db;
+    if (counted) {
+      if (op.put) key_filter_->Add(static_cast<uint32_t>(db), op.key);
+      continue;
+    }
     auto [it, inserted] = metas.try_emplace(MetaId{db, op.key});
     KeyState& ks = it->second;
     // A key the key filter rules out has no meta: no read (a new key, most of a SET load).
@@ -373,7 +393,6 @@ Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const Replicatio
     ks.after_expire = op.put ? op.expire_at_ms : 0;
     if (op.put) key_filter_->Add(static_cast<uint32_t>(db), op.key);
   }
-  std::vector<CounterDelta> deltas;
   for (const auto& [id, ks] : metas) {
     CounterDelta d{id.db, 0, 0, 0};
     d.keys = static_cast<int64_t>(ks.after_present) - static_cast<int64_t>(ks.before_present);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/batch_records.h"
+#include "storage/counts_note.h"
 #include "storage/encoding.h"
 #include "storage/tx_overlay.h"
 
@@ -306,6 +307,7 @@ class RocksWriteGroup final : public WriteGroup {
     if (s.ok() && overlay->count() > 0) {
       rocksdb::WriteBatch batch;
       if (!overlay->LastWritesInKeyOrder(&batch)) batch = rocksdb::WriteBatch(overlay->TakeRep());
+      AttachCounts(&batch);
       AttachNotes(&batch);
       s = store_->WriteGroupBatch(&batch);
     }
@@ -324,6 +326,7 @@ class RocksWriteGroup final : public WriteGroup {
     // In key order, each memtable insert starts from the one before it (SortedByKey).
     if (count_ > 1 && batch_records::SortedByKey(rep_, &sorted_)) rep_.swap(sorted_);
     rocksdb::WriteBatch batch(std::move(rep_));
+    AttachCounts(&batch);
     AttachNotes(&batch);
     Status s = store_->WriteGroupBatch(&batch);
     if (s.ok()) {
@@ -335,6 +338,12 @@ class RocksWriteGroup final : public WriteGroup {
     rep_ = batch_records::EmptyRep();
     count_ = 0;
     return s;
+  }
+  // The counter changes of `batch`'s records (the pending deltas), as a LogData record for
+  // replicas (storage/counts_note.h).
+  void AttachCounts(rocksdb::WriteBatch* batch) {
+    (void)batch->PutLogData(counts_note::Encode(store_->ttl_base_ms_, deltas_,
+                                                static_cast<size_t>(ndeltas_), more_deltas_));
   }
   // The pending notes, as LogData records of `batch` (which holds records: LogData alone would
   // make no WAL record a replica reads).

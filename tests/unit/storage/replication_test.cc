@@ -4,12 +4,16 @@
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/current_db.h"
+#include "storage/perf_counters.h"
 #include "storage/store.h"
 
 using namespace rockcache;
@@ -122,6 +126,83 @@ TEST_CASE("a replica store applying the WAL reads as the primary", "[storage][re
     DbScope scope(replica->PhysicalDb(2));
     CHECK(*replica->DbSize() == 0);
   }
+}
+
+TEST_CASE("a replica store takes a write group's key counts from its batch, reading no meta",
+          "[storage][replication]") {
+  TempDir pdir, rdir;
+  auto primary = OpenAt(pdir.path());
+  // Opened later: its expire-at sums count from another origin (counts_note.h converts).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto replica = OpenAt(rdir.path());
+  uint64_t next = primary->LatestSequence() + 1;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  auto with_ttl = [](int64_t at_ms) {
+    SetOptions o;
+    o.expiry.mode = Expiry::Mode::kAt;
+    o.expiry.at_ms = at_ms;
+    return o;
+  };
+  // Each shipped batch's apply on the replica: how many memtable lookups it made.
+  auto ship_counting_reads = [&]() {
+    PerfScope perf;
+    REQUIRE(Ship(*primary, *replica, &next) > 0);
+    return perf.Read().get_from_memtable;
+  };
+  auto same_counts = [&]() {
+    for (int db : {0, 2}) {
+      DbScope p(primary->PhysicalDb(db));
+      const KeyStats ps = primary->GetKeyStats();
+      DbScope r(replica->PhysicalDb(db));
+      const KeyStats rs = replica->GetKeyStats();
+      CHECK(rs.keys == ps.keys);
+      CHECK(rs.expires == ps.expires);
+      CHECK(std::abs(rs.avg_ttl_ms - ps.avg_ttl_ms) < 100);
+      CHECK(*replica->DbSize() == *primary->DbSize());
+    }
+  };
+
+  {
+    auto group = primary->OpenWriteGroup();
+    for (const char* key : {"a", "b", "c", "d", "e"}) {
+      REQUIRE(primary->Set(key, "v", SetOptions()).ok());
+    }
+    REQUIRE(primary->Set("t1", "v", with_ttl(now + 10000)).ok());
+    REQUIRE(primary->Set("t2", "v", with_ttl(now + 20000)).ok());
+    REQUIRE(group->Commit().ok());
+  }
+  CHECK(ship_counting_reads() == 0);
+  same_counts();
+
+  // Overwrites, a TTL cleared, set and changed, deletes, another database: all counted from the
+  // primary's note, none read.
+  {
+    auto group = primary->OpenWriteGroup();
+    REQUIRE(primary->Set("a", "w", SetOptions()).ok());
+    REQUIRE(primary->Set("t1", "w", SetOptions()).ok());
+    REQUIRE(primary->ExpireAt("b", now + 30000, ExpireCondition::kAlways).ok());
+    REQUIRE(primary->ExpireAt("t2", now + 40000, ExpireCondition::kAlways).ok());
+    REQUIRE(primary->Del({"c", "nothing"}).ok());
+    {
+      DbScope scope(primary->PhysicalDb(2));
+      REQUIRE(primary->Set("x", "v", with_ttl(now + 50000)).ok());
+    }
+    REQUIRE(group->Commit().ok());
+  }
+  CHECK(ship_counting_reads() == 0);
+  same_counts();
+  {
+    DbScope scope(replica->PhysicalDb(0));
+    CHECK(*replica->DbSize() == 6);
+    CHECK(replica->GetKeyStats().expires == 2);
+  }
+
+  // A write outside a write group carries no note: the replica reads the overwritten key's meta.
+  REQUIRE(primary->Set("d", "w", with_ttl(now + 60000)).ok());
+  CHECK(ship_counting_reads() > 0);
+  same_counts();
 }
 
 TEST_CASE("a replica store swaps in a checkpoint of the primary", "[storage][replication]") {
