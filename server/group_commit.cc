@@ -667,8 +667,11 @@ class GroupTask : public pool::Task {
       completions.push_back(std::move(completion));
     }
     NetLoop* loop = server_->loop(loop_index_);
-    loop->PostCompletions(std::move(completions));
+    // Done before the replies go: a client that has its reply finds the loop no longer counting
+    // this group as running (NetLoop::PoolBehind; its next miss was read in the network thread
+    // when it came before the worker got here).
     if (!handed_on_) loop->NoteGroupDone();
+    loop->PostCompletions(std::move(completions));
     // After the partial completions are queued, so every later chunk is queued behind them.
     for (auto& state : continuations) SubmitSliceStep(std::move(state));
   }

@@ -78,7 +78,7 @@ class NetLoop {
   // ---- loop thread only (called from handlers of kConnection commands) ----
   // Appends replies to the connection's output and writes what the socket takes.
   void Flush(Connection* conn);
-  // A worker finished a group of this loop's batches (GroupTask, after posting its
+  // A worker finished a group of this loop's batches (GroupTask, just before posting its
   // completions). Any thread.
   void NoteGroupDone() { groups_done_.fetch_add(1, std::memory_order_relaxed); }
   // The connection with this id, or nullptr when it closed.
