@@ -1,5 +1,6 @@
 #include "server/unit_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -62,7 +63,7 @@ bool UnitCache::IsStaged(std::string_view key, int db) const {
 void UnitCache::Stage(std::string_view key, int db, int64_t now_ms) {
   if (static_cast<size_t>(db) >= staged_.size()) staged_.resize(db + 1);
   if (staged_[db].Contains(key)) return;
-  char* bytes = static_cast<char*>(key_bytes_.allocate(key.size() == 0 ? 1 : key.size(), 1));
+  char* bytes = static_cast<char*>(key_bytes_.allocate(std::max<size_t>(key.size(), 1), 1));
   if (!key.empty()) std::memcpy(bytes, key.data(), key.size());
   keys_.emplace_back(bytes, key.size());
   dbs_.push_back(db);
