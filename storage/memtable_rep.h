@@ -25,6 +25,10 @@
 // - Insert hints (memtable_insert_with_hint_prefix_extractor, storage/rocks_options.cc): a hint is
 //   the search path of the last insert with the same prefix, so a run of inserts into one
 //   collection starts where the previous one ended; inserts without a hint share one path.
+// - Read paths: a point read (Get) keeps its search path, per thread, for the next insert of the
+//   same user key on that thread, which starts there (the meta read before a write, INCR): the
+//   new version sorts right before the versions the read found. Checked level by level like a
+//   hint; a path of another thread, list or key is not used.
 // - Relies on two things of librocksdb outside its public headers: the symbol
 //   rocksdb::Arena::AllocateAligned (memtable iterators live in the reading iterator's arena, as
 //   RocksDB's own memtables' do; the build fails to link if a librocksdb lacks it), and the
@@ -33,6 +37,7 @@
 //   and checks it).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 namespace rocksdb {
@@ -60,5 +65,10 @@ const char* MemTableKeyOf(const rocksdb::LookupKey& key);
 // Tests: while on, every key comparison of a bytewise memtable is also made by RocksDB's
 // comparator, and a disagreement aborts the process.
 void SetMemTableComparisonCheck(bool on);
+
+// Tests: the key comparisons the lists made on this thread, and this thread's inserts that started
+// from the search path of its own point read of the same user key (a read-modify-write).
+uint64_t MemTableComparisonsOnThisThread();
+uint64_t MemTableInsertsFromReadPathOnThisThread();
 
 }  // namespace rockcache::storage

@@ -2,9 +2,10 @@
 // memtable. Two databases get the same random writes (puts, deletes, many versions of few keys,
 // with and without insert hints) and must answer every read the same way: point reads at
 // snapshots, full scans both ways, Seek / SeekForPrev with and without bounds. Every key
-// comparison is also checked against RocksDB's comparator (SetMemTableComparisonCheck). A
-// second test reads while one thread writes; a third fills memtables past their first megabyte,
-// whose nodes then come from huge page chunks.
+// comparison is also checked against RocksDB's comparator (SetMemTableComparisonCheck). Others:
+// a write of a key just read starts from the read's search path (key comparisons counted); reads
+// while one thread writes; memtables filled past their first megabyte, whose nodes then come from
+// huge page chunks.
 #include "storage/memtable_rep.h"
 
 #include <rocksdb/db.h>
@@ -30,6 +31,8 @@ void RocksLookupKeyConstruct(
     const rocksdb::Slice* timestamp) __asm__("_ZN7rocksdb9LookupKeyC1ERKNS_5SliceEmPS2_");
 void RocksLookupKeyDestruct(void* self) __asm__("_ZN7rocksdb9LookupKeyD1Ev");
 
+using rockcache::storage::MemTableComparisonsOnThisThread;
+using rockcache::storage::MemTableInsertsFromReadPathOnThisThread;
 using rockcache::storage::MemTableKeyOf;
 using rockcache::storage::NewSkipListMemTableFactory;
 using rockcache::storage::SetMemTableComparisonCheck;
@@ -236,6 +239,81 @@ TEST_CASE("memtable_rep answers every read as RocksDB's memtable does", "[storag
             Scan(rocks.db.get(), rocksdb::ReadOptions(), false));
   }
   SetMemTableComparisonCheck(false);
+}
+
+TEST_CASE("memtable_rep: a write of a key this thread just read starts where the read ended",
+          "[storage][memtable]") {
+  for (const bool hints : {false, true}) {
+    INFO("insert hints: " << hints);
+    TempDir dir_ours;
+    TempDir dir_rocks;
+    Db ours(dir_ours.path(), true, hints);
+    Db rocks(dir_rocks.path(), false, hints);
+    std::mt19937_64 rng(hints ? 11 : 12);
+    auto key_of = [](uint64_t i) { return "key:" + std::to_string(i * 2654435761u % 1000003); };
+    constexpr uint64_t kKeys = 60000;
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      REQUIRE(ours.db->Put(rocksdb::WriteOptions(), key_of(i), "v").ok());
+      REQUIRE(rocks.db->Put(rocksdb::WriteOptions(), key_of(i), "v").ok());
+    }
+    std::string value;
+    auto put_both = [&](const std::string& key, const std::string& v) {
+      REQUIRE(ours.db->Put(rocksdb::WriteOptions(), key, v).ok());
+      REQUIRE(rocks.db->Put(rocksdb::WriteOptions(), key, v).ok());
+    };
+    // Key comparisons of the inserts alone: a write of a key not read first, then of one read
+    // just before (the read's own comparisons are not counted).
+    constexpr int kWrites = 2000;
+    uint64_t plain = 0;
+    uint64_t after_read = 0;
+    const uint64_t from_path_before = MemTableInsertsFromReadPathOnThisThread();
+    for (int i = 0; i < kWrites; ++i) {
+      const std::string key = key_of(rng() % kKeys);
+      uint64_t c = MemTableComparisonsOnThisThread();
+      put_both(key, "plain" + std::to_string(i));
+      plain += MemTableComparisonsOnThisThread() - c;
+      const std::string read = key_of(rng() % kKeys);
+      REQUIRE(ours.db->Get(rocksdb::ReadOptions(), read, &value).ok());
+      c = MemTableComparisonsOnThisThread();
+      put_both(read, "rmw" + std::to_string(i));
+      after_read += MemTableComparisonsOnThisThread() - c;
+    }
+    const uint64_t from_path = MemTableInsertsFromReadPathOnThisThread() - from_path_before;
+    INFO("comparisons an insert: " << plain / kWrites << " plain, " << after_read / kWrites
+                                   << " after a read");
+    CHECK(from_path == kWrites);
+    CHECK(after_read * 4 < plain);
+    CHECK(after_read <= 5 * static_cast<uint64_t>(kWrites));
+    // A write group's shape: read a few keys, then write them in one batch (sorted, one repeated).
+    SetMemTableComparisonCheck(true);
+    for (int round = 0; round < 200; ++round) {
+      std::vector<std::string> keys;
+      for (int i = 0; i < 8; ++i) keys.push_back(key_of(rng() % (kKeys + 100)));
+      keys.push_back(keys[0]);
+      for (const std::string& k : keys) (void)ours.db->Get(rocksdb::ReadOptions(), k, &value);
+      std::sort(keys.begin(), keys.end());
+      rocksdb::WriteBatch batch;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        const std::string v = "batch" + std::to_string(round) + "." + std::to_string(i);
+        REQUIRE((i % 5 == 4 ? batch.Delete(keys[i]) : batch.Put(keys[i], v)).ok());
+      }
+      REQUIRE(ours.db->Write(rocksdb::WriteOptions(), &batch).ok());
+      REQUIRE(rocks.db->Write(rocksdb::WriteOptions(), &batch).ok());
+    }
+    SetMemTableComparisonCheck(false);
+    // Another thread's read is not this thread's path.
+    const std::string other_key = key_of(7);
+    std::thread reader([&] { (void)ours.db->Get(rocksdb::ReadOptions(), other_key, &value); });
+    reader.join();
+    const uint64_t before_other = MemTableInsertsFromReadPathOnThisThread();
+    put_both(other_key, "other");
+    CHECK(MemTableInsertsFromReadPathOnThisThread() == before_other);
+    // The same list as RocksDB's, read every way.
+    REQUIRE(Scan(ours.db.get(), rocksdb::ReadOptions(), false) ==
+            Scan(rocks.db.get(), rocksdb::ReadOptions(), false));
+    REQUIRE(Scan(ours.db.get(), rocksdb::ReadOptions(), true) ==
+            Scan(rocks.db.get(), rocksdb::ReadOptions(), true));
+  }
 }
 
 TEST_CASE("memtable_rep: readers see a consistent list while one thread writes",
