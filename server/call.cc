@@ -137,7 +137,7 @@ class Discipline {
       if (write) unit->DropAll();  // FLUSHALL, FLUSHDB, SWAPDB: the unit committed before
       return true;
     }
-    cache::Cache* view = unit->Enter(CommandKeys(spec_, *request_.argv), write, request_.now_ms);
+    cache::Cache* view = unit->Enter(Keys(), write, request_.now_ms);
     if (write) {
       if (!(spec_.flags & kCacheAware)) EraseFrom(view);
     } else {
@@ -157,8 +157,15 @@ class Discipline {
     if (spec_.flags & kAllKeys) {
       cache->Clear();
     } else {
-      for (auto key : CommandKeys(spec_, *request_.argv)) cache->Erase(key);
+      for (auto key : Keys()) cache->Erase(key);
     }
+  }
+
+  // The command's keys: the caller's when it passed them (CallRequest::keys), else found once.
+  const std::vector<std::string_view>& Keys() {
+    if (request_.keys != nullptr) return *request_.keys;
+    if (!own_keys_) own_keys_ = CommandKeys(spec_, *request_.argv);
+    return *own_keys_;
   }
 
   // After the handler.
@@ -169,7 +176,7 @@ class Discipline {
       if (spec_.flags & kAllKeys) {
         server_.tracking().InvalidateAll();
       } else {
-        server_.tracking().Invalidate(CommandKeys(spec_, *request_.argv));
+        server_.tracking().Invalidate(Keys());
       }
     }
     // kAtomic: the caller serves after its commit. kAllKeys writes (FLUSHALL...) push nothing,
@@ -189,6 +196,7 @@ class Discipline {
   NewKeyWatch new_keys_;
   size_t reply_start_ = 0;
   std::optional<WriteKeys> write_keys_;
+  std::optional<std::vector<std::string_view>> own_keys_;  // Keys() when the caller had none
   cache::KeyLocks::WriteWindow window_;  // declared after write_keys_: closes before it goes
 };
 

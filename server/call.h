@@ -64,6 +64,9 @@ struct CallRequest {
   bool in_script = false;
   // kAtomic: the stripes the unit holds (CommandContext::held_stripes), or nullptr.
   const std::vector<uint32_t>* held_stripes = nullptr;
+  // kAtomic: the command's keys (CommandKeys(spec, argv)) when the caller has them (a script's
+  // redis.call checked them against its declared keys); nullptr = Call finds them.
+  const std::vector<std::string_view>* keys = nullptr;
   // kWorker: the caller has opened the write window over the command's stripes and closes it
   // after its commit (the group commit); false = a write opens and closes its own.
   bool in_write_window = false;

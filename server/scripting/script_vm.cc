@@ -204,6 +204,7 @@ int CallWithScratch(lua_State* L, bool raise, int argc, ActiveRun& active, CallS
   request.db = run.ctx->db;
   request.now_ms = run.ctx->now_ms;
   if (unit != nullptr) request.held_stripes = &unit->held();
+  request.keys = &keys;
   const uint64_t start = Clock::Now();
   {
     // The script reads replies in the protocol it chose, whatever its client speaks.
