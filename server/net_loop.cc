@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -24,6 +23,7 @@
 #include "server/commands/client_tracking.h"
 #include "server/pubsub/subscriptions.h"
 #include "server/server.h"
+#include "server/thread_name.h"
 
 namespace rockcache::server {
 namespace {
@@ -168,10 +168,7 @@ Status NetLoop::Listen(const std::vector<std::string>& addresses, int port) {
 
 void NetLoop::Start() {
   thread_ = std::thread([this] {
-#ifdef __linux__
-    // Named so per-thread CPU (top -H, scripts/mlfq-bench.sh) tells network loops apart.
-    pthread_setname_np(pthread_self(), ("rc-net-" + std::to_string(index_)).c_str());
-#endif
+    NameThisThread("rc-net-" + std::to_string(index_));
     pool::WorkerPool::NeverWaitOnThisThread();  // a saturated pool parks batches instead
     event_base_dispatch(base_);
   });

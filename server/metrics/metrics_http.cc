@@ -14,6 +14,7 @@
 #include "pool/worker_pool.h"
 #include "server/metrics/metrics.h"
 #include "server/server.h"
+#include "server/thread_name.h"
 
 namespace rockcache::server {
 namespace {
@@ -294,7 +295,10 @@ Status MetricsHttpServer::Start(const std::vector<std::string>& addresses, int p
       return Status::IOError("metrics: could not bind " + host + ":" + std::to_string(port));
     }
   }
-  thread_ = std::thread([base = base_] { event_base_dispatch(base); });
+  thread_ = std::thread([base = base_] {
+    NameThisThread("rc-metrics");
+    event_base_dispatch(base);
+  });
   return Status::OK();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/thread_name.h"
 #include "storage/store.h"
 
 namespace rockcache::server {
@@ -63,6 +64,7 @@ Checkpoints::Start Checkpoints::StartBackground(uint64_t changes) {
     figures_.current_started_ms = started_ms;
     finished = std::move(thread_);  // done (running_ was false): joined below, at once
     thread_ = std::thread([this, changes, started_ms] {
+      NameThisThread("rc-checkpoint");
       [[maybe_unused]] Status s = Save(true, changes, started_ms);
     });
   }

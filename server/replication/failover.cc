@@ -11,6 +11,7 @@
 #include "server/client_registry.h"
 #include "server/replication/replication.h"
 #include "server/server.h"
+#include "server/thread_name.h"
 
 namespace rockcache::server::replication {
 namespace {
@@ -88,6 +89,7 @@ std::string Replication::FailoverState() const {
 }
 
 void Replication::FailoverThread() {
+  NameThisThread("rc-failover");
   std::string host;
   int port = 0;
   // Waiting for a replica to acknowledge this primary's offset (writes are paused: it stays).

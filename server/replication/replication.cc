@@ -27,6 +27,7 @@
 #include "server/replication/applied_effects.h"
 #include "server/replication/link_io.h"
 #include "server/server.h"
+#include "server/thread_name.h"
 #include "storage/data_dir.h"
 #include "storage/store.h"
 
@@ -103,7 +104,10 @@ class Sender {
   }
 
   void Start() {
-    thread_ = std::thread([this] { Run(); });
+    thread_ = std::thread([this] {
+      NameThisThread("rc-repl-send");
+      Run();
+    });
   }
   void Stop() {
     stop_.store(true);
@@ -780,6 +784,7 @@ void Replication::AddAckWaiter(uint32_t loop, std::shared_ptr<ClientInfo> client
 }
 
 void Replication::AckWaitThread() {
+  NameThisThread("rc-repl-ack");
   int64_t last_refresh = 0;
   std::unique_lock<std::mutex> lock(ack_mu_);
   while (true) {
@@ -888,6 +893,7 @@ int64_t Replication::KillByType(const std::string& type) {
 // ---- replica side ----
 
 void Replication::LinkThread() {
+  NameThisThread("rc-repl-link");
   while (!stopping_.load()) {
     std::string host;
     int port = 0;
