@@ -307,13 +307,24 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
     // head_ (acquire) before prefix_skip_: that load orders a reader after the constructor for
     // TSan (see the constructor), the constant members included.
     Node* head = head_.load(std::memory_order_acquire);
-    return prefix_skip_ ? FindGreaterOrEqual<true>(key, head)
-                        : FindGreaterOrEqual<false>(key, head);
+    return prefix_skip_ ? FindGreaterOrEqual<true, false>(key, head, nullptr)
+                        : FindGreaterOrEqual<false, false>(key, head, nullptr);
   }
-  template <bool kPrefixSkip>
-  Node* FindGreaterOrEqual(const rocksdb::Slice& key, Node* head) const {
+  // The same, setting *path to the search path (every level of the list's height).
+  Node* FindPath(const rocksdb::Slice& key, Splice* path) const {
+    Node* head = head_.load(std::memory_order_acquire);
+    return prefix_skip_ ? FindGreaterOrEqual<true, true>(key, head, path)
+                        : FindGreaterOrEqual<false, true>(key, head, path);
+  }
+  template <bool kPrefixSkip, bool kPath>
+  Node* FindGreaterOrEqual(const rocksdb::Slice& key, Node* head, Splice* path) const {
     Node* x = head;
     int level = max_height_.load(std::memory_order_relaxed) - 1;
+    if constexpr (kPath) {
+      path->height = level + 1;
+      path->prev[level + 1] = head;
+      path->next[level + 1] = nullptr;
+    }
     Node* known_after = nullptr;  // a node already compared as >= key at a level above
     size_t x_same = 0;            // leading bytes of key known equal to x's (prefix skipping)
     size_t after_same = 0;        // ... and to known_after's (0: none)
@@ -328,7 +339,13 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
       if (r < 0) {
         x = next;
         if constexpr (kPrefixSkip) x_same = same;
-      } else if (r == 0 || level == 0) {
+        continue;
+      }
+      if constexpr (kPath) {
+        path->prev[level] = x;
+        path->next[level] = next;
+      }
+      if ((!kPath && r == 0) || level == 0) {
         return next;
       } else {
         if constexpr (kPrefixSkip) {
@@ -357,22 +374,6 @@ class SkipListMemTable final : public rocksdb::MemTableRep {
         --level;
       }
     }
-  }
-  // The first node at or after `key`, or nullptr; sets *path to the search path (every level
-  // of the list's height).
-  Node* FindPath(const rocksdb::Slice& key, Splice* path) const {
-    Node* const head = head_.load(std::memory_order_acquire);
-    const int height = max_height_.load(std::memory_order_relaxed);
-    path->height = height;
-    path->prev[height] = head;
-    path->next[height] = nullptr;
-    size_t prev_same = 0;
-    size_t next_same = 0;
-    for (int level = height - 1; level >= 0; --level) {
-      FindAtLevel(key, path->prev[level + 1], level, &path->prev[level], &path->next[level],
-                  &prev_same, &next_same);
-    }
-    return path->next[0];
   }
   Node* First() const { return head_.load(std::memory_order_acquire)->Next(0); }
   Node* Last() const {
