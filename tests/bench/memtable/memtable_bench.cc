@@ -9,8 +9,10 @@
 // Each round opens a fresh database in DIR, puts N keys drawn from a million ("key:%012d", the
 // shape of redis-benchmark -r 1000000, 3-byte values; with MEMTABLE_BENCH_KEYS=member, the
 // data keys of one collection's members instead: [u32 6]["myzset"][u64 1]["element:%012d"],
-// as ZADD myzset ... element:__rand_int__ writes), then reads N of them, and prints the
-// fastest round's thread CPU time per put and per get. Timing is noisy on a shared machine;
+// as ZADD myzset ... element:__rand_int__ writes), then reads N of them, then reads and writes
+// back each key it put (a read-modify-write of a key in the memtable: INCR's shape, whose insert
+// starts from its read's path), and
+// prints the fastest round's thread CPU time per put, per get and per read-modify-write. Timing is noisy on a shared machine;
 // scripts/memtable-misses.sh runs one round under cachegrind for deterministic instruction and
 // cache-miss counts.
 #include <rocksdb/db.h>
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   g_member_keys = keys != nullptr && std::string(keys) == "member";
   double best_put = 1e30;
   double best_get = 1e30;
+  double best_rmw = 1e30;
   for (int round = 0; round < rounds; ++round) {
     std::filesystem::remove_all(dir);
     rocksdb::Options options;
@@ -95,12 +98,22 @@ int main(int argc, char** argv) {
     std::string value;
     for (int i = 0; i < n; ++i) db->Get(rocksdb::ReadOptions(), KeyOf(random()), &value);
     const double t2 = ThreadCpuNs();
+    random.seed(42);  // the keys put above: each is in the memtable
+    for (int i = 0; i < n; ++i) {
+      const std::string key = KeyOf(random());
+      db->Get(rocksdb::ReadOptions(), key, &value);
+      db->Put(write, key, "yyy");
+    }
+    const double t3 = ThreadCpuNs();
     best_put = std::min(best_put, (t1 - t0) / n);
     best_get = std::min(best_get, (t2 - t1) / n);
+    best_rmw = std::min(best_rmw, (t3 - t2) / n);
     delete db;
   }
   std::filesystem::remove_all(dir);
-  std::printf("memtable %s n=%d rounds=%d: put %.0f ns, get %.0f ns (fastest round)\n",
-              memtable.c_str(), n, rounds, best_put, best_get);
+  std::printf(
+      "memtable %s n=%d rounds=%d: put %.0f ns, get %.0f ns, get+put of one key %.0f ns (fastest "
+      "round)\n",
+      memtable.c_str(), n, rounds, best_put, best_get, best_rmw);
   return 0;
 }
