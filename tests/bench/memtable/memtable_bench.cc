@@ -11,10 +11,9 @@
 // data keys of one collection's members instead: [u32 6]["myzset"][u64 1]["element:%012d"],
 // as ZADD myzset ... element:__rand_int__ writes), then reads N of them, then reads and writes
 // back each key it put (a read-modify-write of a key in the memtable: INCR's shape, whose insert
-// starts from its read's path), and
-// prints the fastest round's thread CPU time per put, per get and per read-modify-write. Timing is
-// noisy on a shared machine; scripts/memtable-misses.sh runs one round under cachegrind for
-// deterministic instruction and cache-miss counts.
+// starts from its read's path), and prints the fastest round's thread CPU time per put, per get
+// and per read-modify-write. Timing is noisy on a shared machine; scripts/memtable-misses.sh runs
+// one round under cachegrind for deterministic instruction and cache-miss counts.
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <unistd.h>
