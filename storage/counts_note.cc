@@ -5,7 +5,7 @@
 namespace rockcache::storage::counts_note {
 namespace {
 
-constexpr size_t kHeaderSize = kMagic.size() + 8;
+constexpr size_t kHeaderSize = kMagic.size() + 8 + 4;
 constexpr size_t kEntrySize = 4 + 8 + 8 + 8;
 
 template <typename T>
@@ -31,24 +31,27 @@ void PutEntry(std::string* out, const RocksStore::CounterDelta& d) {
 
 }  // namespace
 
-std::string Encode(int64_t ttl_base_ms, const RocksStore::CounterDelta* deltas, size_t n,
-                   const std::vector<RocksStore::CounterDelta>& more) {
+std::string Encode(int64_t ttl_base_ms, uint32_t records, const RocksStore::CounterDelta* deltas,
+                   size_t n, const std::vector<RocksStore::CounterDelta>& more) {
   std::string out;
   out.reserve(kHeaderSize + (n + more.size()) * kEntrySize);
   out.append(kMagic);
   Put<int64_t>(&out, ttl_base_ms);
+  Put<uint32_t>(&out, records);
   for (size_t i = 0; i < n; ++i) PutEntry(&out, deltas[i]);
   for (const auto& d : more) PutEntry(&out, d);
   return out;
 }
 
-bool Decode(std::string_view blob, int64_t ttl_base_ms,
-            std::vector<RocksStore::CounterDelta>* out) {
+bool Decode(std::string_view blob, int64_t ttl_base_ms, std::vector<RocksStore::CounterDelta>* out,
+            uint32_t* records) {
   out->clear();
-  if (!Is(blob) || blob.size() < kHeaderSize || (blob.size() - kHeaderSize) % kEntrySize != 0) {
+  if (blob.substr(0, kMagic.size()) != kMagic || blob.size() < kHeaderSize ||
+      (blob.size() - kHeaderSize) % kEntrySize != 0) {
     return false;
   }
   const int64_t writer_base = Get<int64_t>(blob.data() + kMagic.size());
+  *records = Get<uint32_t>(blob.data() + kMagic.size() + 8);
   // Each key with a TTL added counts expire_at - writer_base there and must count
   // expire_at - ttl_base_ms here (modulo 2^64, as the sums themselves).
   const uint64_t shift = static_cast<uint64_t>(writer_base) - static_cast<uint64_t>(ttl_base_ms);

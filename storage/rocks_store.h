@@ -319,7 +319,9 @@ class RocksStore final : public Store, public DbView {
   uint64_t WalBytesWritten() const override { return wal_bytes_.load(std::memory_order_relaxed); }
   StatusOr<CheckpointFiles> CreateCheckpoint(const std::string& dir) override;
   StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) override;
-  Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) override;
+  using Store::DecodeReplicated;
+  Status DecodeReplicated(const std::vector<std::string_view>& reps,
+                          ReplicatedBatch* batch) override;
   Status ApplyReplicated(ReplicatedBatch* batch, const ReplicationState& state,
                          uint64_t* local_first = nullptr) override;
   WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) override;
@@ -481,6 +483,9 @@ class RocksStore final : public Store, public DbView {
 
  private:
   void ApplyDeltas(const CounterDelta* deltas, size_t n);
+  // Replica (store_replication.cc): marks the records of *records its counts notes cover and
+  // appends the notes' changes to *deltas; true when every record is covered.
+  bool CountByNotes(ReplicatedBatch::Records* records, std::vector<CounterDelta>* deltas);
   // FLUSHDB / FLUSHALL helpers (store_keyspace.cc).
   Status DeleteAllMetas(int db, Records* batch);
   void ResetCounters(int db);

@@ -638,9 +638,17 @@ class Store {
   // A reader of the committed batches from sequence `from` on (WalReader). NotFound when the WAL
   // no longer holds `from` (the replica needs a full synchronization).
   virtual StatusOr<std::unique_ptr<WalReader>> ReadWalFrom(uint64_t from) = 0;
-  // Decodes the batch `rep` (a WalReader's) into *batch: the keys it touches and the records
-  // ApplyReplicated writes. Pure decoding; Corruption for bad bytes.
-  virtual Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) = 0;
+  // Decodes consecutive batches of the primary's (a WalReader's, each starting at the sequence
+  // number the one before it ends at; REQUIRES: not empty) into *batch, as one: the keys they
+  // touch and the records ApplyReplicated writes in one RocksDB write (a replica applies the
+  // batches that reached it together with one WAL write, not one each). Pure decoding;
+  // Corruption for bad bytes.
+  virtual Status DecodeReplicated(const std::vector<std::string_view>& reps,
+                                  ReplicatedBatch* batch) = 0;
+  // The same for one batch.
+  Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) {
+    return DecodeReplicated(std::vector<std::string_view>{rep}, batch);
+  }
   // Replica: writes the primary's batch (DecodeReplicated's) as one batch, together with the
   // replication state `state` (the offset the batch ends at), and keeps the key counters (from
   // the counts a write group's batch carries, storage/counts_note.h; else by reading each meta

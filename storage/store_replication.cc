@@ -20,6 +20,19 @@
 
 namespace rockcache::storage {
 
+namespace {
+// The records of WriteBatch reps (each at least a header).
+uint64_t RecordCount(const std::vector<std::string_view>& reps) {
+  uint64_t count = 0;
+  for (std::string_view rep : reps) {
+    uint32_t n = 0;
+    std::memcpy(&n, rep.data() + 8, 4);  // little-endian fixed32 (batch_records.h)
+    count += n;
+  }
+  return count;
+}
+}  // namespace
+
 // A replicated batch's records, decoded (DecodeReplicated) for ApplyReplicated.
 struct ReplicatedBatch::Records {
   // What one record does, by column family.
@@ -35,22 +48,37 @@ struct ReplicatedBatch::Records {
     CfClass cf;
     bool put;
     bool range;
+    bool counted = false;      // a counts note covers it (ApplyReplicated)
     std::string_view key;      // in batch's bytes (valid while they are unchanged)
     int64_t expire_at_ms = 0;  // put of a meta
   };
+  // A counts note (storage/counts_note.h): it counts records right before it, those of the
+  // writer's batch it ended (RocksDB appends a WAL record's batches whole, one after another).
+  struct CountsNote {
+    std::string_view blob;  // in batch's bytes
+    size_t end_op;          // ops before it
+  };
 
-  // Room for the replication state ApplyReplicated appends, so appending does not copy.
-  explicit Records(std::string_view rep) : batch(WithRoom(rep)) {}
-  static std::string WithRoom(std::string_view rep) {
+  // The batches `reps` (consecutive, each at least a header: DecodeReplicated checks) as one:
+  // the first one's header with the records of all, with room for the replication state
+  // ApplyReplicated appends, so appending does not copy.
+  explicit Records(const std::vector<std::string_view>& reps) : batch(Joined(reps)) {}
+  static std::string Joined(const std::vector<std::string_view>& reps) {
+    size_t size = 128;
+    for (std::string_view rep : reps) size += rep.size();
     std::string bytes;
-    bytes.reserve(rep.size() + 128);
-    bytes.append(rep);
+    bytes.reserve(size);
+    bytes.append(reps.front());
+    if (reps.size() == 1) return bytes;
+    for (size_t i = 1; i < reps.size(); ++i)
+      bytes.append(reps[i].substr(batch_records::kHeaderSize));
+    batch_records::SetCount(&bytes, static_cast<uint32_t>(RecordCount(reps)));
     return bytes;
   }
 
-  rocksdb::WriteBatch batch;  // the primary's batch, as received
-  std::vector<Op> ops;        // its records, in order
-  std::string counts;         // its counts note (storage/counts_note.h), or empty
+  rocksdb::WriteBatch batch;       // the primary's batches, as received, joined
+  std::vector<Op> ops;             // their records, in order
+  std::vector<CountsNote> counts;  // in order
 };
 
 ReplicatedBatch::ReplicatedBatch() = default;
@@ -148,7 +176,8 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
  public:
   // classes[id]: the column family with that id (ids past the end: collection entries).
   BatchDecoder(const std::vector<CfClass>& classes, std::vector<BatchOp>* ops,
-               std::vector<std::string>* notes, std::string* counts)
+               std::vector<std::string>* notes,
+               std::vector<ReplicatedBatch::Records::CountsNote>* counts)
       : classes_(classes), ops_(*ops), notes_(*notes), counts_(*counts) {}
 
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
@@ -181,7 +210,7 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
   }
   void LogData(const rocksdb::Slice& blob) override {
     if (counts_note::Is(std::string_view(blob.data(), blob.size()))) {
-      counts_.assign(blob.data(), blob.size());
+      counts_.push_back({std::string_view(blob.data(), blob.size()), ops_.size()});
       return;
     }
     notes_.emplace_back(blob.data(), blob.size());
@@ -200,7 +229,7 @@ class BatchDecoder : public rocksdb::WriteBatch::Handler {
   const std::vector<CfClass>& classes_;
   std::vector<BatchOp>& ops_;
   std::vector<std::string>& notes_;
-  std::string& counts_;
+  std::vector<ReplicatedBatch::Records::CountsNote>& counts_;
 };
 
 std::string EncodeState(const ReplicationState& state) {
@@ -253,9 +282,17 @@ StatusOr<std::unique_ptr<WalReader>> RocksStore::ReadWalFrom(uint64_t from) {
   return std::unique_ptr<WalReader>(std::move(reader));
 }
 
-Status RocksStore::DecodeReplicated(std::string_view rep, ReplicatedBatch* out) {
+Status RocksStore::DecodeReplicated(const std::vector<std::string_view>& reps,
+                                    ReplicatedBatch* out) {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;
+  if (reps.empty()) return Status::InvalidArgument("no batch to decode");
+  for (std::string_view rep : reps) {
+    if (rep.size() < batch_records::kHeaderSize) return Status::Corruption("short batch");
+  }
+  if (RecordCount(reps) > UINT32_MAX) {
+    return Status::Corruption("too many records in the joined batches");
+  }
   // The open database's column families by id (every other id: collection entries).
   uint32_t max_id = 0;
   for (const auto* cf : handles_) max_id = std::max(max_id, cf->GetID());
@@ -271,7 +308,7 @@ Status RocksStore::DecodeReplicated(std::string_view rep, ReplicatedBatch* out) 
     classify(cf, {CfKind::kFilteredEntry, 0, EntryFilterTag(cf)});
   }
 
-  auto records = std::make_unique<ReplicatedBatch::Records>(rep);
+  auto records = std::make_unique<ReplicatedBatch::Records>(reps);
   ReplicatedKeys* keys = &out->keys;
   records->ops.reserve(records->batch.Count());
   BatchDecoder decoder(classes, &records->ops, &keys->notes, &records->counts);
@@ -315,6 +352,29 @@ Status RocksStore::DecodeReplicated(std::string_view rep, ReplicatedBatch* out) 
   return Status::OK();
 }
 
+bool RocksStore::CountByNotes(ReplicatedBatch::Records* records,
+                              std::vector<CounterDelta>* deltas) {
+  std::vector<CounterDelta> note_deltas;
+  size_t covered_to = 0;  // ops before this are covered by a note or by none
+  for (const auto& note : records->counts) {
+    uint32_t n = 0;
+    bool ok = counts_note::Decode(note.blob, ttl_base_ms_, &note_deltas, &n) &&
+              n <= note.end_op - covered_to;
+    for (const CounterDelta& d : note_deltas) {
+      if (d.db < 0 || d.db >= physical_dbs_) ok = false;
+    }
+    if (ok) {
+      for (size_t i = note.end_op - n; i < note.end_op; ++i) records->ops[i].counted = true;
+      deltas->insert(deltas->end(), note_deltas.begin(), note_deltas.end());
+    }
+    covered_to = note.end_op;
+  }
+  for (const BatchOp& op : records->ops) {
+    if (!op.counted) return false;
+  }
+  return true;
+}
+
 Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const ReplicationState& state,
                                    uint64_t* local_first) {
   Hold hold;
@@ -323,13 +383,15 @@ Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const Replicatio
   if (records == nullptr) return Status::InvalidArgument("replicated batch not decoded");
   if (records->batch.Count() == 0) return Status::Corruption("empty replicated batch");
 
-  // Each meta's state before the batch (read) and after it (its last record in the batch): the
-  // key counters move by the difference.
+  // The key counters move by what the records did to the metas. A record a counts note covers
+  // (its writer's batch) is counted by the note, as the primary counted it; any other record (a
+  // write outside a write group, an older primary's) by the meta's state before it: read, or
+  // known from a record before it in these batches, counted or not.
+  std::vector<CounterDelta> deltas;
+  bool all_counted = CountByNotes(records.get(), &deltas);
   struct KeyState {
-    bool before_present = false;
-    int64_t before_expire = 0;
-    bool after_present = false;
-    int64_t after_expire = 0;
+    bool present = false;
+    int64_t expire = 0;
   };
   struct MetaId {
     int db;
@@ -341,18 +403,10 @@ Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const Replicatio
       return std::hash<std::string_view>()(id.key) ^ static_cast<size_t>(id.db);
     }
   };
+  // Each meta's state after the records so far (only when some record is not counted).
   std::unordered_map<MetaId, KeyState, MetaIdHash> metas;
   std::vector<int> flushed;
   bool db_map_changed = false;
-  // The primary's counter changes for the batch (counts_note.h), when it sent them: then no
-  // meta is read to learn what the batch changed.
-  std::vector<CounterDelta> deltas;
-  bool counted =
-      !records->counts.empty() && counts_note::Decode(records->counts, ttl_base_ms_, &deltas);
-  for (const CounterDelta& d : deltas) {
-    if (d.db < 0 || d.db >= physical_dbs_) counted = false;
-  }
-  if (!counted) deltas.clear();
   for (const BatchOp& op : records->ops) {
     if (op.cf.kind == CfKind::kProps) {
       if (op.key == kPropsDbMapKey) db_map_changed = true;
@@ -364,53 +418,53 @@ Status RocksStore::ApplyReplicated(ReplicatedBatch* replicated, const Replicatio
     }
     if (op.cf.kind != CfKind::kMeta || op.key == kMetaHintBreakerKey) continue;
     if (op.range) {
-      flushed.push_back(op.cf.db);
+      flushed.push_back(op.cf.db);  // counted again below
       continue;
     }
     const int db = op.cf.db;
-    if (counted) {
+    if (all_counted) {
       if (op.put) key_filter_->Add(static_cast<uint32_t>(db), op.key);
       continue;
     }
     auto [it, inserted] = metas.try_emplace(MetaId{db, op.key});
     KeyState& ks = it->second;
     // A key the key filter rules out has no meta: no read (a new key, most of a SET load).
-    if (inserted && key_filter_->MayContain(static_cast<uint32_t>(db), op.key)) {
+    if (inserted && !op.counted && key_filter_->MayContain(static_cast<uint32_t>(db), op.key)) {
       rocksdb::PinnableSlice value;
       rocksdb::ReadOptions ro;
       rocksdb::Status s = db_->Get(ro, meta_cfs_[static_cast<size_t>(db)],
                                    rocksdb::Slice(op.key.data(), op.key.size()), &value);
       if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
       if (s.ok()) {
-        ks.before_present = true;
+        ks.present = true;
         Meta meta;
         if (DecodeMetaHeader(std::string_view(value.data(), value.size()), &meta)) {
-          ks.before_expire = meta.expire_at_ms;
+          ks.expire = meta.expire_at_ms;
         }
       }
     }
-    ks.after_present = op.put;
-    ks.after_expire = op.put ? op.expire_at_ms : 0;
+    const KeyState after{op.put, op.put ? op.expire_at_ms : 0};
+    if (!op.counted) {
+      CounterDelta d{db, 0, 0, 0};
+      d.keys = static_cast<int64_t>(after.present) - static_cast<int64_t>(ks.present);
+      if (ks.present && ks.expire != 0) {
+        d.expires -= 1;
+        d.expire_sum -= static_cast<uint64_t>(ks.expire - ttl_base_ms_);
+      }
+      if (after.present && after.expire != 0) {
+        d.expires += 1;
+        d.expire_sum += static_cast<uint64_t>(after.expire - ttl_base_ms_);
+      }
+      if (d.keys != 0 || d.expires != 0 || d.expire_sum != 0) deltas.push_back(d);
+    }
+    ks = after;
     if (op.put) key_filter_->Add(static_cast<uint32_t>(db), op.key);
   }
-  for (const auto& [id, ks] : metas) {
-    CounterDelta d{id.db, 0, 0, 0};
-    d.keys = static_cast<int64_t>(ks.after_present) - static_cast<int64_t>(ks.before_present);
-    if (ks.before_present && ks.before_expire != 0) {
-      d.expires -= 1;
-      d.expire_sum -= static_cast<uint64_t>(ks.before_expire - ttl_base_ms_);
-    }
-    if (ks.after_present && ks.after_expire != 0) {
-      d.expires += 1;
-      d.expire_sum += static_cast<uint64_t>(ks.after_expire - ttl_base_ms_);
-    }
-    if (d.keys != 0 || d.expires != 0 || d.expire_sum != 0) deltas.push_back(d);
-  }
   metas.clear();  // its keys are views into the batch, which the state record extends
-
   // The batch as received, with the replica's state appended: written as one.
   rocksdb::WriteBatch& batch = records->batch;
   records->ops.clear();
+  records->counts.clear();
   if (Status s = FromRocks(batch.Put(props_cf_, kPropsReplState, EncodeState(state))); !s.ok()) {
     return s;
   }

@@ -342,7 +342,7 @@ class RocksWriteGroup final : public WriteGroup {
   // The counter changes of `batch`'s records (the pending deltas), as a LogData record for
   // replicas (storage/counts_note.h).
   void AttachCounts(rocksdb::WriteBatch* batch) {
-    (void)batch->PutLogData(counts_note::Encode(store_->ttl_base_ms_, deltas_,
+    (void)batch->PutLogData(counts_note::Encode(store_->ttl_base_ms_, batch->Count(), deltas_,
                                                 static_cast<size_t>(ndeltas_), more_deltas_));
   }
   // The pending notes, as LogData records of `batch` (which holds records: LogData alone would

@@ -39,6 +39,8 @@ class LinkIo {
   int Fill(int timeout_ms);
   // As Fill, but returns 1 at once when the buffer already holds unread bytes.
   int FillIfEmpty(int timeout_ms) { return in_.size() > pos_ ? 1 : Fill(timeout_ms); }
+  // The bytes read from the socket and not taken yet (valid until the next call).
+  std::string_view Unread() const { return std::string_view(in_).substr(pos_); }
   // Takes one complete RESP command from the buffer (the primary reading acknowledgements).
   bool TakeResp(std::vector<std::string>* args);
   // Waits until the peer closes (or stop / timeout).

@@ -39,6 +39,10 @@ constexpr int64_t kAckIntervalMs = 1000;
 constexpr int64_t kPingIntervalMs = 1000;
 // A sender writes the batches it finds waiting in the WAL together, up to about this many bytes.
 constexpr size_t kSendBytes = 256 << 10;
+// A replica applies the batches that reached it together (already read from the link) as one
+// write, up to about this many bytes: one WAL write and one pass of locks, cache and counters for
+// all of them, where a batch alone is a primary's write group (a few commands under load).
+constexpr size_t kApplyBytes = 1 << 20;
 
 std::string RandomHex40() {
   static const char kHex[] = "0123456789abcdef";
@@ -66,6 +70,23 @@ bool BatchRange(const std::string& rep, uint64_t* first, uint64_t* count) {
   *first = seq;
   *count = n;
   return n > 0;
+}
+
+// The length of a batch frame ("B<length>", its line without "\r\n"): false when `line` is no
+// batch frame or the length cannot be a batch's.
+bool BatchFrameLength(std::string_view line, uint64_t* len) {
+  if (line.size() < 2 || line[0] != 'B') return false;
+  const char* end = line.data() + line.size();
+  auto [ptr, ec] = std::from_chars(line.data() + 1, end, *len);
+  return ec == std::errc() && ptr == end && *len >= 12 && *len <= (4ull << 30);
+}
+
+// The length of the batch frame at the start of `unread` when all of it is there (line and
+// bytes): then reading it does not wait.
+bool BufferedBatchFrame(std::string_view unread, uint64_t* len) {
+  const size_t eol = unread.substr(0, 32).find("\r\n");
+  return eol != std::string_view::npos && BatchFrameLength(unread.substr(0, eol), len) &&
+         unread.size() - eol - 2 >= *len;
 }
 
 // "ip:port" of a socket's local end ("" when unknown).
@@ -1190,7 +1211,8 @@ void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
     return server_->pubsub().local_notify_flags() | server_->pubsub().shipped_flags();
   };
   uint32_t events_sent = event_classes();  // told in the handshake
-  std::string line, rep;
+  std::string line;
+  std::vector<std::string> reps;  // the batches of one apply (kept: their buffers are reused)
   while (!stale()) {
     const int64_t now = NowUnixMs();
     if (const uint32_t events = event_classes(); events != events_sent) {
@@ -1223,30 +1245,41 @@ void Replication::StreamFromPrimary(LinkIo* io, storage::ReplicationState state,
       last_ack = 0;
       continue;
     }
-    if (line.empty() || line[0] != 'B') {
+    uint64_t len = 0;
+    if (!BatchFrameLength(line, &len)) {
       spdlog::warn("replication: bad frame from the primary: {}", line.substr(0, 64));
       return;
     }
-    const uint64_t len = std::strtoull(line.c_str() + 1, nullptr, 10);
-    if (len < 12 || len > (4ull << 30)) return;
-    rep.resize(len);
-    if (!io->ReadExact(rep.data(), len, static_cast<int>(timeout_ms), stale)) return;
-    uint64_t first = 0, count = 0;
-    if (!BatchRange(rep, &first, &count) || first != state.offset + 1) {
-      spdlog::warn("replication: batch at sequence {} does not follow {}", first, state.offset);
-      return;
+    // This batch, and those that arrived with it (up to kApplyBytes), applied as one.
+    size_t count = 0;
+    size_t bytes = 0;
+    while (true) {
+      if (reps.size() == count) reps.emplace_back();
+      std::string& rep = reps[count];
+      rep.resize(len);
+      if (!io->ReadExact(rep.data(), len, static_cast<int>(timeout_ms), stale)) return;
+      uint64_t first = 0, records = 0;
+      if (!BatchRange(rep, &first, &records) || first != state.offset + 1) {
+        spdlog::warn("replication: batch at sequence {} does not follow {}", first, state.offset);
+        return;
+      }
+      state.offset = first + records - 1;
+      ++count;
+      bytes += len;
+      if (bytes >= kApplyBytes || !BufferedBatchFrame(io->Unread(), &len)) break;
+      if (!io->ReadLine(&line, static_cast<int>(timeout_ms), stale)) return;
     }
-    state.offset = first + count - 1;
-    if (!ApplyBatch(rep, state, generation)) return;
+    if (!ApplyBatches(reps, count, state, generation)) return;
   }
 }
 
-bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationState& state,
-                             uint64_t generation) {
+bool Replication::ApplyBatches(const std::vector<std::string>& reps, size_t count,
+                               const storage::ReplicationState& state, uint64_t generation) {
   storage::Store* store = server_->store();
   storage::ReplicatedBatch batch;
   const storage::ReplicatedKeys& keys = batch.keys;
-  if (Status s = store->DecodeReplicated(rep, &batch); !s.ok()) {
+  const std::vector<std::string_view> views(reps.begin(), reps.begin() + count);
+  if (Status s = store->DecodeReplicated(views, &batch); !s.ok()) {
     spdlog::error("replication: undecodable batch: {}", s.ToString());
     return false;
   }
@@ -1300,9 +1333,10 @@ bool Replication::ApplyBatch(const std::string& rep, const storage::ReplicationS
                   s.ToString());
     return false;
   }
-  uint64_t first = 0, count = 0;
-  if (BatchRange(rep, &first, &count)) {
-    NoteApplied(first, state.offset + 1, local_first, local_first + count + 1);
+  uint64_t first = 0, records = 0;
+  if (BatchRange(reps[0], &first, &records)) {
+    // The write's records: the batches' (state.offset + 1 - first) and the state's.
+    NoteApplied(first, state.offset + 1, local_first, local_first + (state.offset + 1 - first) + 1);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

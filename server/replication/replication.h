@@ -259,9 +259,10 @@ class Replication {
                          uint64_t generation);
   // After +CONTINUE: applies batches until the link ends.
   void StreamFromPrimary(LinkIo* io, storage::ReplicationState state, uint64_t generation);
-  // One batch, under its keys' stripes (see top). False when it could not be applied.
-  bool ApplyBatch(const std::string& rep, const storage::ReplicationState& state,
-                  uint64_t generation);
+  // Consecutive batches (the first `count` of `reps`), joined into one write, under their keys'
+  // stripes (see top); `state` is where the last one ends. False when they could not be applied.
+  bool ApplyBatches(const std::vector<std::string>& reps, size_t count,
+                    const storage::ReplicationState& state, uint64_t generation);
   // A sender saw an acknowledgement (wakes WAIT).
   void NoteAck();
   // Counts the good replicas again and sets LacksGoodReplicas.

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -203,6 +204,135 @@ TEST_CASE("a replica store takes a write group's key counts from its batch, read
   REQUIRE(primary->Set("d", "w", with_ttl(now + 60000)).ok());
   CHECK(ship_counting_reads() > 0);
   same_counts();
+}
+
+// A replica joins the batches that reached it together into one write (Store::DecodeReplicated
+// of several): the same data and key counts as applying them one by one, the counts taken from the
+// primary's notes only when they count every record joined, and the replica's WAL holding the
+// joined batch as a chained replica must receive it (the first batch's sequence, all records).
+TEST_CASE("a replica store applies consecutive batches joined into one write",
+          "[storage][replication]") {
+  TempDir pdir, rdir, cdir;
+  auto primary = OpenAt(pdir.path());
+  auto replica = OpenAt(rdir.path());
+  auto chained = OpenAt(cdir.path());
+  REQUIRE(replica->SetReplicationState({"replid", primary->LatestSequence()}).ok());
+  const uint64_t replica_from = replica->LatestSequence() + 1;
+  uint64_t next = primary->LatestSequence() + 1;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  SetOptions with_ttl;
+  with_ttl.expiry.mode = Expiry::Mode::kAt;
+  with_ttl.expiry.at_ms = now + 60000;
+
+  // The primary's batches from `next` on, as a sender reads them.
+  auto batches = [&]() {
+    std::vector<std::string> out;
+    auto reader = primary->ReadWalFrom(next);
+    REQUIRE(reader.ok());
+    uint64_t first = 0;
+    std::string rep;
+    while (*(*reader)->Next(&first, &rep)) {
+      REQUIRE(first == next);
+      next = (*reader)->next_sequence();
+      out.push_back(rep);
+    }
+    return out;
+  };
+  // Applies them as one; returns the memtable lookups applying made (metas read to count).
+  auto apply_joined = [&](const std::vector<std::string>& reps) {
+    const std::vector<std::string_view> views(reps.begin(), reps.end());
+    ReplicatedBatch batch;
+    REQUIRE(replica->DecodeReplicated(views, &batch).ok());
+    PerfScope perf;
+    REQUIRE(replica->ApplyReplicated(&batch, {"replid", next - 1}).ok());
+    return perf.Read().get_from_memtable;
+  };
+  auto same_counts = [&]() {
+    const KeyStats ps = primary->GetKeyStats();
+    const KeyStats rs = replica->GetKeyStats();
+    CHECK(rs.keys == ps.keys);
+    CHECK(rs.expires == ps.expires);
+    CHECK(*replica->DbSize() == *primary->DbSize());
+  };
+  auto group_set = [&](std::initializer_list<const char*> keys, const SetOptions& o) {
+    auto group = primary->OpenWriteGroup();
+    for (const char* key : keys) REQUIRE(primary->Set(key, "v", o).ok());
+    REQUIRE(group->Commit().ok());
+  };
+
+  group_set({"a", "b", "c"}, SetOptions());
+  group_set({"b", "d"}, with_ttl);
+  {
+    auto group = primary->OpenWriteGroup();
+    REQUIRE(primary->Del({"a"}).ok());
+    REQUIRE(group->Commit().ok());
+  }
+  // Write groups only (and the first write's reservation of versions, a props record outside
+  // any group): every meta counted by a note, none read.
+  std::vector<std::string> sent = batches();
+  REQUIRE(sent.size() == 4);
+  CHECK(apply_joined(sent) == 0);
+  same_counts();
+  CHECK(replica->GetKeyStats().keys == 3);
+  CHECK(replica->GetKeyStats().expires == 2);
+
+  // A group's batch joined with writes outside a group (no note) on the same keys: the group's
+  // records counted by its note, the others from the state before each (read, or left by a
+  // record before it). Counted from the one note alone, there would be a key too many and e's
+  // TTL missing; counted from metas read before the write, e would count twice; a note taken to
+  // count every record before it would count g's batch too.
+  REQUIRE(primary->Set("g", "v", SetOptions()).ok());
+  group_set({"e", "f"}, SetOptions());
+  REQUIRE(primary->Set("e", "w", with_ttl).ok());
+  REQUIRE(primary->Del({"b", "f"}).ok());
+  REQUIRE(primary->Set("b", "again", SetOptions()).ok());
+  std::vector<std::string> mixed = batches();
+  REQUIRE(mixed.size() == 5);
+  CHECK(apply_joined(mixed) > 0);
+  same_counts();
+  CHECK(*replica->Get("e") == std::optional<std::string>("w"));
+  CHECK(*replica->Get("b") == std::optional<std::string>("again"));
+  CHECK(*replica->Get("f") == std::nullopt);
+  sent.insert(sent.end(), mixed.begin(), mixed.end());
+
+  // The replica's WAL: one batch per joined write, given back as the primary's batches joined
+  // (the first one's header sequence, the count of all), which a chained replica applies.
+  auto reader = replica->ReadWalFrom(replica_from);
+  REQUIRE(reader.ok());
+  uint64_t local = 0;
+  std::string rep;
+  std::vector<std::string> given;
+  while (*(*reader)->Next(&local, &rep)) {
+    ReplicationState state;
+    REQUIRE(replica->ClassifyWalBatch(&rep, &state) == WalBatchOrigin::kReplicated);
+    given.push_back(rep);
+  }
+  REQUIRE(given.size() == 2);
+  auto joined = [](const std::vector<std::string>& reps, size_t from, size_t to) {
+    std::string out = reps[from];
+    uint32_t count = 0;
+    for (size_t i = from; i < to; ++i) {
+      uint32_t n = 0;
+      std::memcpy(&n, reps[i].data() + 8, 4);
+      count += n;
+      if (i > from) out.append(reps[i], 12, std::string::npos);
+    }
+    std::memcpy(&out[8], &count, 4);
+    return out;
+  };
+  CHECK(given[0] == joined(sent, 0, 4));
+  CHECK(given[1] == joined(sent, 4, 9));
+  for (const std::string& batch_rep : given) {
+    ReplicatedBatch batch;
+    REQUIRE(chained->DecodeReplicated(batch_rep, &batch).ok());
+    REQUIRE(chained->ApplyReplicated(&batch, {"replid", next - 1}).ok());
+  }
+  CHECK(chained->GetKeyStats().keys == primary->GetKeyStats().keys);
+  CHECK(chained->GetKeyStats().expires == primary->GetKeyStats().expires);
+  CHECK(*chained->Get("e") == std::optional<std::string>("w"));
+  CHECK(*chained->Get("c") == std::optional<std::string>("v"));
 }
 
 TEST_CASE("a replica store swaps in a checkpoint of the primary", "[storage][replication]") {
