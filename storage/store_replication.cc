@@ -69,9 +69,10 @@ struct ReplicatedBatch::Records {
     std::string bytes;
     bytes.reserve(size);
     bytes.append(reps.front());
-    if (reps.size() == 1) return bytes;
-    for (size_t i = 1; i < reps.size(); ++i)
+    if (reps.size() == 1) return bytes;  // its header already counts its records
+    for (size_t i = 1; i < reps.size(); ++i) {
       bytes.append(reps[i].substr(batch_records::kHeaderSize));
+    }
     batch_records::SetCount(&bytes, static_cast<uint32_t>(RecordCount(reps)));
     return bytes;
   }
