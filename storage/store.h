@@ -649,22 +649,22 @@ class Store {
   Status DecodeReplicated(std::string_view rep, ReplicatedBatch* batch) {
     return DecodeReplicated(std::vector<std::string_view>{rep}, batch);
   }
-  // Replica: writes the primary's batch (DecodeReplicated's) as one batch, together with the
-  // replication state `state` (the offset the batch ends at), and keeps the key counters (from
-  // the counts a write group's batch carries, storage/counts_note.h; else by reading each meta
-  // the batch writes), the key and entry filters and the database mapping right; spends
-  // batch->records. REQUIRES: the
-  // caller holds the key locks of every key batch->keys names (every key when all_keys or
-  // flushed_dbs), and nothing else writes. BLOCKS on the WAL. *local_first (when not null)
-  // receives the sequence number this store gave the batch's first record (the written batch
-  // has one record more: the state).
+  // Replica: writes the primary's batches (DecodeReplicated's) as one batch, together with the
+  // replication state `state` (the offset the last one ends at), and keeps the key counters
+  // (from the counts notes a write group's batch carries, storage/counts_note.h; a record no
+  // note covers, from its meta's state before it), the key and entry filters and the database
+  // mapping right; spends batch->records. REQUIRES: the caller holds the key locks of every key
+  // batch->keys names (every key when all_keys or flushed_dbs), and nothing else writes. BLOCKS
+  // on the WAL. *local_first (when not null) receives the sequence number this store gave the
+  // first record (the written batch has one record more: the state).
   virtual Status ApplyReplicated(ReplicatedBatch* batch, const ReplicationState& state,
                                  uint64_t* local_first = nullptr) = 0;
   // A batch `rep` of this store's own WAL (a WalReader's): kReplicated when it is a batch
   // ApplyReplicated wrote; then *state is the state written with it and *rep is trimmed to the
-  // primary's batch as it was received (the state record removed, the count and the header's
-  // sequence number those of the primary: state.offset - records + 1). kStateOnly when it holds
-  // nothing but a replication state; kOwn otherwise (*rep untouched). Pure decoding; any thread.
+  // primary's batches as they were received, joined (the state record removed, the count and
+  // the header's sequence number those of the primary: state.offset - records + 1). kStateOnly when
+  // it holds nothing but a replication state; kOwn otherwise (*rep untouched). Pure decoding; any
+  // thread.
   virtual WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) = 0;
   // The replication state last written by ApplyReplicated or SetReplicationState; replid empty
   // when none.

@@ -14,7 +14,7 @@
 // record and restores the primary's numbering), its own writes numbered as above, and nothing
 // else (state records, local writes of a writable replica: Store::OrderOwnWritesWithApplied keeps
 // those out of an applied batch's WAL record). Where an applied offset lies in the
-// local WAL is kept in memory (a mark every kMarkEvery applied batches, at most kMaxMarks);
+// local WAL is kept in memory (a mark every kMarkEvery applied writes, at most kMaxMarks);
 // an offset that is not found takes a full sync.
 //
 // The link (one TCP connection to the primary's ordinary port, opened by the replica):
@@ -44,9 +44,10 @@
 //   the socket (dup'ed; still non-blocking) to a sender thread of its own and closes its copy.
 //   A sender reads the WAL (storage's WalReader) and writes with poll(): memory per replica is
 //   one batch or one 1 MB file chunk.
-// - The replica: one link thread connects, synchronizes and applies batches. Applying takes the
-//   key stripes of the batch's keys (cache/key_locks.h), drops their cache entries and writes
-//   the batch (Store::ApplyReplicated), so no reader fills the cache with an older value.
+// - The replica: one link thread connects, synchronizes and applies batches: those already read
+//   from the link together (up to 1 MB), joined into one write. Applying takes the key stripes
+//   of their keys (cache/key_locks.h), drops their cache entries and writes them
+//   (Store::ApplyReplicated), so no reader fills the cache with an older value.
 // - Commands (REPLICAOF, ROLE, WAIT, INFO) call in from worker and loop threads: every public
 //   method is thread-safe; none blocks a network thread (REPLICAOF runs on a worker; WAIT parks
 //   its client, and an ack-wait thread posts the reply to the client's loop).
