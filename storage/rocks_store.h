@@ -325,6 +325,7 @@ class RocksStore final : public Store, public DbView {
   Status ApplyReplicated(ReplicatedBatch* batch, const ReplicationState& state,
                          uint64_t* local_first = nullptr) override;
   WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) override;
+  Status DropRecordsBefore(std::string* rep, uint64_t from) override;
   StatusOr<ReplicationState> GetReplicationState() override;
   Status SetReplicationState(const ReplicationState& state) override;
   Status ReplaceDatabase(const std::string& staged_dir, const ReplicationState& state) override;

@@ -666,6 +666,13 @@ class Store {
   // it holds nothing but a replication state; kOwn otherwise (*rep untouched). Pure decoding; any
   // thread.
   virtual WalBatchOrigin ClassifyWalBatch(std::string* rep, ReplicationState* state) = 0;
+  // Trims `rep`, a batch holding sequence numbers [first, first + n) with first < from < first +
+  // n, to its records from `from` on (its header's sequence `from`): a replica's applied batch
+  // joins several of the primary's (ApplyReplicated), and a replica of it may stand between two
+  // of them (it joined others). Drops the LogData records before the first record kept (they
+  // belong to the batches before `from`). Pure decoding; any thread. InvalidArgument when `from`
+  // is not inside the batch; Corruption for bad bytes.
+  virtual Status DropRecordsBefore(std::string* rep, uint64_t from) = 0;
   // The replication state last written by ApplyReplicated or SetReplicationState; replid empty
   // when none.
   virtual StatusOr<ReplicationState> GetReplicationState() = 0;

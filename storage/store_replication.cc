@@ -575,6 +575,73 @@ WalBatchOrigin RocksStore::ClassifyWalBatch(std::string* rep, ReplicationState* 
   return WalBatchOrigin::kReplicated;
 }
 
+Status RocksStore::DropRecordsBefore(std::string* rep, uint64_t from) {
+  if (rep->size() < batch_records::kHeaderSize) return Status::Corruption("short batch");
+  uint64_t first = 0;
+  uint32_t count = 0;
+  std::memcpy(&first, rep->data(), 8);  // little-endian fixed64 / fixed32 (batch_records.h)
+  std::memcpy(&count, rep->data() + 8, 4);
+  if (from <= first || from >= first + count) {
+    return Status::InvalidArgument("sequence " + std::to_string(from) + " is not inside the batch");
+  }
+  // Re-encodes the records from the (from - first)-th on, and the LogData after the first kept.
+  struct Trimmer : rocksdb::WriteBatch::Handler {
+    uint64_t skip = 0;
+    uint64_t seen = 0;
+    uint32_t kept = 0;
+    std::string out = batch_records::EmptyRep();
+    bool Keep() {
+      if (seen++ < skip) return false;
+      ++kept;
+      return true;
+    }
+    rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+      if (Keep()) batch_records::AppendPut(&out, cf, View(k), View(v));
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& k) override {
+      if (Keep()) batch_records::AppendDelete(&out, cf, View(k));
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& k) override {
+      if (Keep()) {
+        batch_records::PutTag(&out, cf, '\x07', '\x08');
+        batch_records::PutSlice(&out, View(k));
+      }
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice& b,
+                                  const rocksdb::Slice& e) override {
+      if (Keep()) batch_records::AppendDeleteRange(&out, cf, View(b), View(e));
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& k,
+                            const rocksdb::Slice& v) override {
+      if (Keep()) {
+        batch_records::PutTag(&out, cf, '\x02', '\x06');
+        batch_records::PutSlice(&out, View(k));
+        batch_records::PutSlice(&out, View(v));
+      }
+      return rocksdb::Status::OK();
+    }
+    void LogData(const rocksdb::Slice& blob) override {
+      if (kept == 0) return;  // a note of a batch before `from` (notes follow their records)
+      out.push_back('\x03');
+      batch_records::PutSlice(&out, View(blob));
+    }
+    static std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
+  } trimmer;
+  trimmer.skip = from - first;
+  {
+    rocksdb::WriteBatch batch{*rep};
+    if (Status s = FromRocks(batch.Iterate(&trimmer)); !s.ok()) return s;
+  }
+  batch_records::SetCount(&trimmer.out, trimmer.kept);
+  std::memcpy(trimmer.out.data(), &from, 8);
+  rep->swap(trimmer.out);
+  return Status::OK();
+}
+
 StatusOr<ReplicationState> RocksStore::GetReplicationState() {
   Hold hold;
   if (Status s = Enter(&hold); !s.ok()) return s;

@@ -253,6 +253,15 @@ class Sender {
         uint64_t offset = 0, count = 0;
         if (!Translate(store, first, &rep) || !BatchRange(rep, &offset, &count)) continue;
         if (offset + count <= next) continue;  // before the offset the replica asked for
+        if (offset < next) {
+          // A batch this server applied joined several of its primary's, and the replica stands
+          // between two of them: it gets the rest.
+          if (Status s = store->DropRecordsBefore(&rep, next); !s.ok()) {
+            spdlog::warn("replication: replica {}:{}: {}", info_.ip, info_.port, s.ToString());
+            return;
+          }
+          if (!BatchRange(rep, &offset, &count)) continue;
+        }
         if (offset != next) {
           spdlog::warn("replication: replica {}:{}: the WAL does not continue at offset {}",
                        info_.ip, info_.port, next);

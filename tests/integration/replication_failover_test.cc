@@ -100,6 +100,45 @@ TEST_CASE("after a promotion the other replica and the old primary continue with
   CHECK(Run(p, {"GET", "later"}) == "bulk:x");
 }
 
+// A replica applies the batches that reached it together as one write (ApplyBatches), so two
+// replicas of one primary hold its batches joined differently: the one that stopped reading
+// for a while joined all it missed into one. Promoted, it serves the other from its WAL, which
+// stands between two of those batches: the other gets the rest of the joined one and continues.
+TEST_CASE(
+    "after a promotion the other replica continues from inside a batch the new primary joined",
+    "[replication][failover]") {
+  TestServer primary;
+  Client p(primary.port());
+  TestServer r1(ReplicaArgs(primary));
+  TestServer r2(ReplicaArgs(primary));
+  Client c1(r1.port());
+  Client c2(r2.port());
+  REQUIRE(WaitCaughtUp(p, c1, primary, r1));
+  REQUIRE(WaitCaughtUp(p, c2, primary, r2));
+  ::kill(r1.pid(), SIGSTOP);  // r1 reads nothing: the batches wait in its socket
+  Writes(p, "a:", 100);       // a batch each
+  REQUIRE(WaitCaughtUp(p, c2, primary, r2));
+  ::kill(r2.pid(), SIGSTOP);  // r2 stands after a:99
+  Writes(p, "b:", 100);
+  ::kill(r1.pid(), SIGCONT);  // r1 joins the 200 batches it reads at once
+  REQUIRE(WaitCaughtUp(p, c1, primary, r1));
+  primary.Kill9();
+  REQUIRE(Run(c1, {"REPLICAOF", "NO", "ONE"}) == "status:OK");
+  ::kill(r2.pid(), SIGCONT);
+  REQUIRE(Run(c2, {"REPLICAOF", "127.0.0.1", std::to_string(r1.port())}) == "status:OK");
+  REQUIRE(WaitCaughtUp(c1, c2, r1, r2));
+  CHECK(Stat(c1, "sync_partial_ok") == "1");
+  CHECK(Stat(c1, "sync_full") == "0");
+  CHECK(Count(r2.Log(), "full sync loaded") == 1);  // its first sync only
+  CHECK(Run(c2, {"GET", "a:99"}) == "bulk:99");
+  CHECK(Run(c2, {"GET", "b:0"}) == "bulk:0");
+  CHECK(Run(c2, {"GET", "b:99"}) == "bulk:99");
+  CHECK(Run(c2, {"DBSIZE"}) == "int:200");
+  REQUIRE(Run(c1, {"SET", "later", "x"}) == "status:OK");
+  CHECK(Run(c1, {"WAIT", "1", "5000"}) == "int:1");
+  CHECK(Run(c2, {"GET", "later"}) == "bulk:x");
+}
+
 TEST_CASE("an old primary that took writes the new one never saw takes a full sync",
           "[replication][failover]") {
   TestServer primary;

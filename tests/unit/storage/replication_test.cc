@@ -324,6 +324,23 @@ TEST_CASE("a replica store applies consecutive batches joined into one write",
   };
   CHECK(given[0] == joined(sent, 0, 4));
   CHECK(given[1] == joined(sent, 4, 9));
+  // A replica of this one that joined differently stands between two of the primary's batches:
+  // it gets the rest of the joined one, the notes of the batches before it dropped.
+  for (size_t from = 5; from < 9; ++from) {
+    uint64_t seq = 0;
+    std::memcpy(&seq, sent[from].data(), 8);
+    std::string rest = given[1];
+    REQUIRE(replica->DropRecordsBefore(&rest, seq).ok());
+    CHECK(rest == joined(sent, from, 9));
+  }
+  {
+    uint64_t seq = 0;
+    std::memcpy(&seq, given[1].data(), 8);
+    std::string rest = given[1];
+    CHECK(replica->DropRecordsBefore(&rest, seq).IsInvalidArgument());
+    CHECK(replica->DropRecordsBefore(&rest, next).IsInvalidArgument());
+    CHECK(rest == given[1]);
+  }
   for (const std::string& batch_rep : given) {
     ReplicatedBatch batch;
     REQUIRE(chained->DecodeReplicated(batch_rep, &batch).ok());
