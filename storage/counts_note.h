@@ -12,11 +12,11 @@
 // applies them instead of reading. A batch without one (written outside a write group, or by an
 // older primary) is counted by reading, as before.
 //
-// A note says how many records it counts: RocksDB joins the batches of writers that queue at the
-// same time into one WAL record, so a record a replica reads may hold a group's batch beside
-// another writer's (with or without a note), and a replica joins the batches that reached it
-// together (Store::DecodeReplicated). Only when its notes count every record it holds is a WAL
-// record counted from them.
+// A note says how many records it counts, those right before it (its writer's batch): RocksDB
+// joins the batches of writers that queue at the same time into one WAL record, so a record a
+// replica reads may hold a group's batch beside another writer's (with or without a note), and a
+// replica joins the batches that reached it together (Store::DecodeReplicated). A record no note
+// covers is counted from its meta's state before it (store_replication.cc, ApplyReplicated).
 //
 // Bytes: kMagic, the writer's ttl_base_ms (the origin its expire_sum counts from, see
 // RocksStore::DbCounters), the records the note counts (u32), then one entry per physical
