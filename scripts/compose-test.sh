@@ -89,8 +89,13 @@ note() { echo "    [+$(since "$STEP_START") s] $*"; }
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  [ -n "${BENCH_PID:-}" ] && kill "$BENCH_PID" 2>/dev/null && wait "$BENCH_PID" 2>/dev/null
-  [ -n "${WRITER_PID:-}" ] && kill "$WRITER_PID" 2>/dev/null && wait "$WRITER_PID" 2>/dev/null
+  # (A killed job's wait returns 143: under set -e that must not end the cleanup right here.)
+  local pid
+  for pid in "${BENCH_PID:-}" "${WRITER_PID:-}"; do
+    [ -n "$pid" ] || continue
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ "$rc" -ne 0 ]; then
     echo "--- logs (last 30 lines per service) ---"
     dc "${ALL_PROFILES[@]}" logs --no-color --tail 30 2>/dev/null || true
